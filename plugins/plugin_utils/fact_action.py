@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet engineers
+# Apache License 2.0 (see galaxy.yml)
+"""The controller half shared by every fact module: run the collector, parse, set facts.
+
+An action plugin subclasses :class:`FactAction`, names its module and implements
+``build_facts(raw, reader)``. The node returns raw text only; here it is checked (tool
+missing? non-zero exit? timed out?) and parsed, and every failure becomes a short message
+naming the tool, the line and the host, never a traceback.
+"""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.common import ParseError
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.registry import parse
+
+
+class FactError(Exception):
+    """A fact that cannot be established; the message is shown to the user as is."""
+
+
+def _first_line(text):
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+class RawReader:
+    """Turns one host's raw collector results into parsed data, with clear failures."""
+
+    def __init__(self, host, raw):
+        self.host = host
+        self.raw = raw
+
+    def command_label(self, key):
+        entry = self.raw.get(key) or {}
+        cmd = entry.get("cmd") or [key]
+        return " ".join(str(part) for part in cmd)
+
+    def output(self, key, allow_rc=(0,)):
+        """stdout of collected command ``key``; FactError when it did not run cleanly."""
+        entry = self.raw.get(key)
+        if entry is None:
+            raise FactError("%s: %s was not collected" % (self.host, key))
+        label = self.command_label(key)
+        if entry.get("error") == "not_found":
+            raise FactError("%s: %s not found on the node" % (self.host, entry["cmd"][0]))
+        if entry.get("error"):
+            raise FactError("%s: `%s` %s" % (self.host, label, entry["error"]))
+        if entry.get("rc") not in allow_rc:
+            said = _first_line(entry.get("stderr")) or _first_line(entry.get("stdout")) or "no output"
+            raise FactError("%s: `%s` exited %s: %s" % (self.host, label, entry.get("rc"), said))
+        return entry.get("stdout") or ""
+
+    def parsed(self, key, kind, allow_rc=(0,)):
+        """Parse collected command ``key`` as ``kind``; FactError names tool, line and host."""
+        text = self.output(key, allow_rc=allow_rc)
+        try:
+            return parse(kind, text)
+        except ParseError as exc:
+            where = " line %d:" % exc.line if exc.line is not None else ""
+            raise FactError("%s: cannot read `%s` output:%s %s" % (self.host, self.command_label(key), where, exc.message)) from None
+
+    def optional(self, key, kind, allow_rc=(0,)):
+        """Like parsed(), but a tool that is absent yields None (e.g. ibstat on a box without RDMA)."""
+        entry = self.raw.get(key)
+        if entry is None or entry.get("error") == "not_found":
+            return None
+        return self.parsed(key, kind, allow_rc=allow_rc)
+
+
+class FactAction(ActionBase):
+    """Base for the fact modules' action plugins."""
+
+    MODULE = None  # FQCN of the node-side collector
+    _supports_check_mode = True
+    _supports_async = False
+
+    def build_facts(self, reader):
+        """Return the ``ansible_facts`` dict from a :class:`RawReader`."""
+        raise NotImplementedError
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        del tmp
+        module_result = self._execute_module(module_name=self.MODULE, module_args=self._task.args, task_vars=task_vars)
+        result.update(module_result)
+        if module_result.get("failed"):
+            return result
+        host = task_vars.get("inventory_hostname", "node")
+        reader = RawReader(host, module_result.get("raw") or {})
+        try:
+            facts = self.build_facts(reader)
+        except FactError as exc:
+            result["failed"] = True
+            result["msg"] = str(exc)
+            return result
+        result["changed"] = False
+        result["ansible_facts"] = facts
+        return result

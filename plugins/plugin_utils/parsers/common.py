@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet engineers
+# Apache License 2.0 (see galaxy.yml)
+"""Shared pieces of the tool-output parsers.
+
+Every parser in this package is a pure function ``text -> dict``. It never runs a
+command and never reads a file. When the text cannot be read with certainty it raises
+:class:`ParseError` naming the 1-based line, so that a damaged input can never turn into
+a silently wrong number.
+"""
+
+from __future__ import annotations
+
+import re
+
+# CSI sequences (colours, underline) that nvidia-smi >= 590 writes around header rows,
+# plus the rarer OSC/two-byte forms that terminal captures carry.
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_]")
+
+# Values NVIDIA tools print for "no value"; they read as None, never as 0.
+NOT_AVAILABLE = frozenset(
+    {
+        "",
+        "n/a",
+        "[n/a]",
+        "na",
+        "not supported",
+        "[not supported]",
+        "unknown",
+        "unknown!",
+        "[unknown error]",
+        "unknown error",
+        "not available",
+        "[not available]",
+        "[insufficient permissions]",
+        "insufficient permissions",
+        "[gpu requires reset]",
+        "[gpu is lost]",
+        "-",
+    }
+)
+
+
+class ParseError(ValueError):
+    """A tool output that cannot be read with certainty.
+
+    ``line`` is the 1-based line number in the text given to the parser (None when the
+    problem is the text as a whole, e.g. empty input). ``kind`` names the format.
+    """
+
+    def __init__(self, message, line=None, kind=None, text=None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.kind = kind
+        self.text = text
+
+    def __str__(self):
+        where = "line %d: " % self.line if self.line is not None else ""
+        what = "%s: " % self.kind if self.kind else ""
+        shown = ""
+        if self.text is not None:
+            shown = " [%r]" % (self.text[:120],)
+        return "%s%s%s%s" % (what, where, self.message, shown)
+
+
+def strip_ansi(text):
+    """Remove terminal escape sequences (nvidia-smi >= 590 underlines header rows)."""
+    return _ANSI_RE.sub("", text)
+
+
+def numbered_lines(text):
+    """Split text into ``(line_number, line)`` pairs, 1-based, without line endings.
+
+    Carriage returns are dropped so CRLF captures read like LF ones.
+    """
+    return [(i + 1, line.rstrip("\r")) for i, line in enumerate(text.split("\n"))]
+
+
+def is_not_available(value):
+    """True when ``value`` is one of the tools' spellings of "no value"."""
+    if value is None:
+        return True
+    return value.strip().lower() in NOT_AVAILABLE
+
+
+def parse_number(value, line=None, kind=None, unit=None):
+    """Read an int or float from a tool's cell; None for the "no value" spellings.
+
+    ``unit`` is an optional suffix to strip (``"MiB"``, ``"W"``, ``"MHz"``, ``"C"``...).
+    Anything else that is not a number raises :class:`ParseError` with ``line``.
+    """
+    if value is None:
+        return None
+    raw = value.strip()
+    if is_not_available(raw):
+        return None
+    if unit and raw.lower().endswith(unit.lower()):
+        raw = raw[: -len(unit)].strip()
+    if re.fullmatch(r"[-+]?\d+", raw):
+        return int(raw)
+    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?", raw):
+        return float(raw)
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+", raw):
+        return int(raw, 16)
+    raise ParseError("not a number: %r" % value, line=line, kind=kind)
+
+
+# Decimal SI prefixes as network tools use them (bits and bytes per second).
+SI_PREFIX = {"": 1, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# -*- coding: utf-8 -*-
+# Copyright: gpufleet engineers
+# Apache License 2.0 (see galaxy.yml)
+"""Test double: answers a tool invocation from a simulated node's recordings.
+
+Usage: ``replay_tool.py NODE_FILE TOOL [ARG...]``. The command line ``TOOL ARG...`` (joined
+by single spaces) is looked up in the node file's ``commands:`` map; the recorded output
+file is printed byte for byte and the recorded exit code returned. A command the node file
+lacks exits 127 naming the node file and the command: a replayed node never invents output.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sys
+
+import yaml
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def load_node(path):
+    with open(path, "r", encoding="utf-8") as handle:
+        node = yaml.safe_load(handle)
+    if not isinstance(node, dict) or not isinstance(node.get("commands"), dict):
+        raise ValueError("%s: a node file needs a 'commands:' map" % path)
+    return node
+
+
+def recording_path(relative):
+    """Absolute path of a recording named relative to the repository root (.gz allowed)."""
+    path = os.path.join(REPO_ROOT, relative)
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return path + ".gz"
+    return path
+
+
+def read_recording(relative):
+    path = recording_path(relative)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        return handle.read()
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write("usage: replay_tool.py NODE_FILE TOOL [ARG...]\n")
+        return 2
+    node_file, tool, args = argv[0], argv[1], argv[2:]
+    node = load_node(node_file)
+    command = " ".join([tool] + args)
+    entry = node["commands"].get(command)
+    if entry is None:
+        sys.stderr.write("replay: %s has no recording for `%s`\n" % (node_file, command))
+        return 127
+    if entry.get("stdout"):
+        sys.stdout.buffer.write(read_recording(entry["stdout"]))
+    if entry.get("stderr"):
+        sys.stderr.buffer.write(read_recording(entry["stderr"]))
+    return int(entry.get("rc", 0))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
