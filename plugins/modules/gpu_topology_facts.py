@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# Copyright: gpufleet engineers
-# Apache License 2.0 (see galaxy.yml)
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ description:
   - Nothing is changed on the node.
 version_added: 0.1.0
 author:
-  - gpufleet engineers
+  - gpufleet engineers (@gpufleet)
 options:
   nvidia_smi_path:
     description:
@@ -85,7 +85,7 @@ ansible_facts:
           elements: dict
           sample: [{"name": "NIC0", "device": "mlx5_0"}]
         links:
-          description: The matrix as printed, C({row: {column: code}}).
+          description: "The matrix as printed: row name, then column name, then the code."
           type: dict
           sample: {"GPU0": {"GPU0": "X", "GPU1": "NV12"}}
         gpu_pairs:

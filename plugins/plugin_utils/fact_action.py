@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: gpufleet engineers
-# Apache License 2.0 (see galaxy.yml)
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The controller half shared by every fact module: run the collector, parse, set facts.
 
 An action plugin subclasses :class:`FactAction`, names its module and implements

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
-# Copyright: gpufleet engineers
-# Apache License 2.0 (see galaxy.yml)
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Test double: lay out replayed nodes so the product can run against them unchanged.
 
 For each node file it writes ``OUT/<node>/bin/<tool>`` wrappers that call replay_tool.py

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
-# Copyright: gpufleet engineers
-# Apache License 2.0 (see galaxy.yml)
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Test double: answers a tool invocation from a simulated node's recordings.
 
 Usage: ``replay_tool.py NODE_FILE TOOL [ARG...]``. The command line ``TOOL ARG...`` (joined

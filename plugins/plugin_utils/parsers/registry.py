@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: gpufleet engineers
-# Apache License 2.0 (see galaxy.yml)
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The parser for each KIND of tool output: one implementation per format.
 
 ``gpufleet parse KIND FILE``, the action plugins and the tests all look parsers up here.
