@@ -108,3 +108,36 @@ def parse_number(value, line=None, kind=None, unit=None):
 
 # Decimal SI prefixes as network tools use them (bits and bytes per second).
 SI_PREFIX = {"": 1, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+
+# srun -l "0: " / "  12: " and mpirun --tag-output "[1,0]<stdout>:" prefixes.
+RANK_PREFIX_RE = re.compile(r"^(?:\[(\d+),(\d+)\]<(?:stdout|stderr)>:\s?|\s*(\d+):(?: |$))")
+# "$ ibstat", "# ibstat", "root@host:~# ibstat", "[root@h ~]# ibstat", "linux$ sudo ibstat".
+PROMPT_RE = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:[\w.@:~/\-]*|\[[^\]]*\])\s?[$#%>]\s+\S")
+
+
+def clean_lines(text, kind):
+    """``(n, line)`` pairs with ANSI escapes, CR and one rank prefix removed, prompt lines blanked.
+
+    A uniform ``srun -l`` / ``mpirun --tag-output`` prefix is removed; lines of a second rank
+    raise, since one parse reads one tool run. Line numbers stay those of the text as given.
+    """
+    if not isinstance(text, str):
+        raise ParseError("expected text, got %s" % type(text).__name__, kind=kind)
+    rank = None
+    started = False
+    out = []
+    for number, line in numbered_lines(text):
+        line = strip_ansi(line)
+        match = RANK_PREFIX_RE.match(line)
+        if not started and match:
+            rank = match.groups()
+        started = started or bool(line.strip())
+        if rank is not None and match:
+            if match.groups() != rank:
+                raise ParseError("output of several ranks is mixed; parse one rank at a time", line=number, kind=kind, text=line)
+            line = line[match.end():]
+        if PROMPT_RE.match(line):
+            line = ""
+        out.append((number, line.rstrip()))
+    return out

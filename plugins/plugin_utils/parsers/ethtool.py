@@ -59,43 +59,13 @@ from __future__ import annotations
 import re
 
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.common import (
+    clean_lines,
     ParseError,
     is_not_available,
-    numbered_lines,
-    strip_ansi,
 )
 
 KIND = "ethtool"
 KIND_DRIVER = "ethtool-driver"
-
-# --- line clean-up shared by the RDMA/NIC parsers (kept private per module) ---------------
-
-_RANK_RE = re.compile(r"^(?:\[(\d+),(\d+)\]<(?:stdout|stderr)>:\s?|\s*(\d+):(?: |$))")
-_PROMPT_RE = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:[\w.@:~/\-]*|\[[^\]]*\])\s?[$#%>]\s+\S")
-
-
-def _clean_lines(text, kind):
-    """``(n, line)`` pairs with ANSI escapes, CR and one rank prefix removed, prompts dropped."""
-    if not isinstance(text, str):
-        raise ParseError("expected text, got %s" % type(text).__name__, kind=kind)
-    rank = None
-    started = False
-    out = []
-    for number, line in numbered_lines(text):
-        line = strip_ansi(line)
-        match = _RANK_RE.match(line)
-        if not started and match:
-            rank = match.groups()
-        started = started or bool(line.strip())
-        if rank is not None and match:
-            if match.groups() != rank:
-                raise ParseError("output of several ranks is mixed; parse one rank at a time", line=number, kind=kind, text=line)
-            line = line[match.end():]
-        if _PROMPT_RE.match(line):
-            line = ""
-        out.append((number, line.rstrip()))
-    return out
-
 
 # ------------------------------------------------------------------------------------------
 
@@ -241,7 +211,7 @@ def parse_ethtool(text):
     header_line = None
     last_line = None
     crashed = False
-    for number, line in _clean_lines(text, KIND):
+    for number, line in clean_lines(text, KIND):
         stripped = line.strip()
         if not stripped:
             continue
@@ -299,7 +269,7 @@ def parse_ethtool_driver(text):
     """Parse ``ethtool -i IFACE`` output; see the module docstring for the returned keys."""
     result = {}
     messages = []
-    for number, line in _clean_lines(text, KIND_DRIVER):
+    for number, line in clean_lines(text, KIND_DRIVER):
         stripped = line.strip()
         if not stripped:
             continue
