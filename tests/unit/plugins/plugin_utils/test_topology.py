@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
-# Copyright: gpufleet engineers
-# Apache License 2.0 (see galaxy.yml)
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Link classification and nearest-NIC logic, on small hand-built matrices (synthetic input)."""
 
 from __future__ import annotations
