@@ -19,7 +19,7 @@ README = "perf/nvbandwidth-readme-8gpu-d2d-write-ce-matrix.txt"
 # row labels, N/A diagonal, SUM line, a waived testcase), built for the variants the README
 # example lacks. Values are made up; SUM lines are the totals of their matrices.
 CURRENT_LAYOUT = """nvbandwidth Version: v0.7
-Built from Git version: 
+Built from Git version:\x20
 
 CUDA Runtime Version: 12040
 CUDA Driver Version: 12040

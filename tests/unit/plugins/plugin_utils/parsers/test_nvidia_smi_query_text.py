@@ -419,8 +419,8 @@ def test_fabric_fragment_damaged_or_empty(fixture_text):
     error = _raises("$ nvidia-smi -q | grep -A2 Fabric\nFailed to initialize NVML: Driver/library version mismatch\n", parse_fabric_fragment)
     assert error.line == 2 and "version mismatch" in str(error)
     # Synthetic: CliqueId value damaged.
-    error = _raises(fixture_text(FABRIC_AZURE).replace("CliqueId                          : 0",
-                                                        "CliqueId                          : 0?"), parse_fabric_fragment)
+    damaged = fixture_text(FABRIC_AZURE).replace("CliqueId                          : 0", "CliqueId                          : 0?")
+    error = _raises(damaged, parse_fabric_fragment)
     assert error.line == 4
 
 
