@@ -37,6 +37,7 @@ KINDS = {
     "iperf3": ("iperf3", "parse_iperf3", "iperf3 client (text or --json)"),
     "ib-bw": ("perftest", "parse_perftest_bw", "perftest ib_write_bw / ib_read_bw / ib_send_bw"),
     "ib-lat": ("perftest", "parse_perftest_lat", "perftest ib_write_lat / ib_read_lat / ib_send_lat"),
+    "lspci": ("lspci", "parse_lspci", "lspci [-nn|-n] [-D] [-v...]"),
     "nvbandwidth": ("nvbandwidth", "parse_nvbandwidth", "nvbandwidth"),
     "p2p-bandwidth": ("p2p_bandwidth_latency", "parse_p2p_bandwidth_latency", "CUDA sample p2pBandwidthLatencyTest"),
 }
