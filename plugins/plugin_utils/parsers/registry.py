@@ -38,6 +38,11 @@ KINDS = {
     "ib-bw": ("perftest", "parse_perftest_bw", "perftest ib_write_bw / ib_read_bw / ib_send_bw"),
     "ib-lat": ("perftest", "parse_perftest_lat", "perftest ib_write_lat / ib_read_lat / ib_send_lat"),
     "lspci": ("lspci", "parse_lspci", "lspci [-nn|-n] [-D] [-v...]"),
+    "lspci-acs": ("lspci_acs", "parse_lspci_acs", "lspci -vvv (ACS capability and control of each bridge)"),
+    "kernel-modules": ("kernel_modules", "parse_kernel_modules", "/proc/modules or lsmod"),
+    "kernel-log": ("kernel_log", "parse_kernel_log", "dmesg / journalctl -k (NVIDIA Xid events)"),
+    "limits": ("resource_limits", "parse_limits", "/proc/PID/limits"),
+    "ulimit-l": ("resource_limits", "parse_ulimit_l", "ulimit -l (job logs)"),
     "nvbandwidth": ("nvbandwidth", "parse_nvbandwidth", "nvbandwidth"),
     "p2p-bandwidth": ("p2p_bandwidth_latency", "parse_p2p_bandwidth_latency", "CUDA sample p2pBandwidthLatencyTest"),
 }
