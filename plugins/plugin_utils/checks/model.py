@@ -1,0 +1,98 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The vocabulary of judging: check results, node contexts and verdicts (pure, controller side).
+
+A check is a pure function. It receives what was gathered about a node (or the whole fleet)
+and returns result dicts; it never runs a command. Every result carries the figure it
+judged (``measured``), what it was held against (``expected``) and where that expectation
+comes from (``threshold_source``), so a report can show the evidence behind every reason.
+"""
+
+from __future__ import annotations
+
+PASS, WARN, FAIL, SKIP, ERROR = "pass", "warn", "fail", "skip", "error"
+STATUSES = (PASS, WARN, FAIL, SKIP, ERROR)
+
+ACCEPT = "ACCEPT"
+ACCEPT_WITH_WARNINGS = "ACCEPT WITH WARNINGS"
+REJECT = "REJECT"
+UNREACHABLE = "UNREACHABLE"
+
+# The fact groups a node can have, as the fact modules name them.
+FACT_GROUPS = {
+    "topology": "gpufleet_topology",
+    "gpu": "gpufleet_gpu",
+    "nic": "gpufleet_nic",
+    "host": "gpufleet_host",
+}
+
+
+def result(check_id, status, message, measured=None, expected=None, threshold_source=None, subject=None):
+    """One check result in the results schema (see docs/results-schema.md)."""
+    if status not in STATUSES:
+        raise ValueError("unknown check status %r" % (status,))
+    return {
+        "id": check_id,
+        "status": status,
+        "subject": subject,
+        "measured": measured,
+        "expected": expected,
+        "threshold_source": threshold_source,
+        "message": message,
+    }
+
+
+class NodeContext:
+    """What the checks may read about one node.
+
+    ``facts`` maps each fact group (``topology``, ``gpu``, ``nic``, ``host``) to its facts, or
+    None when that group was not gathered; ``fact_errors`` maps a group that failed to the
+    message it failed with. ``claim`` is the seller's claim (``gpufleet_claim``) or None;
+    ``profile`` the validated profile chosen for the node; ``settings`` other inventory
+    variables the checks read (e.g. ``gpufleet_nccl_env`` chosen by provisioning).
+    """
+
+    def __init__(self, name, facts=None, fact_errors=None, claim=None, profile=None, settings=None, unreachable=None):
+        self.name = name
+        self.facts = {group: (facts or {}).get(group) for group in FACT_GROUPS}
+        self.fact_errors = dict(fact_errors or {})
+        self.claim = claim
+        self.profile = profile or {}
+        self.settings = dict(settings or {})
+        self.unreachable = unreachable
+
+    def group(self, name):
+        """Facts of one group, or None."""
+        return self.facts.get(name)
+
+
+def node_verdict(results, unreachable=None):
+    """ACCEPT / ACCEPT WITH WARNINGS / REJECT / UNREACHABLE from a node's results.
+
+    Any ``fail`` rejects. ``warn`` and ``error`` (a check that could not be evaluated: the
+    evidence is incomplete, never silently a pass) accept with warnings. An unreachable node
+    has no evidence at all.
+    """
+    if unreachable:
+        return UNREACHABLE
+    statuses = {item["status"] for item in results}
+    if FAIL in statuses:
+        return REJECT
+    if WARN in statuses or ERROR in statuses:
+        return ACCEPT_WITH_WARNINGS
+    return ACCEPT
+
+
+def fleet_verdict(node_verdicts):
+    """The fleet's line: counts per verdict, and ACCEPT only when every node is accepted."""
+    counts = {verdict: 0 for verdict in (ACCEPT, ACCEPT_WITH_WARNINGS, REJECT, UNREACHABLE)}
+    for verdict in node_verdicts.values():
+        counts[verdict] += 1
+    if counts[REJECT] or counts[UNREACHABLE]:
+        overall = REJECT if counts[REJECT] else UNREACHABLE
+    elif counts[ACCEPT_WITH_WARNINGS]:
+        overall = ACCEPT_WITH_WARNINGS
+    else:
+        overall = ACCEPT
+    return {"verdict": overall, "counts": counts, "nodes": len(node_verdicts)}
