@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 SANITY_PYTHON ?= 3.11
 SANITY_DIR := $(abspath tests/output/sanity-tree)
 
-.PHONY: demo test venv link unit sanity lint clean
+.PHONY: demo test venv link unit sanity lint clean molecule
 
 link: $(LINK)
 $(LINK):
@@ -22,11 +22,14 @@ $(STAMP): pyproject.toml | $(LINK)
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
-# Until the simulated fleet lands (issue 4), the demo parses every recorded tool output we
-# ship with the same parsers the fact modules use.
+# The replayed demo fleet (inventories/simulated/, issue 4): build the replay wrappers and sysfs
+# trees of every host (tests/output/simulated, rebuilt each time: fast and idempotent), then
+# gather the facts of all of them; one summary line per host.
+SIM_OUT := tests/output/simulated
 demo: venv
-	@set -e; for f in tests/fixtures/topo/gengwg-dgx-a100-nv12-12xmlx5-tabs-numa.txt; do \
-	  echo "== gpufleet parse topo $$f"; $(BIN)/gpufleet parse topo "$$f" | head -40; done
+	$(BIN)/python tests/replay/build_fleet.py --inventory inventories/simulated/hosts.yml --out $(SIM_OUT)
+	set -o pipefail; ANSIBLE_CONFIG=ansible.cfg ANSIBLE_NOCOLOR=1 $(BIN)/ansible-playbook -i inventories/simulated/hosts.yml \
+	  playbooks/gather_facts.yml 2>&1 | grep -E '^ +"msg": |^PLAY RECAP|^[a-z0-9-]+ +: ok='
 
 unit: venv
 	$(BIN)/pytest -q
@@ -47,7 +50,12 @@ sanity: venv
 lint: venv
 	$(BIN)/ansible-lint --profile production
 
-test: unit sanity lint
+# The Molecule scenario (root: network namespaces, sshd, tc): a 3-host SSH fleet, gather_facts
+# over SSH, facts checked against the recordings (molecule/default).
+molecule: venv
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/molecule test -s default
+
+test: unit sanity lint molecule
 
 clean:
 	rm -rf $(VENV) tests/output collections/ansible_collections

@@ -1,0 +1,147 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""build_fleet.py and replay_tool.py: the replayed nodes are built from recordings or refused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+
+import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
+SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
+
+
+def _write(path, data):
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(path)
+
+
+def test_missing_recording_is_rejected_naming_file_and_recording(tmp_path):
+    node = _write(tmp_path / "bad.yml", {"description": "x", "commands": {
+        "nvidia-smi topo -m": {"stdout": "tests/fixtures/topo/gengwg-dgx-a100-nv12-12xmlx5-tabs-numa.txt", "rc": 0},
+        "ibstat": {"stdout": "tests/fixtures/ib/no-such-recording.txt", "rc": 0},
+    }})
+    with pytest.raises(build_fleet.FleetError) as err:
+        build_fleet.build_node(node, str(tmp_path / "out"))
+    assert node in str(err.value) and "tests/fixtures/ib/no-such-recording.txt" in str(err.value)
+    assert not (tmp_path / "out" / "bad").exists()
+    # the command line says the same and exits 1
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "build_fleet.py"), str(tmp_path / "out"), node],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and "no-such-recording.txt" in proc.stderr and "bad.yml" in proc.stderr
+
+
+def test_missing_tree_is_rejected(tmp_path):
+    node = _write(tmp_path / "t.yml", {"commands": {}, "sysfs_tree": "tests/fixtures/sysfs/no-such-tree"})
+    with pytest.raises(build_fleet.FleetError, match="no-such-tree"):
+        build_fleet.build_node(node, str(tmp_path / "out"))
+
+
+def test_unknown_command_exits_127_naming_node_file_and_command(tmp_path):
+    layout = build_fleet.build_node(os.path.join(SIM, "nodes", "dgx-a100-nv12.yml"), str(tmp_path))
+    assert layout["tools"] == ["nvidia-smi"]
+    # only tools with a recording get a wrapper: lspci is "not found" on this node
+    assert sorted(os.listdir(layout["bin_dir"])) == ["nvidia-smi"]
+    smi = os.path.join(layout["bin_dir"], "nvidia-smi")
+    proc = subprocess.run([smi, "-q", "-x"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 127 and proc.stdout == ""
+    assert os.path.join(SIM, "nodes", "dgx-a100-nv12.yml") in proc.stderr and "`nvidia-smi -q -x`" in proc.stderr
+    proc = subprocess.run([smi, "topo", "-m"], capture_output=True, text=True, check=False)
+    # the recording, byte for byte: GPU0 row of the gengwg DGX A100 matrix
+    assert proc.returncode == 0
+    assert proc.stdout.splitlines()[1].startswith("GPU0\t X \tNV12\tNV12")
+
+
+def test_recorded_exit_code_is_replayed(tmp_path):
+    layout = build_fleet.build_node(os.path.join(SIM, "nodes", "azure-a100-nvlink-inactive.yml"), str(tmp_path))
+    proc = subprocess.run([os.path.join(layout["bin_dir"], "ibstat")], capture_output=True, text=True, check=False)
+    assert proc.returncode == 255 and "ibpanic" in proc.stdout and "CA 'mlx5_7'" in proc.stdout
+
+
+def test_sysfs_tree_renders_and_empty_roots_otherwise(tmp_path):
+    spark = build_fleet.build_node(os.path.join(SIM, "nodes", "dgx-spark-roce-2-down.yml"), str(tmp_path))
+    assert spark["sysfs_root"] == os.path.join(str(tmp_path), "dgx-spark-roce-2-down", "sysfs")
+    # tree.txt: rocep1s0f0 is the RDMA device of PCI 0000:01:00.0, driver mlx5_core
+    device = os.path.join(spark["sysfs_root"], "devices", "pci0000:00", "0000:01:00.0")
+    assert os.path.isdir(os.path.join(device, "infiniband", "rocep1s0f0"))
+    assert os.path.basename(os.readlink(os.path.join(device, "driver"))) == "mlx5_core"
+    assert os.listdir(spark["procfs_root"]) == []
+    plain = build_fleet.build_node(os.path.join(SIM, "nodes", "dgx-a100-nv12.yml"), str(tmp_path))
+    assert os.listdir(plain["sysfs_root"]) == [] and os.listdir(plain["procfs_root"]) == []
+
+
+def test_host_tree_subdirs_become_sysfs_and_procfs(tmp_path):
+    layout = build_fleet.build_node(os.path.join(SIM, "nodes", "hgx-h100-xid-peermem.yml"), str(tmp_path))
+    # host-hgx-h100-xe9680/README.md: proc/sys/kernel/osrelease is 5.15.0-112-generic; GPU 19:00.0 has vendor 0x10de
+    with open(os.path.join(layout["procfs_root"], "sys", "kernel", "osrelease"), encoding="utf-8") as handle:
+        assert handle.read() == "5.15.0-112-generic\n"
+    with open(os.path.join(layout["sysfs_root"], "bus", "pci", "devices", "0000:19:00.0", "vendor"), encoding="utf-8") as handle:
+        assert handle.read() == "0x10de\n"
+    assert not os.path.exists(os.path.join(layout["dir"], "sysfs.render"))
+
+
+def test_rebuild_drops_stale_wrappers_and_refuses_foreign_dirs(tmp_path):
+    node = _write(tmp_path / "n.yml", {"commands": {"ibstat": {"stdout": "tests/fixtures/ib/ibstat-mlx4-connectx3-fdr56-active.txt"}}})
+    layout = build_fleet.build_node(node, str(tmp_path / "out"))
+    assert os.listdir(layout["bin_dir"]) == ["ibstat"]
+    _write(tmp_path / "n.yml", {"commands": {}})
+    layout = build_fleet.build_node(node, str(tmp_path / "out"))
+    assert os.listdir(layout["bin_dir"]) == []
+    foreign = tmp_path / "out2" / "n"
+    foreign.mkdir(parents=True)
+    (foreign / "keep.txt").write_text("mine")
+    with pytest.raises(build_fleet.FleetError, match="not built by build_fleet"):
+        build_fleet.build_node(node, str(tmp_path / "out2"))
+    assert (foreign / "keep.txt").read_text() == "mine"
+
+
+def test_inventory_mode_builds_exactly_the_hosts_naming_a_node(tmp_path):
+    inv_dir = tmp_path / "inv"
+    (inv_dir / "host_vars").mkdir(parents=True)
+    node = os.path.join(SIM, "nodes", "frontend-1g-copper.yml")
+    _write(inv_dir / "hosts.yml", {"all": {
+        "vars": {"ansible_connection": "local"},
+        "hosts": {"plain": {"ansible_host": "198.18.0.9"}, "direct": {"gpufleet_sim_node": node}},
+        "children": {"g": {"hosts": {"via-hostvars": None}}},
+    }})
+    _write(inv_dir / "host_vars" / "via-hostvars.yml", {"gpufleet_sim_node": "../n.yml"})
+    _write(tmp_path / "n.yml", {"commands": {}})
+    out = tmp_path / "out"
+    (out / "stale").mkdir(parents=True)
+    (out / "stale" / build_fleet.MARKER).write_text("old")
+    (out / "not-ours").mkdir()
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "build_fleet.py"), "--inventory", str(inv_dir / "hosts.yml"), "--out", str(out)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(os.listdir(out)) == ["direct", "not-ours", "via-hostvars"]
+    assert os.listdir(out / "direct" / "bin") == ["ethtool"]
+    assert [line.split()[0] for line in proc.stdout.splitlines()] == ["direct", "via-hostvars"]
+
+
+def test_simulated_inventory_builds_every_host():
+    hosts = build_fleet.inventory_hosts(os.path.join(SIM, "hosts.yml"))
+    assert len(hosts) >= 8
+    for host, node_file in hosts.items():
+        assert os.path.isfile(node_file), host
+        node = build_fleet.check_node(node_file)
+        assert node["description"].strip(), host
+        # a node combining machines says so in both places
+        assert node["composite"] == ("COMPOSITE" in node["description"]), host
+        with open(os.path.join(SIM, "host_vars", host + ".yml"), encoding="utf-8") as handle:
+            claim = yaml.safe_load(handle)["gpufleet_claim"]
+        assert set(claim) == {"gpu_model", "gpu_count", "gpu_memory_gib", "interconnect", "nvlinks_per_pair", "nics", "price_per_node_hour"}
+        assert claim["interconnect"] in ("nvswitch", "nvlink_bridge_pairs", "pcie"), host
+        assert isinstance(claim["gpu_count"], int) and isinstance(claim["gpu_memory_gib"], int)
+        for nic in claim["nics"]:
+            assert set(nic) == {"role", "type", "count", "gbps"} and nic["role"] in ("compute", "storage", "frontend")
+            assert nic["type"] in ("ib", "roce", "ethernet")

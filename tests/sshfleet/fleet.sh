@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+#
+# Test double: a multi-host SSH fleet on this machine (root only).
+#
+#   fleet.sh up --hosts N --state DIR [--node-files F1,F2,...]
+#   fleet.sh down --state DIR
+#   fleet.sh throttle --state DIR --host I --rate 1gbit [--delay 5ms]
+#   fleet.sh unthrottle --state DIR --host I
+#
+# `up` creates one network namespace per host (gf<X>h<I>), a veth from each to the bridge
+# gf<X>br in the root namespace (198.18.<X>.254/24; host I is 198.18.<X>.<I>/24, RFC 2544
+# benchmarking range), and in each namespace (and its own UTS namespace, hostname gf<X>h<I>)
+# an sshd with its own host key, config and pid file: key auth only, root login with the
+# fleet key, listening on the host's address only. Each host gets its own replay node
+# (tests/replay/build_fleet.py wrappers). X is the first free fleet number, so fleets coexist.
+# It writes DIR/inventory.yml (tool paths pointing at that host's wrappers) and DIR/hostfile.
+# `down` removes everything `up` made, by name and by pid, also after a failed `up`; it is
+# idempotent. Traffic only ever goes to these namespaces.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$HERE/../.." && pwd)"
+SSHD="${GPUFLEET_SSHD:-/usr/sbin/sshd}"
+MAX_HOSTS=64
+
+die() {
+    echo "fleet.sh: $*" >&2
+    exit 1
+}
+
+log() {
+    echo "fleet.sh: $*" >&2
+}
+
+controller_python() {
+    if [[ -n "${GPUFLEET_PYTHON:-}" ]]; then
+        echo "$GPUFLEET_PYTHON"
+    elif [[ -x "$REPO_ROOT/.venv/bin/python" ]]; then
+        echo "$REPO_ROOT/.venv/bin/python"
+    else
+        command -v python3
+    fi
+}
+
+usage() {
+    sed -n '5,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+# ---------------------------------------------------------------------------------------
+# down: everything by name (namespaces, links) and by pid (pid files, namespace members)
+# ---------------------------------------------------------------------------------------
+
+alive() {
+    kill -0 "$1" 2>/dev/null
+}
+
+# kill_pids PID...: TERM, wait up to 5 s, then KILL what is left.
+kill_pids() {
+    local pid tries
+    local -a left=()
+    for pid in "$@"; do
+        [[ "$pid" =~ ^[0-9]+$ ]] || continue
+        [[ "$pid" -ne $$ ]] || continue
+        if alive "$pid"; then
+            kill -TERM "$pid" 2>/dev/null || true
+            left+=("$pid")
+        fi
+    done
+    for tries in $(seq 1 50); do
+        local -a still=()
+        for pid in "${left[@]+"${left[@]}"}"; do
+            if alive "$pid"; then still+=("$pid"); fi
+        done
+        left=("${still[@]+"${still[@]}"}")
+        [[ ${#left[@]} -gt 0 ]] || return 0
+        [[ $tries -lt 50 ]] && sleep 0.1
+    done
+    for pid in "${left[@]}"; do
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+}
+
+# A pid file's process, only if its command line still names the state dir (a recycled pid
+# belongs to someone else).
+pid_from_file() {
+    local file="$1" pid
+    [[ -f "$file" ]] || return 0
+    pid="$(tr -dc '0-9' 2>/dev/null < "$file")"
+    [[ -n "$pid" ]] || return 0
+    if [[ -r "/proc/$pid/cmdline" ]] && tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline" | grep -qF -- "$STATE"; then
+        echo "$pid"
+    fi
+}
+
+# ssh connection-sharing masters the controller left (ansible's ControlPersist) on sockets in DIR/cp.
+ssh_masters() {
+    local proc cmd
+    for proc in /proc/[0-9]*; do
+        cmd="$(tr '\0' ' ' 2>/dev/null < "$proc/cmdline" || true)"
+        if [[ "$cmd" == "ssh: $STATE/cp/"* ]]; then
+            echo "${proc#/proc/}"
+        fi
+    done
+}
+
+fleet_namespaces() {
+    ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^gf${FLEET_ID}h[0-9]+$" || true
+}
+
+do_down() {
+    [[ -d "$STATE" ]] || { log "no state dir $STATE: nothing to tear down"; return 0; }
+    STATE="$(cd "$STATE" && pwd)"
+    FLEET_ID=""
+    if [[ -f "$STATE/fleet_id" ]]; then
+        FLEET_ID="$(tr -dc '0-9' < "$STATE/fleet_id")"
+    fi
+    local -a pids=()
+    local file ns sock link
+    for file in "$STATE"/pids/*.pid "$STATE"/h*/sshd.pid; do
+        [[ -e "$file" ]] || continue
+        while read -r pid; do pids+=("$pid"); done < <(pid_from_file "$file")
+    done
+    if [[ -n "$FLEET_ID" ]]; then
+        for ns in $(fleet_namespaces); do
+            while read -r pid; do pids+=("$pid"); done < <(ip netns pids "$ns" 2>/dev/null || true)
+        done
+    fi
+    if [[ -d "$STATE/cp" ]]; then
+        for sock in "$STATE"/cp/*; do
+            if [[ -S "$sock" ]]; then
+                ssh -o ControlPath="$sock" -O exit fleet >/dev/null 2>&1 || true
+            fi
+        done
+    fi
+    while read -r pid; do pids+=("$pid"); done < <(ssh_masters)
+    kill_pids "${pids[@]+"${pids[@]}"}"
+    if [[ -n "$FLEET_ID" ]]; then
+        for ns in $(fleet_namespaces); do
+            ip netns del "$ns" 2>/dev/null || log "could not delete namespace $ns"
+        done
+        for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E "^gf${FLEET_ID}(h[0-9]+v|br)$" || true); do
+            ip link del "$link" 2>/dev/null || true
+        done
+    fi
+    rm -rf "$STATE/fleet_id" "$STATE"/h[0-9]* "$STATE/pids" "$STATE/cp" "$STATE/replay" "$STATE/tmp" \
+        "$STATE/fleet_key" "$STATE/fleet_key.pub" "$STATE/authorized_keys" "$STATE/known_hosts" \
+        "$STATE/inventory.yml" "$STATE/hostfile" "$STATE/fleet.env"
+    rmdir "$STATE" 2>/dev/null || true
+    log "fleet ${FLEET_ID:-?} in $STATE is down"
+}
+
+# ---------------------------------------------------------------------------------------
+# up
+# ---------------------------------------------------------------------------------------
+
+# Claim the first fleet number whose bridge does not exist and whose /24 no interface uses:
+# creating the bridge is the atomic claim.
+claim_fleet_id() {
+    local id
+    for id in $(seq 1 250); do
+        if ip -o -4 addr show 2>/dev/null | grep -qF " 198.18.$id."; then
+            continue
+        fi
+        if ip link add "gf${id}br" type bridge 2>/dev/null; then
+            echo "$id" > "$STATE/fleet_id"
+            FLEET_ID="$id"
+            return 0
+        fi
+    done
+    die "no free fleet number (198.18.1-250.0/24 all taken)"
+}
+
+wait_for_sshd() {
+    local i="$1" addr="$2" tries
+    for tries in $(seq 1 100); do
+        if [[ -s "$STATE/h$i/sshd.pid" ]] && ip netns exec "gf${FLEET_ID}h$i" bash -c "exec 3<>/dev/tcp/$addr/22" 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    die "sshd of host $i did not come up (log: $STATE/h$i/sshd.log)"
+}
+
+# EXIT trap of `up`: a failed or interrupted `up` takes down what it had made.
+rollback() {
+    local rc=$?
+    trap - EXIT
+    if [[ "$UP_STARTED" == 1 && "$UP_DONE" != 1 ]]; then
+        log "up failed (rc $rc): rolling back"
+        do_down || true
+    fi
+    exit "$rc"
+}
+
+do_up() {
+    [[ "$HOSTS" =~ ^[0-9]+$ && "$HOSTS" -ge 1 && "$HOSTS" -le "$MAX_HOSTS" ]] || die "--hosts must be 1..$MAX_HOSTS"
+    [[ "$(id -u)" -eq 0 ]] || die "needs root (network namespaces, sshd)"
+    local tool
+    for tool in ip "$SSHD" ssh-keygen unshare; do
+        command -v "$tool" >/dev/null || die "$tool is missing"
+    done
+    mkdir -p "$STATE"
+    STATE="$(cd "$STATE" && pwd)"
+    [[ ! -e "$STATE/fleet_id" ]] || die "$STATE already holds a fleet: run 'fleet.sh down --state $STATE' first"
+    UP_DONE=0
+    UP_STARTED=1
+    mkdir -p "$STATE/pids" "$STATE/cp"
+    chmod 0700 "$STATE"
+    claim_fleet_id
+    local net="198.18.$FLEET_ID" br="gf${FLEET_ID}br"
+    ip addr add "$net.254/24" dev "$br"
+    ip link set "$br" up
+    ssh-keygen -q -t ed25519 -N '' -C "gpufleet-sshfleet-$FLEET_ID" -f "$STATE/fleet_key"
+    cp "$STATE/fleet_key.pub" "$STATE/authorized_keys"
+    chmod 0600 "$STATE/authorized_keys"
+    : > "$STATE/known_hosts"
+    # sshd's privilege separation directory (Debian's unit creates it at boot)
+    mkdir -p /run/sshd
+    chmod 0755 /run/sshd
+    local i ns veth addr
+    for i in $(seq 1 "$HOSTS"); do
+        ns="gf${FLEET_ID}h$i"
+        veth="${ns}v"
+        addr="$net.$i"
+        mkdir -p "$STATE/h$i"
+        ip netns add "$ns"
+        ip link add "$veth" type veth peer name eth0 netns "$ns"
+        ip link set "$veth" master "$br"
+        ip link set "$veth" up
+        ip -n "$ns" link set lo up
+        ip -n "$ns" addr add "$addr/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        ssh-keygen -q -t ed25519 -N '' -C "$ns" -f "$STATE/h$i/ssh_host_ed25519_key"
+        echo "$addr $(cut -d' ' -f1,2 "$STATE/h$i/ssh_host_ed25519_key.pub")" >> "$STATE/known_hosts"
+        cat > "$STATE/h$i/sshd_config" <<EOF
+# gpufleet test fleet $FLEET_ID, host $i (written by tests/sshfleet/fleet.sh)
+ListenAddress $addr
+Port 22
+HostKey $STATE/h$i/ssh_host_ed25519_key
+PidFile $STATE/h$i/sshd.pid
+AuthorizedKeysFile $STATE/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PermitUserEnvironment no
+X11Forwarding no
+AllowTcpForwarding no
+MaxSessions 64
+MaxStartups 64:30:128
+Subsystem sftp internal-sftp
+EOF
+        # own UTS namespace too, so `hostname` on host I answers gf<X>h<I>
+        # shellcheck disable=SC2016  # $1..$4 are the inner sh's arguments, expanded there
+        ip netns exec "$ns" unshare --uts -- sh -c 'hostname "$1" && exec "$2" -f "$3" -E "$4"' \
+            sh "$ns" "$SSHD" "$STATE/h$i/sshd_config" "$STATE/h$i/sshd.log"
+        wait_for_sshd "$i" "$addr"
+    done
+    local -a node_args=()
+    if [[ -n "$NODE_FILES" ]]; then
+        node_args=(--node-files "$NODE_FILES")
+    fi
+    "$(controller_python)" "$HERE/fleet_inventory.py" --state "$STATE" --fleet-id "$FLEET_ID" --hosts "$HOSTS" \
+        "${node_args[@]+"${node_args[@]}"}"
+    cat > "$STATE/fleet.env" <<EOF
+FLEET_ID=$FLEET_ID
+HOSTS=$HOSTS
+NET=$net
+BRIDGE=$br
+EOF
+    UP_DONE=1
+    log "fleet $FLEET_ID up: $HOSTS hosts on $net.0/24, inventory $STATE/inventory.yml"
+}
+
+# ---------------------------------------------------------------------------------------
+# throttle / unthrottle: tc on both ends of host I's link (traffic to and from the host)
+# ---------------------------------------------------------------------------------------
+
+load_state() {
+    [[ -f "$STATE/fleet.env" ]] || die "$STATE holds no fleet that is up"
+    STATE="$(cd "$STATE" && pwd)"
+    FLEET_ID="$(sed -n 's/^FLEET_ID=\([0-9]*\)$/\1/p' "$STATE/fleet.env")"
+    HOSTS="$(sed -n 's/^HOSTS=\([0-9]*\)$/\1/p' "$STATE/fleet.env")"
+    [[ "$HOST" =~ ^[0-9]+$ && "$HOST" -ge 1 && "$HOST" -le "$HOSTS" ]] || die "--host must be 1..$HOSTS"
+}
+
+# tc_both ARGS...: run `tc ARGS` for the host-side veth (towards the host) and, inside the
+# namespace, for eth0 (from the host). DEV is replaced by the device name.
+tc_both() {
+    local ns="gf${FLEET_ID}h$HOST" word
+    local -a outside=() inside=()
+    for word in "$@"; do
+        if [[ "$word" == DEV ]]; then
+            outside+=("${ns}v")
+            inside+=(eth0)
+        else
+            outside+=("$word")
+            inside+=("$word")
+        fi
+    done
+    tc "${outside[@]}"
+    ip netns exec "$ns" tc "${inside[@]}"
+}
+
+do_unthrottle() {
+    local ns="gf${FLEET_ID}h$HOST"
+    tc qdisc del dev "${ns}v" root 2>/dev/null || true
+    ip netns exec "$ns" tc qdisc del dev eth0 root 2>/dev/null || true
+}
+
+do_throttle() {
+    [[ -n "$RATE" || -n "$DELAY" ]] || die "throttle needs --rate and/or --delay"
+    [[ -z "$RATE" || "$RATE" =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[KMG]?bps)$ ]] || die "bad --rate $RATE (e.g. 1gbit, 500mbit)"
+    [[ -z "$DELAY" || "$DELAY" =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || die "bad --delay $DELAY (e.g. 5ms)"
+    do_unthrottle
+    if [[ -n "$DELAY" ]] && ! tc qdisc add dev "gf${FLEET_ID}h${HOST}v" root handle 1: netem delay "$DELAY" 2>/dev/null; then
+        die "this kernel has no netem qdisc (sch_netem): --delay is not available; host $HOST left unthrottled"
+    fi
+    do_unthrottle
+    # tbf: burst large enough for GSO segments at multi-gigabit rates, queue up to 100 ms
+    local -a tbf=(tbf rate "$RATE" burst 256kb latency 100ms)
+    if [[ -n "$DELAY" && -n "$RATE" ]]; then
+        tc_both qdisc add dev DEV root handle 1: netem delay "$DELAY" limit 100000
+        tc_both qdisc add dev DEV parent 1:1 handle 10: "${tbf[@]}"
+    elif [[ -n "$DELAY" ]]; then
+        tc_both qdisc add dev DEV root handle 1: netem delay "$DELAY" limit 100000
+    else
+        tc_both qdisc add dev DEV root handle 1: "${tbf[@]}"
+    fi
+    log "host $HOST of fleet $FLEET_ID: rate ${RATE:-unlimited}, delay ${DELAY:-none}"
+}
+
+# ---------------------------------------------------------------------------------------
+
+[[ $# -ge 1 ]] || usage
+ACTION="$1"
+shift
+STATE="" HOSTS="" NODE_FILES="" HOST="" RATE="" DELAY="" FLEET_ID="" UP_DONE=0 UP_STARTED=0
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --state) STATE="${2:?--state needs a value}"; shift 2 ;;
+        --hosts) HOSTS="${2:?--hosts needs a value}"; shift 2 ;;
+        --node-files) NODE_FILES="${2:?--node-files needs a value}"; shift 2 ;;
+        --host) HOST="${2:?--host needs a value}"; shift 2 ;;
+        --rate) RATE="${2:?--rate needs a value}"; shift 2 ;;
+        --delay) DELAY="${2:?--delay needs a value}"; shift 2 ;;
+        -h|--help) usage ;;
+        *) die "unknown argument $1" ;;
+    esac
+done
+[[ -n "$STATE" ]] || die "--state DIR is required"
+
+case "$ACTION" in
+    up)
+        trap rollback EXIT
+        trap 'exit 130' INT
+        trap 'exit 143' TERM
+        do_up
+        ;;
+    down) do_down ;;
+    throttle) load_state; do_throttle ;;
+    unthrottle) load_state; do_unthrottle ;;
+    *) usage ;;
+esac
