@@ -21,7 +21,7 @@ import yaml
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
-GROUPS = {"topology": "gpufleet_topology_result", "gpu": "gpufleet_gpu_result", "nic": "gpufleet_nic_result", "host": "gpufleet_host_result"}
+GROUPS = {"topology": "facts_topology_result", "gpu": "facts_gpu_result", "nic": "facts_nic_result", "host": "facts_host_result"}
 
 
 @pytest.fixture(name="fleet", scope="module")
@@ -179,14 +179,6 @@ def test_xid_node_host_facts(fleet):
 
 def test_gpu_facts_of_text_only_nodes(fleet):
     """GPU facts of nodes whose `nvidia-smi -q` text was recorded (no -q -x)."""
-    with open(os.path.join(REPO_ROOT, "playbooks", "gather_facts.yml"), encoding="utf-8") as handle:
-        tasks = yaml.safe_load(handle)[0]["tasks"]
-    gpu_task = [task for task in tasks if "gpufleet.acceptance.gpu_facts" in task][0]["gpufleet.acceptance.gpu_facts"]
-    if "query_formats" not in gpu_task:
-        # Every node here failing on `-q -x` is asserted instead; the inventory sets gpufleet_gpu_query_formats [text].
-        for host in ("hgx-h100-nv18", "sold-8x-nvlink-rtx4090-pcie", "hgx-h100-rdma-down", "azure-a100-retired-pages-synthetic"):
-            assert "has no recording for `nvidia-smi -q -x`" in _failed(fleet, host, "gpu")
-        pytest.skip("playbooks/gather_facts.yml does not pass query_formats to gpu_facts yet")
     gpu = _ok(fleet, "hgx-h100-nv18", "gpu")
     # smi/gpud-nvidia-smi-q-8x-h100-535.161.08.txt: 8x NVIDIA H100 80GB HBM3
     assert gpu["gpu_count"] == 8

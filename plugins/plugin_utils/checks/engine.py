@@ -26,7 +26,7 @@ from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.model i
 _PACKAGE = "ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks"
 
 # The families run by default, in report order.
-DEFAULT_FAMILIES = ()
+DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "network", "software", "fleet")
 
 _NODE_CHECKS = {}
 _FLEET_CHECKS = {}
@@ -111,7 +111,13 @@ def run_checks(nodes, families=None):
                 per_node[node.name].append(result(check_id, ERROR, "check raised %s: %s" % (type(exc).__name__, exc)))
 
     for check_id, requires, func in fleet_checks:
-        judged = [node for node in reachable if not _missing(node, requires)]
+        judged = []
+        for node in reachable:
+            missing = _missing(node, requires)
+            if missing:
+                per_node[node.name].append(_skip_for_missing(check_id, node, missing))
+            else:
+                judged.append(node)
         try:
             outcome = func(judged) if judged else {}
         except Exception as exc:  # pylint: disable=broad-exception-caught

@@ -1,0 +1,114 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action gpufleet.acceptance.results_record: start a results directory, or write one host's facts into it.
+
+Runs on the controller only (it never contacts the node): ``phase: start`` creates or reopens
+the run directory and says which hosts a rerun may skip; ``phase: facts`` writes a host's
+facts, fact errors and raw outputs the moment they arrive. See docs/results-schema.md.
+"""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import (
+    FACT_GROUPS,
+    ResultsError,
+    RunDir,
+    to_plain,
+)
+
+PHASES = ("start", "facts")
+
+
+def _requested_profiles(hostvars, hosts):
+    """Per host that asks for one: its ``gpufleet_profile`` and ``gpufleet_profile_overrides``."""
+    requested = {}
+    for host in hosts:
+        if hostvars is None or host not in hostvars:
+            continue
+        view = hostvars[host]
+        asked = {name: to_plain(view[var]) for name, var in (("profile", "gpufleet_profile"), ("overrides", "gpufleet_profile_overrides"))
+                 if var in view}
+        if asked:
+            requested[str(host)] = asked
+    return requested
+
+
+class ActionModule(ActionBase):
+    """Write the results directory's run.json (phase start) or hosts/<host>.json + raw/ (phase facts)."""
+
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+    _VALID_ARGS = frozenset(("run_dir", "phase", "host", "results", "claim", "settings", "profile", "profile_overrides",
+                             "inventory", "playbook", "hosts", "resume"))
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        del tmp
+        args = to_plain(self._task.args)
+        run_dir = args.get("run_dir")
+        phase = args.get("phase") or "facts"
+        if not run_dir or not isinstance(run_dir, str):
+            return dict(result, failed=True, msg="run_dir is required: the results directory of this run")
+        if phase not in PHASES:
+            return dict(result, failed=True, msg="phase must be one of %s, got %r" % (", ".join(PHASES), phase))
+        try:
+            if phase == "start":
+                result.update(self._start(run_dir, args, task_vars))
+            else:
+                result.update(self._facts(run_dir, args, task_vars))
+        except (ResultsError, OSError) as exc:
+            result["failed"] = True
+            result["msg"] = "results directory %s: %s" % (run_dir, exc)
+        return result
+
+    @staticmethod
+    def _start(run_dir, args, task_vars):
+        hosts = args.get("hosts") or task_vars.get("ansible_play_hosts_all") or []
+        inventory = args.get("inventory") or task_vars.get("ansible_inventory_sources") or []
+        if isinstance(inventory, str):
+            inventory = [inventory]
+        run = RunDir.create(
+            run_dir,
+            inventory=[str(item) for item in inventory],
+            playbook=args.get("playbook"),
+            hosts=[str(host) for host in hosts],
+            profile_choices=args.get("profile") or {"requested": _requested_profiles(task_vars.get("hostvars"), hosts)},
+            extra={"ansible_version": (task_vars.get("ansible_version") or {}).get("full")},
+        )
+        resume = run.resume(hosts=[str(host) for host in hosts])
+        skip = resume["complete"] if args.get("resume", True) else []
+        return {
+            "changed": True,
+            "run_dir": run.path,
+            "run_id": resume["run_id"],
+            "resume": resume,
+            "complete_hosts": skip,
+            "msg": "results in %s%s" % (run.path, "; %d host(s) already complete, not gathered again" % len(skip) if skip else ""),
+        }
+
+    @staticmethod
+    def _facts(run_dir, args, task_vars):
+        host = args.get("host") or task_vars.get("inventory_hostname")
+        results = args.get("results")
+        if not isinstance(results, dict):
+            raise ResultsError("results must map fact groups (%s) to the fact tasks' registered results" % ", ".join(FACT_GROUPS))
+        unknown = sorted(set(results) - set(FACT_GROUPS))
+        if unknown:
+            raise ResultsError("results has unknown fact group(s) %s; known: %s" % (", ".join(unknown), ", ".join(FACT_GROUPS)))
+        run = RunDir.open(run_dir)
+        request = {"profile": args.get("profile"), "overrides": args.get("profile_overrides")}
+        record = run.record_facts(host, results, claim=args.get("claim"), settings=args.get("settings"), profile_request=request)
+        return {
+            "changed": True,
+            "host": host,
+            "record": record and run.host_file(host),
+            "unreachable_reason": record["unreachable"],
+            "fact_errors": record["fact_errors"],
+            "facts_complete": record["phases"]["facts"]["complete"],
+            "raw_files": sum(len(index) for index in record["raw"].values()),
+        }
