@@ -141,3 +141,35 @@ def clean_lines(text, kind):
             line = ""
         out.append((number, line.rstrip()))
     return out
+
+
+# srun -l "0: " and mpirun --tag-output "[1,0]<stdout>:" as the benchmark parsers accept them.
+BENCH_RANK_PREFIX_RE = re.compile(r"^(?:(\d+): ?|\[\d+,(\d+)\]<std(?:out|err)>: ?)")
+
+
+def strip_rank_prefix(text, kind):
+    """Numbered lines with ANSI removed and one launcher's rank prefix stripped.
+
+    The prefix is removed when at least half of the non-blank lines carry it (a benchmark's
+    own lines may start with digits); lines of a second rank raise, naming the line, since
+    one parse reads one process's output. Empty input raises.
+    """
+    if text is None or not isinstance(text, str):
+        raise ParseError("input is not text", kind=kind)
+    pairs = numbered_lines(strip_ansi(text))
+    nonblank = [(n, line) for n, line in pairs if line.strip()]
+    if not nonblank:
+        raise ParseError("empty input", kind=kind)
+    hits = [(n, m) for n, m in ((n, BENCH_RANK_PREFIX_RE.match(line)) for n, line in nonblank) if m]
+    if not hits or len(hits) * 2 < len(nonblank):
+        return pairs
+    first_rank = hits[0][1].group(1) or hits[0][1].group(2)
+    for n, match in hits:
+        rank = match.group(1) or match.group(2)
+        if rank != first_rank:
+            raise ParseError("output of several ranks is interleaved (rank %s and %s)" % (first_rank, rank), line=n, kind=kind)
+    cleaned = []
+    for n, line in pairs:
+        match = BENCH_RANK_PREFIX_RE.match(line)
+        cleaned.append((n, line[match.end():] if match else line))
+    return cleaned

@@ -62,14 +62,12 @@ import json
 import re
 
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.common import (
+    strip_rank_prefix,
     ParseError,
-    numbered_lines,
-    strip_ansi,
 )
 
 KIND = "iperf3"
 
-_RANK_PREFIX_RE = re.compile(r"^(?:(\d+): ?|\[\d+,(\d+)\]<std(?:out|err)>: ?)")
 _PROMPT_RE = re.compile(r"^\s*(?:\[[^\]]*\]|[\w.@:~/+-]*)\s*[$#%>](?:\s+\S.*)?\s*$")
 _CARET_C_RE = re.compile(r"^(\s*\^C)+")
 _INTERVAL_START_RE = re.compile(r"^\[\s*(?:\d+|SUM)\s*\](?:\[[^\]]*\])?\s+\d")
@@ -100,30 +98,6 @@ _BIT_FACTOR = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 def _err(message, line=None, text=None):
     return ParseError(message, line=line, kind=KIND, text=text)
-
-
-def _prepare(text):
-    """Numbered lines with ANSI removed and a common srun/mpirun rank prefix stripped."""
-    if text is None or not isinstance(text, str):
-        raise _err("input is not text")
-    pairs = numbered_lines(strip_ansi(text))
-    nonblank = [(n, line) for n, line in pairs if line.strip()]
-    if not nonblank:
-        raise _err("empty input")
-    tagged = [(n, _RANK_PREFIX_RE.match(line)) for n, line in nonblank]
-    hits = [(n, m) for n, m in tagged if m]
-    if hits and len(hits) * 2 >= len(nonblank):
-        first_rank = hits[0][1].group(1) or hits[0][1].group(2)
-        for n, match in hits:
-            if (match.group(1) or match.group(2)) != first_rank:
-                raise _err("output of several ranks is interleaved (rank %s and %s)"
-                           % (first_rank, match.group(1) or match.group(2)), line=n)
-        cleaned = []
-        for n, line in pairs:
-            match = _RANK_PREFIX_RE.match(line)
-            cleaned.append((n, line[match.end():] if match else line))
-        pairs = cleaned
-    return pairs
 
 
 def _is_prompt(line):
@@ -194,7 +168,7 @@ def _finish(runs, fmt):
 
 def parse_iperf3(text):
     """Parse iperf3 output (text or ``--json``); see the module docstring for the keys."""
-    pairs = _prepare(text)
+    pairs = strip_rank_prefix(text, KIND)
     for _n, line in pairs:
         stripped = _CARET_C_RE.sub("", line).strip()
         if not stripped or _is_prompt(line):

@@ -42,15 +42,13 @@ from __future__ import annotations
 import re
 
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.common import (
+    strip_rank_prefix,
     ParseError,
     is_not_available,
-    numbered_lines,
-    strip_ansi,
 )
 
 KIND = "nvbandwidth"
 
-_RANK_PREFIX_RE = re.compile(r"^(?:(\d+): ?|\[\d+,(\d+)\]<std(?:out|err)>: ?)")
 _RUNNING_RE = re.compile(r"^Running\s+(?:benchmark\s+)?(?P<name>\S+?)\.?\s*$")
 _DESCRIPTION_RE = re.compile(r"^(?:memcpy|memory latency|memory)\b.*\((?P<unit>[^()]+)\)\s*$")
 _SUM_RE = re.compile(r"^(?:SUM|&&&& PERF)\s+(?P<name>\S+)\s+(?P<value>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*(?P<unit>\S*)\s*$")
@@ -70,25 +68,7 @@ def _err(message, line=None, text=None):
 
 
 def _prepare(text):
-    if text is None or not isinstance(text, str):
-        raise _err("input is not text")
-    pairs = numbered_lines(strip_ansi(text))
-    nonblank = [(n, line) for n, line in pairs if line.strip()]
-    if not nonblank:
-        raise _err("empty input")
-    hits = [(n, m) for n, m in ((n, _RANK_PREFIX_RE.match(line)) for n, line in nonblank) if m]
-    if hits and len(hits) * 2 >= len(nonblank):
-        first_rank = hits[0][1].group(1) or hits[0][1].group(2)
-        for n, match in hits:
-            rank = match.group(1) or match.group(2)
-            if rank != first_rank:
-                raise _err("output of several ranks is interleaved (rank %s and %s)" % (first_rank, rank), line=n)
-        out = []
-        for n, line in pairs:
-            match = _RANK_PREFIX_RE.match(line)
-            out.append((n, line[match.end():] if match else line))
-        pairs = out
-    return [(n, line.replace("\t", "    ")) for n, line in pairs]
+    return [(n, line.replace("\t", "    ")) for n, line in strip_rank_prefix(text, KIND)]
 
 
 def _new_testcase(name, line):

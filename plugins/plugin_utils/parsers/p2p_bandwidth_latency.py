@@ -41,14 +41,12 @@ from __future__ import annotations
 import re
 
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.common import (
+    strip_rank_prefix,
     ParseError,
-    numbered_lines,
-    strip_ansi,
 )
 
 KIND = "p2p-bandwidth"
 
-_RANK_PREFIX_RE = re.compile(r"^(?:(\d+): ?|\[\d+,(\d+)\]<std(?:out|err)>: ?)")
 _DEVICE_RE = re.compile(
     r"^Device:\s*(?P<index>\d+),\s*(?P<name>.*?),\s*pciBusID:\s*(?P<bus>[0-9a-fA-F]+),\s*"
     r"pciDeviceID:\s*(?P<dev>[0-9a-fA-F]+),\s*pciDomainID:\s*(?P<dom>[0-9a-fA-F]+)\s*$"
@@ -75,28 +73,6 @@ def _err(message, line=None, text=None):
     return ParseError(message, line=line, kind=KIND, text=text)
 
 
-def _prepare(text):
-    if text is None or not isinstance(text, str):
-        raise _err("input is not text")
-    pairs = numbered_lines(strip_ansi(text))
-    nonblank = [(n, line) for n, line in pairs if line.strip()]
-    if not nonblank:
-        raise _err("empty input")
-    hits = [(n, m) for n, m in ((n, _RANK_PREFIX_RE.match(line)) for n, line in nonblank) if m]
-    if hits and len(hits) * 2 >= len(nonblank):
-        first_rank = hits[0][1].group(1) or hits[0][1].group(2)
-        for n, match in hits:
-            rank = match.group(1) or match.group(2)
-            if rank != first_rank:
-                raise _err("output of several ranks is interleaved (rank %s and %s)" % (first_rank, rank), line=n)
-        out = []
-        for n, line in pairs:
-            match = _RANK_PREFIX_RE.match(line)
-            out.append((n, line[match.end():] if match else line))
-        pairs = out
-    return pairs
-
-
 class _Matrix:
     """A matrix being read: its result key, column labels and rows."""
 
@@ -110,7 +86,7 @@ class _Matrix:
 
 def parse_p2p_bandwidth_latency(text):
     """Parse p2pBandwidthLatencyTest output; see the module docstring for the keys."""
-    pairs = _prepare(text)
+    pairs = strip_rank_prefix(text, KIND)
     result = {"devices": [], "device_count": None, "peer_access": [], "matrices": [], "complete": False, "errors": []}
     matrices = []  # finished _Matrix objects
     current = None  # _Matrix being read

@@ -72,15 +72,13 @@ from __future__ import annotations
 import re
 
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.common import (
+    strip_rank_prefix,
     ParseError,
-    numbered_lines,
-    strip_ansi,
 )
 
 # perftest MB/sec is MiB/s (2^20 bytes); Gb/s = MB/s * 2^20 * 8 / 1e9.
 MB_PER_SEC_TO_GBPS = 2 ** 20 * 8 / 1e9
 
-_RANK_PREFIX_RE = re.compile(r"^(?:(\d+): ?|\[\d+,(\d+)\]<std(?:out|err)>: ?)")
 _BANNER_RE = re.compile(r"^\s*(?P<test>[A-Za-z][A-Za-z0-9_ ]*?\s(?P<what>BW|Latency)\s+Test)\s*$")
 _DASHES_RE = re.compile(r"^\s*-{10,}\s*$")
 _BOX_BORDER_RE = re.compile(r"^\s*\*{5,}\s*$")
@@ -127,28 +125,6 @@ def _err(kind, message, line=None, text=None):
     return ParseError(message, line=line, kind=kind, text=text)
 
 
-def _prepare(text, kind):
-    if text is None or not isinstance(text, str):
-        raise _err(kind, "input is not text")
-    pairs = numbered_lines(strip_ansi(text))
-    nonblank = [(n, line) for n, line in pairs if line.strip()]
-    if not nonblank:
-        raise _err(kind, "empty input")
-    hits = [(n, m) for n, m in ((n, _RANK_PREFIX_RE.match(line)) for n, line in nonblank) if m]
-    if hits and len(hits) * 2 >= len(nonblank):
-        first_rank = hits[0][1].group(1) or hits[0][1].group(2)
-        for n, match in hits:
-            rank = match.group(1) or match.group(2)
-            if rank != first_rank:
-                raise _err(kind, "output of several ranks is interleaved (rank %s and %s)" % (first_rank, rank), line=n)
-        out = []
-        for n, line in pairs:
-            match = _RANK_PREFIX_RE.match(line)
-            out.append((n, line[match.end():] if match else line))
-        pairs = out
-    return pairs
-
-
 class _Section:
     """One banner's worth of perftest output."""
 
@@ -182,7 +158,7 @@ def _new_pending():
 
 
 def _parse(text, mode, kind):
-    pairs = _prepare(text, kind)
+    pairs = strip_rank_prefix(text, kind)
     sections = []
     current = None
     pending = _new_pending()
