@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 SANITY_PYTHON ?= 3.11
 SANITY_DIR := $(abspath tests/output/sanity-tree)
 
-.PHONY: demo test venv link unit sanity lint clean molecule
+.PHONY: demo test venv link unit sanity lint clean molecule timing
 
 link: $(LINK)
 $(LINK):
@@ -56,6 +56,12 @@ molecule: venv
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/molecule test -s default
 
 test: unit sanity lint molecule
+
+# The timing harness (not part of `make test`; root for the SSH fleet; about 10 minutes):
+# gather_facts.yml on 64 replayed local hosts and on an 8-host SSH fleet, stock and with
+# Mitogen, 3 runs each; writes its table into docs/performance.md.
+timing: venv
+	$(BIN)/python benchmarks/time_gather_facts.py --update-doc docs/performance.md
 
 clean:
 	rm -rf $(VENV) tests/output collections/ansible_collections

@@ -56,6 +56,8 @@ options:
     description:
       - A directory of profile YAML files to use instead of the collection's C(profiles/).
     type: path
+extends_documentation_fragment:
+  - gpufleet.acceptance.attributes.controller
 attributes:
   action:
     support: full
@@ -66,13 +68,6 @@ attributes:
   check_mode:
     support: full
     description: Judges and writes the results directory in check mode too.
-  diff_mode:
-    support: none
-    description: Returns no diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on the controller.
 notes:
   - Inventory variables read per host - C(gpufleet_claim), C(gpufleet_profile), C(gpufleet_profile_overrides),
     C(gpufleet_nccl_env). See C(inventories/rented_nodes/README.md) in the collection.

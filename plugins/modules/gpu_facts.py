@@ -62,14 +62,9 @@ options:
         PCIe-only fleets; each GPU's C(nvlink) is then null.
     type: bool
     default: true
-extends_documentation_fragment: []
+extends_documentation_fragment:
+  - gpufleet.acceptance.attributes.collector
 attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Returns no diff.
   facts:
     support: full
     description: Sets C(gpufleet_gpu).

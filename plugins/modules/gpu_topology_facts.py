@@ -30,14 +30,9 @@ options:
       - Seconds C(nvidia-smi topo -m) may run before it is stopped.
     type: int
     default: 60
-extends_documentation_fragment: []
+extends_documentation_fragment:
+  - gpufleet.acceptance.attributes.collector
 attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Returns no diff.
   facts:
     support: full
     description: Sets C(gpufleet_topology).

@@ -86,14 +86,9 @@ options:
       - Only the last this many lines of the kernel log are returned and parsed.
     type: int
     default: 20000
-extends_documentation_fragment: []
+extends_documentation_fragment:
+  - gpufleet.acceptance.attributes.collector
 attributes:
-  check_mode:
-    support: full
-    description: Read-only; runs the same in check mode.
-  diff_mode:
-    support: none
-    description: Returns no diff.
   facts:
     support: full
     description: Sets C(gpufleet_host).

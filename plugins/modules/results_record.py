@@ -85,6 +85,8 @@ options:
         are returned in RV(complete_hosts) for the playbook to skip; V(false) returns none (everything is gathered again).
     type: bool
     default: true
+extends_documentation_fragment:
+  - gpufleet.acceptance.attributes.controller
 attributes:
   action:
     support: full
@@ -92,13 +94,6 @@ attributes:
   check_mode:
     support: full
     description: Writes the results directory in check mode too (it is controller-side, not node state).
-  diff_mode:
-    support: none
-    description: Returns no diff.
-  platform:
-    support: full
-    platforms: posix
-    description: Runs on the controller.
 notes:
   - Run O(phase=facts) with C(delegate_to=localhost) so that nothing is sent to the node.
 seealso:
