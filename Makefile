@@ -6,9 +6,8 @@ BIN := $(VENV)/bin
 LINK := collections/ansible_collections/gpufleet/acceptance
 STAMP := $(VENV)/.installed
 SANITY_PYTHON ?= 3.11
-SANITY_DIR := $(abspath tests/output/sanity-tree)
 
-.PHONY: demo test venv link unit sanity lint clean molecule timing
+.PHONY: demo test venv link unit sanity lint clean molecule molecule-provision timing
 
 link: $(LINK)
 $(LINK):
@@ -22,30 +21,19 @@ $(STAMP): pyproject.toml | $(LINK)
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
-# The replayed demo fleet (inventories/simulated/, issue 4): build the replay wrappers and sysfs
-# trees of every host (tests/output/simulated, rebuilt each time: fast and idempotent), then
-# gather the facts of all of them; one summary line per host.
-SIM_OUT := tests/output/simulated
+# The replayed demo fleet (inventories/simulated/, issue 4): `gpufleet demo` builds the replay wrappers
+# and sysfs trees of every host (tests/output/simulated, rebuilt each time: fast and idempotent), runs
+# validate_cluster.yml on all of them through ansible-runner (progress per phase on stderr), and prints
+# the summary table and the report's path (results in tests/output/demo/<UTC timestamp>/).
 demo: venv
-	$(BIN)/python tests/replay/build_fleet.py --inventory inventories/simulated/hosts.yml --out $(SIM_OUT)
-	set -o pipefail; ANSIBLE_CONFIG=ansible.cfg ANSIBLE_NOCOLOR=1 $(BIN)/ansible-playbook -i inventories/simulated/hosts.yml \
-	  playbooks/gather_facts.yml 2>&1 | grep -E '^ +"msg": |^PLAY RECAP|^[a-z0-9-]+ +: ok='
+	ANSIBLE_CONFIG=ansible.cfg $(BIN)/gpufleet demo
 
 unit: venv
 	$(BIN)/pytest -q
 
-# ansible-test needs the collection at .../ansible_collections/gpufleet/acceptance and
-# rejects directory links inside it, so it runs on a copy of the tracked tree.
+# ansible-test runs on a copy of the tracked tree (see the script for why).
 sanity: venv
-	@# ansible-test downloads a pip bootstrap script from a host these machines cannot reach;
-	@# shared/tools holds a stand-in that bootstraps from the interpreter's own wheel.
-	@if [ -f ../shared/tools/get_pip_offline.py ]; then mkdir -p ~/.ansible/test/cache && \
-	  cp ../shared/tools/get_pip_offline.py ~/.ansible/test/cache/get_pip_24_2.py; fi
-	rm -rf $(SANITY_DIR) && mkdir -p $(SANITY_DIR)/ansible_collections/gpufleet/acceptance
-	git ls-files -z --cached --others --exclude-standard | grep -zv '^collections/' \
-	  | xargs -0 cp --parents -t $(SANITY_DIR)/ansible_collections/gpufleet/acceptance
-	cd $(SANITY_DIR)/ansible_collections/gpufleet/acceptance && git init -q && git add -A \
-	  && PATH=$(abspath $(BIN)):$$PATH $(abspath $(BIN))/ansible-test sanity --local --python $(SANITY_PYTHON) --color no
+	tests/tools/ansible_test_sanity.sh $(BIN) $(SANITY_PYTHON)
 
 lint: venv
 	$(BIN)/ansible-lint --profile production
@@ -55,7 +43,13 @@ lint: venv
 molecule: venv
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/molecule test -s default
 
-test: unit sanity lint molecule
+# Provisioning on the SSH fleet (root): provision.yml converges, a second converge changes
+# nothing, then the all-reduce stand-in runs across 3 hosts with the generated mpirun launcher
+# (molecule/provision).
+molecule-provision: venv
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/molecule test -s provision
+
+test: unit sanity lint molecule molecule-provision
 
 # The timing harness (not part of `make test`; root for the SSH fleet; about 10 minutes):
 # gather_facts.yml on 64 replayed local hosts and on an 8-host SSH fleet, stock and with

@@ -1,11 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ``gpufleet`` console script.
+"""The ``gpufleet`` console script: the dispatcher of its subcommands.
 
 ``gpufleet parse KIND FILE`` prints what gpufleet reads from a pasted tool output as JSON,
 so a user can check it before trusting a verdict built on it. Unparseable input exits 1
 with a one-line error naming the line.
+
+The others live in ``cli_commands/``, one module each: ``validate`` (the acceptance playbook on
+ansible-runner, with ``--retest-failed``), ``report`` (render a results directory again),
+``bundle`` (the dispute bundle) and ``demo`` (the replayed simulated fleet of the checkout).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import argparse
 import json
 import sys
 
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.cli_commands import bundle, demo, report, validate
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.common import ParseError
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.registry import KINDS, parse
 
@@ -59,6 +64,8 @@ def build_parser():
     parse_cmd.add_argument("file", metavar="FILE", help="the tool's output; - reads standard input")
     parse_cmd.add_argument("--compact", action="store_true", help="print JSON on one line")
     parse_cmd.set_defaults(func=_cmd_parse)
+    for module in (validate, report, bundle, demo):
+        module.add_parser(commands)
     return parser
 
 

@@ -5,8 +5,9 @@
 
 A wrapper playbook imports gather_facts.yml unchanged, then a second play dumps each host's
 registered results (facts, failed, msg; not the raw tool output). Expected values are read by
-hand from the recordings each node file names (paths in the comments). Fact groups a node has
-no recording for must fail, naming why.
+hand from the recordings each node file names (paths in the comments). Each host's
+``gpufleet_fact_groups`` (host_vars) lists the groups its recordings back; the others are not
+gathered (their tasks skip), and a gathered group whose recording is a failure fails, naming why.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def fleet_fixture(tmp_path_factory):
                            capture_output=True, text=True, check=False, timeout=120)
     assert build.returncode == 0, build.stderr
     dump = {group: {"failed": "{{ %s.failed | default(false) }}" % var, "msg": "{{ %s.msg | default('') }}" % var,
+                    "skipped": "{{ %s.skipped | default(false) }}" % var,
                     "facts": "{{ (%s.ansible_facts | default({})).values() | first | default(None) }}" % var}
             for group, var in GROUPS.items()}
     play = [
@@ -74,6 +76,16 @@ def _failed(fleet, host, group):
     return entry["msg"]
 
 
+def _not_gathered(fleet, host, group):
+    entry = fleet[host][group]
+    assert (entry["skipped"], entry["failed"], entry["facts"]) == (True, False, None), (host, group, entry)
+
+
+def _fact_groups(host):
+    with open(os.path.join(SIM, "host_vars", host + ".yml"), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)["gpufleet_fact_groups"]
+
+
 def _by_name(items, key, name):
     found = [item for item in items if item[key] == name]
     assert len(found) == 1, (name, [item[key] for item in items])
@@ -88,19 +100,28 @@ def test_every_host_ran_and_printed_a_summary(fleet):
         assert fleet[host].get("summary"), host
 
 
+def test_only_the_recorded_groups_are_gathered(fleet):
+    for host in fleet:
+        wanted = _fact_groups(host)
+        assert wanted and set(wanted) <= set(GROUPS), host
+        for group in GROUPS:
+            if group in wanted:
+                assert fleet[host][group]["skipped"] is False, (host, group)
+            else:
+                _not_gathered(fleet, host, group)
+
+
 def test_dgx_a100_nv12(fleet):
     topo = _ok(fleet, "dgx-a100-nv12", "topology")["summary"]
     # topo/gengwg-dgx-a100-nv12-12xmlx5-tabs-numa.txt: 8 GPUs, NV12 in every cell, 12 mlx5 columns
     assert (topo["gpu_count"], topo["pair_count"], topo["nvlink_pairs"], topo["min_nvlinks"], topo["max_nvlinks"]) == (8, 28, 28, 12, 12)
     assert topo["nic_count"] == 12 and topo["all_pairs_nvlink"] is True
-    # no `nvidia-smi -q -x` recording: the replay exits 127 naming the node file and the command
-    msg = _failed(fleet, "dgx-a100-nv12", "gpu")
-    assert "nodes/dgx-a100-nv12.yml has no recording for `nvidia-smi -q" in msg
-    # no sysfs tree: an empty /sys, and nic_facts says so instead of reporting this machine's NICs
-    assert "no class/net" in _failed(fleet, "dgx-a100-nv12", "nic")
+    # no `nvidia-smi -q` recording (gpu_facts needs it) and no sysfs tree: gpu and nic are not gathered
+    _not_gathered(fleet, "dgx-a100-nv12", "gpu")
+    _not_gathered(fleet, "dgx-a100-nv12", "nic")
 
 
-def test_hgx_h100_nv18_healthy(fleet):
+def test_hgx_h100_nv18_fabric(fleet):
     topo = _ok(fleet, "hgx-h100-nv18", "topology")["summary"]
     # topo/mlengineering-8x-h100-nv18-2numa-ht-no-legend.txt: NV18 everywhere, NUMA 0 and 1, no NIC columns
     assert (topo["gpu_count"], topo["nvlink_pairs"], topo["min_nvlinks"], topo["max_nvlinks"], topo["nic_count"]) == (8, 28, 18, 18, 0)
@@ -130,8 +151,8 @@ def test_nvlink_bridge_pairs(fleet):
 
 
 def test_azure_nvlink_inactive_and_ibstat_panic(fleet):
-    # no topo -m recording: 127 naming the node file
-    assert "nodes/azure-a100-nvlink-inactive.yml has no recording for `nvidia-smi topo -m`" in _failed(fleet, "azure-a100-nvlink-inactive", "topology")
+    # no topo -m recording: topology is not gathered
+    _not_gathered(fleet, "azure-a100-nvlink-inactive", "topology")
     # ibstat printed mlx5_0..7, then ibpanic on mlx5_8 and exit 255: the failure names the panic
     msg = _failed(fleet, "azure-a100-nvlink-inactive", "nic")
     assert "exited 255" in msg and "mlx5_8" in msg
@@ -158,8 +179,9 @@ def test_nic_at_1g_and_speed_unknown(fleet):
     net03 = _by_name(_ok(fleet, "i40e-sfp-speed-unknown", "nic")["interfaces"], "name", "net03")
     # i40e unsupported SFP: Speed: Unknown!, Link detected: no
     assert (net03["ethtool"]["speed_mbps"], net03["ethtool"]["link_detected"], net03["driver"]) == (None, False, "i40e")
-    # no nvidia-smi recorded at all on these nodes: no wrapper, "not found"
-    assert "not found" in _failed(fleet, "frontend-1g-copper", "gpu")
+    # no nvidia-smi recorded at all on these nodes: the GPU groups are not gathered
+    _not_gathered(fleet, "frontend-1g-copper", "gpu")
+    _not_gathered(fleet, "i40e-sfp-speed-unknown", "topology")
 
 
 def test_dgx_spark_roce_two_ports_down(fleet):

@@ -187,6 +187,14 @@ def test_roce_ports_down_and_rates_unknown(tmp_path, fixture_text):
         (FAIL, "roceP2p1s0f0/1"), (FAIL, "rocep1s0f0/1"), (WARN, "roceP2p1s0f1/1"), (WARN, "rocep1s0f1/1")]
     warned = [item for item in results if item["status"] == WARN][0]
     assert warned["message"].endswith("is Active but reports no rate: could not verify 200 Gb/s")
+    # The same claim through network.nic_speed: the two Down ports fail, the two Active ports
+    # whose rate nothing reported cannot be verified and warn (no speed is invented for them).
+    speed = network.check_nic_speed(node(nic, [{"role": "compute", "type": "roce", "count": 4, "gbps": 200}]))
+    assert sorted((item["status"], item["subject"]) for item in speed) == [
+        (FAIL, "roceP2p1s0f0/1"), (FAIL, "rocep1s0f0/1"), (WARN, "roceP2p1s0f1/1"), (WARN, "rocep1s0f1/1")]
+    unverified = [item for item in speed if item["status"] == WARN][0]
+    assert unverified["measured"] is None and unverified["expected"] == 200
+    assert unverified["message"].endswith("is up but reports no speed, claimed 4x 200 Gb/s compute roce: could not verify")
 
 
 def test_profile_compute_rail_without_a_claim_and_skips(tmp_path, fixture_text):
@@ -238,3 +246,10 @@ def test_engine_runs_the_network_family(tmp_path, fixture_text):
     entry = report["nodes"]["frontend-1g"]
     assert entry["verdict"] == REJECT
     assert entry["failed"] == ["network.nic_speed"]
+
+
+def test_nccl_list_equals_sign_makes_the_whole_list_exact():
+    # NCCL reads "=" once, before the list: every entry is then exact (mlx5_1 never takes mlx5_10).
+    assert network.nccl_list("=mlx5_0:1,mlx5_1:1") == (False, [(True, "mlx5_0", 1), (True, "mlx5_1", 1)])
+    assert network.nccl_list("^docker,lo") == (True, [(False, "docker", -1), (False, "lo", -1)])
+    assert network.nccl_list("mlx5_1") == (False, [(False, "mlx5_1", -1)])

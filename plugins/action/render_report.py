@@ -1,0 +1,55 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action gpufleet.acceptance.render_report: render a run's results directory into the acceptance report.
+
+Runs on the controller only (it never contacts a node): reads the results directory
+(docs/results-schema.md) and writes report.html, report.md, results.json and junit.xml with
+plugins/plugin_utils/report/render.py.
+"""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.report.model import ReportError
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.report.render import FORMATS, render_report
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import to_plain
+
+
+class ActionModule(ActionBase):
+    """Render the report of one results directory."""
+
+    TRANSFERS_FILES = False
+    _supports_check_mode = True
+    _supports_async = False
+    _VALID_ARGS = frozenset(("results_dir", "output_dir", "formats", "profiles_dir", "title"))
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        del tmp
+        args = to_plain(self._task.args)
+        results_dir = args.get("results_dir")
+        if not results_dir:
+            result.update(failed=True, msg="results_dir is required: the results directory of a gpufleet run (it holds run.json)")
+            return result
+        formats = args.get("formats") or list(FORMATS)
+        if not isinstance(formats, list):
+            formats = [part.strip() for part in str(formats).split(",") if part.strip()]
+        try:
+            outcome = render_report(str(results_dir), output_dir=args.get("output_dir"), formats=[str(name) for name in formats],
+                                    profiles_dir=args.get("profiles_dir"), title=args.get("title"))
+        except (ReportError, OSError) as exc:
+            result.update(failed=True, msg=str(exc))
+            return result
+        result.update(
+            changed=True,
+            files=outcome["files"],
+            verdict=outcome["verdict"],
+            counts=outcome["counts"],
+            nodes=outcome["nodes"],
+            failing=outcome["failing"],
+            msg="fleet %s: report in %s" % (outcome["verdict"], outcome["files"].get("html") or ", ".join(outcome["files"].values())),
+        )
+        return result

@@ -1,0 +1,135 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nccl_env role end to end: facts of replayed nodes -> derive once -> files written per host.
+
+Hosts ib-a and ib-b replay tests/replay/nodes/nic-h100-ndr-ib.yml (ibstat
+ib/gpud-ibstat-h100-8x-ndr400-ib-plus-bf3-bond-roce200-SPACES.txt: mlx5_0, 1, 4-9 Active 400
+InfiniBand, mlx5_bond_0 Active 200 Ethernet; synthetic sysfs tree tests/fixtures/sysfs/h100-ndr-ib:
+IPoIB ibp26s0 ... ibp220s0 up at 400000 Mb/s, enp1s0f0 up at 1000, enp1s0f1 down, no `ip`
+recording). Expected values are read by hand from those files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs"))
+
+import render_tree  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
+H100_RAILS = "=mlx5_0:1,mlx5_1:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1,mlx5_9:1"
+EXPECTED_LINES = ["NCCL_IB_DISABLE=0", "NCCL_IB_HCA=" + H100_RAILS, "NCCL_SOCKET_IFNAME==ibp26s0"]
+
+
+def _hosts(node_file, tmp_path, names=("ib-a", "ib-b")):
+    root = render_tree.render(os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs", "h100-ndr-ib"), str(tmp_path / "sysfs-h100"))
+    return {name: {"node_file": node_file("nic-h100-ndr-ib.yml"), "vars": {"replay_sysfs": root}} for name in names}
+
+
+def _tasks(tmp_path, role_vars=None):
+    role_vars = dict(role_vars or {})
+    role_vars.setdefault("nccl_env_conf_path", str(tmp_path / "etc" / "{{ inventory_hostname }}" / "nccl.conf"))
+    role_vars.setdefault("nccl_env_env_file", str(tmp_path / "etc" / "{{ inventory_hostname }}" / "gpufleet" / "nccl.env"))
+    role_vars.setdefault("nccl_env_become", False)
+    return [
+        {"name": "Facts", "ansible.builtin.include_role": {"name": "gpufleet.acceptance.facts"},
+         "vars": {"gpufleet_fact_groups": ["nic"], "gpufleet_sysfs_root": "{{ replay_sysfs }}", "gpufleet_ibstat_path": "{{ replay_bin }}/ibstat",
+                  "gpufleet_ethtool_path": "{{ replay_bin }}/ethtool", "gpufleet_ibv_devinfo_path": "{{ replay_bin }}/ibv_devinfo",
+                  "gpufleet_ip_path": "{{ replay_bin }}/ip"}},
+        {"name": "NCCL env", "ansible.builtin.include_role": {"name": "gpufleet.acceptance.nccl_env"}, "vars": role_vars},
+        {"name": "Keep what the test reads", "ansible.builtin.set_fact": {"dumped": {"env": "{{ gpufleet_nccl_env }}", "chosen": "{{ nccl_env_chosen }}"}}},
+    ]
+
+
+def _recap(stdout):
+    """``{host: {"changed": n, "failed": n}}`` from the PLAY RECAP."""
+    out = {}
+    for host, changed, failed in re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", stdout, re.MULTILINE):
+        out[host] = {"changed": int(changed), "failed": int(failed)}
+    return out
+
+
+def _role_changes(stdout):
+    """``[(task, host)]`` reported changed by the nccl_env role's tasks."""
+    out, task = [], None
+    for line in stdout.splitlines():
+        found = re.match(r"^TASK \[(.*)\] \*+", line)
+        if found:
+            task = found.group(1)
+            continue
+        found = re.match(r"^changed: \[([^\]]+)\]", line)
+        if found and task and task.startswith("gpufleet.acceptance.nccl_env : "):
+            out.append((task.split(" : ", 1)[1], found.group(1)))
+    return sorted(set(out))
+
+
+def _block(text):
+    lines = text.splitlines()
+    start, end = lines.index("# BEGIN gpufleet nccl_env"), lines.index("# END gpufleet nccl_env")
+    return lines[start + 1:end]
+
+
+def test_writes_files_then_idempotent_then_check_diff_changes_nothing(playbook, node_file, tmp_path):
+    hosts = _hosts(node_file, tmp_path)
+    conf_a = tmp_path / "etc" / "ib-a" / "nccl.conf"
+    conf_a.parent.mkdir(parents=True)
+    conf_a.write_text("NCCL_DEBUG=WARN\n")  # the site's own line stays, outside the managed block
+
+    first = playbook(hosts, _tasks(tmp_path))
+    assert first.rc == 0, first.stdout + first.stderr
+    for host in ("ib-a", "ib-b"):
+        assert first.results[host]["env"] == {"NCCL_IB_DISABLE": "0", "NCCL_IB_HCA": H100_RAILS, "NCCL_SOCKET_IFNAME": "=ibp26s0"}
+        chosen = first.results[host]["chosen"]
+        assert chosen["fabric"] == "ib"
+        assert chosen["excluded"] == {"mlx5_bond_0:1": "a bond (front-end/storage), never a compute rail"}
+        assert chosen["rails"] == ["mlx5_0:1", "mlx5_1:1", "mlx5_4:1", "mlx5_5:1", "mlx5_6:1", "mlx5_7:1", "mlx5_8:1", "mlx5_9:1"]
+        conf = (tmp_path / "etc" / host / "nccl.conf").read_text()
+        assert _block(conf) == EXPECTED_LINES
+        env_lines = (tmp_path / "etc" / host / "gpufleet" / "nccl.env").read_text().splitlines()
+        assert [line for line in env_lines if not line.startswith("#")] == EXPECTED_LINES
+    assert conf_a.read_text().startswith("NCCL_DEBUG=WARN\n")
+    # What it chose and why is printed per host.
+    assert "NCCL_IB_HCA=" + H100_RAILS + " - " + H100_RAILS + ": the Active 400 Gb/s InfiniBand ports" in first.stdout
+    assert "mlx5_bond_0:1 (a bond (front-end/storage), never a compute rail)" in first.stdout
+    writes = ["Write | env file for the launcher (mpirun -x / srun --export)", "Write | managed block in the NCCL configuration file"]
+    dirs = "Write | directories of the two files"
+    assert _role_changes(first.stdout) == sorted([(dirs, "ib-a")] + [(dirs, "ib-b")] + [(task, host) for task in writes for host in ("ib-a", "ib-b")])
+
+    before = {host: ((tmp_path / "etc" / host / "nccl.conf").read_text(), (tmp_path / "etc" / host / "gpufleet" / "nccl.env").read_text())
+              for host in ("ib-a", "ib-b")}
+    second = playbook(hosts, _tasks(tmp_path))
+    assert second.rc == 0, second.stdout + second.stderr
+    assert _recap(second.stdout) == {"ib-a": {"changed": 0, "failed": 0}, "ib-b": {"changed": 0, "failed": 0}}
+    assert _role_changes(second.stdout) == []
+
+    # --check --diff with a different (valid) override: the diff shows the change, nothing is written.
+    check = playbook(hosts, _tasks(tmp_path, {"nccl_env_overrides": {"NCCL_IB_HCA": "=mlx5_0:1,mlx5_4:1"}}), extra_args=("--check", "--diff"))
+    assert check.rc == 0, check.stdout + check.stderr
+    assert "-NCCL_IB_HCA=" + H100_RAILS in check.stdout and "+NCCL_IB_HCA==mlx5_0:1,mlx5_4:1" in check.stdout
+    assert _role_changes(check.stdout) == sorted((task, host) for task in writes for host in ("ib-a", "ib-b"))
+    after = {host: ((tmp_path / "etc" / host / "nccl.conf").read_text(), (tmp_path / "etc" / host / "gpufleet" / "nccl.env").read_text())
+             for host in ("ib-a", "ib-b")}
+    assert after == before
+
+
+def test_check_mode_on_a_fresh_node_writes_nothing(playbook, node_file, tmp_path):
+    run = playbook(_hosts(node_file, tmp_path), _tasks(tmp_path), extra_args=("--check", "--diff"))
+    assert run.rc == 0, run.stdout + run.stderr
+    assert "+NCCL_IB_HCA=" + H100_RAILS in run.stdout
+    assert not (tmp_path / "etc").exists()
+
+
+def test_wrong_override_fails_before_anything_is_written(playbook, node_file, tmp_path):
+    # mlx5_10 does not exist on this node; as a prefix it would match nothing either ("mlx5_1" would
+    # match mlx5_1 only here, but the "=" makes the whole list exact).
+    run = playbook(_hosts(node_file, tmp_path), _tasks(tmp_path, {"nccl_env_overrides": {"NCCL_IB_HCA": "=mlx5_10:1"}}))
+    assert run.rc != 0
+    assert ("NCCL settings refused before any benchmark: ib-a: override NCCL_IB_HCA==mlx5_10:1 matches no RDMA device/port on the node "
+            "(NCCL matching rules; ports: mlx5_0:1, mlx5_1:1, mlx5_4:1, mlx5_5:1, mlx5_6:1, mlx5_7:1, mlx5_8:1, mlx5_9:1, mlx5_bond_0:1)") in run.stdout
+    assert "TASK [gpufleet.acceptance.nccl_env : Write" not in run.stdout
+    assert not (tmp_path / "etc").exists()
+    assert _recap(run.stdout)["ib-a"]["failed"] == 1

@@ -1,0 +1,298 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 6, "tests that can fail": playbooks/validate_cluster.yml judges the replayed demo fleet.
+
+One run of the product's playbook, unchanged, on the whole of inventories/simulated/ (module
+fixture); the test reads the results directory it writes (hosts/<host>.json, fleet.json). Every
+expected verdict, check id and measured / expected figure below is written by hand from the
+recording the comment names (inventories/simulated/nodes/<host>.yml says which file answers which
+command). Each node is judged only on the fact groups its recordings back (host_vars
+``gpufleet_fact_groups``): the checks of the other groups must skip, never pass.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
+
+ACCEPT, REJECT = "ACCEPT", "REJECT"
+
+# host -> (verdict, ids of the checks that fail). Reasons: inventories/simulated/README.md.
+EXPECTED = {
+    "dgx-a100-nv12": (ACCEPT, set()),
+    "a100-pcie-nvlink-bridge-pairs": (ACCEPT, set()),
+    "della-h100-1gpu": (ACCEPT, set()),
+    "hgx-h100-nv18": (REJECT, {"gpu.throttle", "network.ib_port_errors"}),
+    "sold-8x-nvlink-rtx4090-pcie": (REJECT, {"topology.gpu_pairs", "gpu.processes"}),
+    "azure-a100-nvlink-inactive": (REJECT, {"facts.nic"}),
+    "hgx-h100-rdma-down": (REJECT, {"gpu.processes", "gpu.throttle", "network.nic_speed"}),
+    "azure-a100-retired-pages-synthetic": (REJECT, {"gpu.retired_pages"}),
+    "frontend-1g-copper": (REJECT, {"network.nic_speed"}),
+    "i40e-sfp-speed-unknown": (REJECT, {"network.nic_speed"}),
+    "hgx-h100-xid-peermem": (REJECT, {"host.memlock", "host.xid"}),
+    "dgx-spark-roce-2-down": (REJECT, {"network.nic_speed", "network.rdma_port_state"}),
+}
+HEALTHY = sorted(host for host, (verdict, _failed) in EXPECTED.items() if verdict == ACCEPT)
+
+# The fact group each check reads (the requires= of its registration), written out here.
+GROUP_OF = {"topology.": "topology", "numa.": "topology", "gpu.": "gpu", "nvlink.": "gpu", "pcie.gpu_link": "gpu",
+            "pcie.nic_link": "nic", "network.": "nic", "host.": "host", "fleet.hca_firmware": "nic", "fleet.mtu": "nic",
+            "fleet.gpu_": "gpu", "fleet.nvlink_active_links": "gpu", "fleet.max_sm_clock": "gpu", "fleet.power_limit": "gpu",
+            "software.cuda": "gpu", "software.nccl": "host", "software.ofed": "host", "software.mpi": "host"}
+
+
+def _group_of(check_id):
+    for prefix, group in GROUP_OF.items():
+        if check_id.startswith(prefix):
+            return group
+    return None
+
+
+@pytest.fixture(name="run", scope="module")
+def run_fixture(tmp_path_factory):
+    """``{"hosts": {host: record}, "fleet": fleet.json, "stdout": str}`` of one validate_cluster.yml run."""
+    tmp = tmp_path_factory.mktemp("verdicts")
+    build = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tests", "replay", "build_fleet.py"), "--inventory",
+                            os.path.join(SIM, "hosts.yml"), "--out", os.path.join(REPO_ROOT, "tests", "output", "simulated")],
+                           capture_output=True, text=True, check=False, timeout=120)
+    assert build.returncode == 0, build.stderr
+    run_dir = tmp / "results"
+    env = dict(os.environ)
+    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
+                "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-local")})
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", os.path.join(SIM, "hosts.yml"),
+           os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps({"gpufleet_results_dir": str(run_dir)})]
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    # A rejected node is a verdict, not a playbook failure.
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    hosts = {}
+    for path in glob.glob(str(run_dir / "hosts" / "*.json")):
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+        hosts[record["host"]] = record
+    with open(run_dir / "fleet.json", encoding="utf-8") as handle:
+        fleet = json.load(handle)
+    return {"hosts": hosts, "fleet": fleet, "stdout": proc.stdout}
+
+
+def _results(record, check_id, status=None):
+    return [item for item in record["checks"] if item["id"] == check_id and (status is None or item["status"] == status)]
+
+
+def _by_subject(items):
+    by = {item["subject"]: item for item in items}
+    assert len(by) == len(items), [item["subject"] for item in items]
+    return by
+
+
+def _one(record, check_id, status):
+    found = _results(record, check_id, status)
+    assert len(found) == 1, (record["host"], check_id, status, found)
+    return found[0]
+
+
+def _fact_groups(host):
+    with open(os.path.join(SIM, "host_vars", host + ".yml"), encoding="utf-8") as handle:
+        return yaml.safe_load(handle)["gpufleet_fact_groups"]
+
+
+def test_every_node_judged_and_the_fleet_rejected(run):
+    with open(os.path.join(SIM, "hosts.yml"), encoding="utf-8") as handle:
+        hosts = yaml.safe_load(handle)["all"]["children"]["simulated"]["hosts"]
+    assert sorted(hosts) == sorted(EXPECTED) == sorted(run["hosts"])
+    fleet = run["fleet"]
+    assert fleet["verdict"] == REJECT and fleet["nodes"] == 12
+    assert fleet["counts"] == {"ACCEPT": 3, "ACCEPT WITH WARNINGS": 0, "REJECT": 9, "UNREACHABLE": 0}
+    for host, (verdict, _failed) in EXPECTED.items():
+        assert fleet["node_verdicts"][host]["verdict"] == verdict, host
+        # the one line per node the playbook prints
+        assert '"msg": "%s: %s' % (host, verdict) in run["stdout"], host
+
+
+@pytest.mark.parametrize("host", sorted(EXPECTED))
+def test_verdict_and_failing_check_ids(run, host):
+    record = run["hosts"][host]
+    verdict, failed = EXPECTED[host]
+    assert record["verdict"] == verdict, [(item["id"], item["message"]) for item in record["checks"] if item["status"] == "fail"]
+    assert set(record["failed"]) == failed
+    assert not [item for item in record["checks"] if item["status"] == "error"], host
+    # only recorded evidence: no fact group fails for want of a recording
+    assert set(record["fact_errors"]) == ({"nic"} if host == "azure-a100-nvlink-inactive" else set())
+
+
+@pytest.mark.parametrize("host", sorted(EXPECTED))
+def test_groups_left_out_only_skip(run, host):
+    """A group the node's recordings do not back is not gathered, and every check reading it skips."""
+    record = run["hosts"][host]
+    wanted = _fact_groups(host)
+    for group, facts in record["facts"].items():
+        assert (facts is not None) == (group in wanted and group not in record["fact_errors"]), (host, group)
+    for item in record["checks"]:
+        group = _group_of(item["id"])
+        if group is not None and group not in wanted:
+            assert item["status"] == "skip" and "%s facts not gathered" % group in item["message"], (host, item)
+
+
+@pytest.mark.parametrize("host", HEALTHY)
+def test_healthy_nodes_have_no_warning_or_failure(run, host):
+    record = run["hosts"][host]
+    assert [item for item in record["checks"] if item["status"] in ("warn", "fail", "error")] == []
+    assert record["failed"] == []
+
+
+def test_dgx_a100_nv12_topology_as_sold(run):
+    record = run["hosts"]["dgx-a100-nv12"]
+    # topo/gengwg-dgx-a100-nv12-12xmlx5-tabs-numa.txt: NV12 in all 28 GPU pair cells
+    pairs = _one(record, "topology.gpu_pairs", "pass")
+    assert (pairs["measured"], pairs["expected"]) == ("NV12", "NV12")
+    # GPU NUMA affinity 1,1,3,3,5,5,7,7
+    assert _one(record, "numa.gpu_spread", "pass")["measured"] == [1, 3, 5, 7]
+
+
+def test_bridge_pairs_as_sold(run):
+    record = run["hosts"]["a100-pcie-nvlink-bridge-pairs"]
+    # topo/azure-ncads-a100-v4-style-...: GPU0-GPU1 NV12, GPU2-GPU3 NV12, SYS between the pairs
+    pairs = _one(record, "topology.gpu_pairs", "pass")
+    assert (pairs["measured"], pairs["expected"]) == (["GPU0-GPU1", "GPU2-GPU3"], "NV12")
+
+
+def test_della_h100_single_gpu_healthy(run):
+    record = run["hosts"]["della-h100-1gpu"]
+    # smi/princeton-della-h100-nvidia-smi-a-text-545.txt: Attached GPUs 1, NVIDIA H100 80GB HBM3,
+    # FB Total 81559 MiB, ECC errors all 0, no pending remap, MIG Disabled, Persistence Enabled,
+    # Processes None, Fabric Completed / Success, only 'Idle : Active' among the clocks event reasons
+    assert (_one(record, "gpu.count", "pass")["measured"], _one(record, "gpu.count", "pass")["expected"]) == (1, 1)
+    assert _one(record, "gpu.model", "pass")["measured"] == ["NVIDIA H100 80GB HBM3"]
+    assert _one(record, "gpu.memory", "pass")["measured"] == 81559
+    assert _one(record, "gpu.ecc_errors", "pass")["measured"] == 0
+    assert _one(record, "gpu.processes", "pass")["measured"] == 0
+    assert _one(record, "gpu.persistence", "pass")["measured"] is True
+    assert _one(record, "gpu.mig", "pass")["measured"] == "Disabled"
+    assert _one(record, "gpu.fabric", "pass")["measured"] == {"state": "Completed", "status": "Success"}
+    assert _one(record, "gpu.throttle", "pass")["measured"] == []
+    # topo/princeton-pli-1gpu-slurm-alloc-6nic-cpu-affinity-0.txt: GPU0 PIX to NIC0 (mlx5_0) and NIC1
+    assert _one(record, "numa.nearest_nic", "pass")["measured"] == "PIX"
+
+
+def test_rtx4090_sold_as_nvlink(run):
+    record = run["hosts"]["sold-8x-nvlink-rtx4090-pcie"]
+    # topo/8x-rtx4090-pcie-all-SYS-2nic-no-legend.txt: every one of the 28 pairs SYS; claim: nvswitch
+    pairs = _by_subject(_results(record, "topology.gpu_pairs", "fail"))
+    assert sorted(pairs) == sorted("GPU%d-GPU%d" % (a, b) for a in range(8) for b in range(a + 1, 8))
+    assert {(item["measured"], item["expected"]) for item in pairs.values()} == {("SYS", "NVLink")}
+    assert pairs["GPU0-GPU1"]["message"] == "GPU0-GPU1: SYS, expected NVLink"
+    # smi/gpud-nvidia-smi-q-8x-rtx4090-535.154.05.txt: one process on each GPU (GPU1: /opt/conda/bin/python, 21952 MiB)
+    procs = _by_subject(_results(record, "gpu.processes", "fail"))
+    assert sorted(procs) == ["GPU%d" % index for index in range(8)]
+    assert (procs["GPU1"]["measured"], procs["GPU1"]["expected"]) == (1, 0) and "21952 MiB" in procs["GPU1"]["message"]
+
+
+def test_hgx_h100_nv18_throttled_and_counters_saturated(run):
+    record = run["hosts"]["hgx-h100-nv18"]
+    # the fabric is as sold: NV18 in every pair (mlengineering topo), 8 NDR 400 IB ports Active (ibstat)
+    pairs = _one(record, "topology.gpu_pairs", "pass")
+    assert (pairs["measured"], pairs["expected"]) == ("NV18", "NV18")
+    assert _results(record, "network.rdma_port_state", "fail") == []
+    # smi/gpud-nvidia-smi-q-8x-h100-535.161.08.txt: on all 8 GPUs 'HW Slowdown : Active' and
+    # 'HW Power Brake Slowdown : Active', SM clock 86 MHz of max 1980 MHz
+    throttle = _by_subject(_results(record, "gpu.throttle", "fail"))
+    assert sorted(throttle) == ["GPU%d" % index for index in range(8)]
+    for item in throttle.values():
+        assert (sorted(item["measured"]), item["expected"]) == (["hw_power_brake_slowdown", "hw_slowdown"], [])
+        assert "86/1980 MHz" in item["message"]
+    # ib-sysfs/gpud-h100-8x-cx7-ndr400-plus-bf3-bond-sysfs-tree-grep-r-CLONED-COUNTERS.txt (sysfs tree h100-ndr-ib):
+    # every port excessive_buffer_overrun_errors 15 (a 4-bit counter at its maximum), port_rcv_errors 14,
+    # port_rcv_switch_relay_errors 1; mlx5_1 link_downed 255 (8-bit maximum) and switch_relay 2
+    errors = _by_subject(_results(record, "network.ib_port_errors", "fail"))
+    assert sorted(errors) == sorted(["mlx5_%d/1" % n for n in (0, 1, 4, 5, 6, 7, 8, 9)] + ["mlx5_bond_0/1"])
+    assert errors["mlx5_0/1"]["measured"] == {"excessive_buffer_overrun_errors": 15, "port_rcv_errors": 14, "port_rcv_switch_relay_errors": 1}
+    assert errors["mlx5_1/1"]["measured"] == {"excessive_buffer_overrun_errors": 15, "link_downed": 255, "port_rcv_errors": 14,
+                                              "port_rcv_switch_relay_errors": 2}
+    assert errors["mlx5_1/1"]["expected"] == 0
+    assert "link_downed 255 (SATURATED" in errors["mlx5_1/1"]["message"]
+
+
+def test_hgx_h100_rdma_down(run):
+    record = run["hosts"]["hgx-h100-rdma-down"]
+    # ib/gpud-ibstat-h100-ndr-ib-3ports-down-disabled.txt: mlx5_2, mlx5_7, mlx5_8 Ethernet, State Down,
+    # Physical state Disabled, Rate 40; claimed 4x 100 Gb/s storage ethernet. The 8 NDR IB ports are Active.
+    speed = _by_subject(_results(record, "network.nic_speed", "fail"))
+    assert sorted(speed) == ["mlx5_2/1", "mlx5_7/1", "mlx5_8/1"]
+    assert {(item["measured"], item["expected"]) for item in speed.values()} == {(40, 100)}
+    assert _results(record, "network.rdma_port_state", "fail") == []
+    # smi/...-535.183.01-fabric-completed-power-brake-swthermal-ACTIVE.txt: the third GPU (00000000:75:00.0)
+    # has SW Power Cap, HW Power Brake Slowdown and SW Thermal Slowdown Active and runs /usr/bin/python (9212 MiB)
+    throttle = _one(record, "gpu.throttle", "fail")
+    assert throttle["subject"] == "GPU2"
+    assert sorted(throttle["measured"]) == ["hw_power_brake_slowdown", "sw_power_cap", "sw_thermal_slowdown"]
+    procs = _one(record, "gpu.processes", "fail")
+    assert (procs["subject"], procs["measured"], procs["expected"]) == ("GPU2", 1, 0) and "9212 MiB" in procs["message"]
+
+
+def test_retired_pages_synthetic(run):
+    record = run["hosts"]["azure-a100-retired-pages-synthetic"]
+    # smi/azure-nvsmi-q-retired-pages-8gpu-bad-EDITED.txt (SYNTHETIC values): 'Pending Page Blacklist : Yes'
+    # on the 2nd, 4th, 6th and 8th GPU with (double, single) = (61, 2), (0, 6), (45, 20), (56, 8)
+    pending = _by_subject(_results(record, "gpu.retired_pages", "fail"))
+    assert {subject: (item["measured"]["double_bit_ecc"], item["measured"]["single_bit_ecc"], item["measured"]["pending"])
+            for subject, item in pending.items()} == {"GPU1": (61, 2, True), "GPU3": (0, 6, True), "GPU5": (45, 20, True), "GPU7": (56, 8, True)}
+    assert {json.dumps(item["expected"], sort_keys=True) for item in pending.values()} == {'{"pending": false}'}
+    # the 1st GPU: 5 double-bit and 60 single-bit pages retired, nothing pending: a warning
+    warned = _one(record, "gpu.retired_pages", "warn")
+    assert (warned["subject"], warned["measured"]) == ("GPU0", {"double_bit_ecc": 5, "single_bit_ecc": 60, "pending": False})
+
+
+def test_ibstat_panic(run):
+    record = run["hosts"]["azure-a100-nvlink-inactive"]
+    # ib/gpud-ibstat-azure-a100-hdr-8xcx6vf-ibpanic-exit255.txt: ibpanic on the vanished mlx5_8, exit 255
+    fact = _one(record, "facts.nic", "fail")
+    assert fact["subject"] == "nic" and "exited 255" in fact["message"] and "mlx5_8" in fact["message"]
+
+
+def test_frontend_at_1g(run):
+    # ethtool/node-exporter-eth0-1g-netlink-error-not-permitted.txt: Speed 1000Mb/s; claimed 1x 10 Gb/s frontend
+    item = _one(run["hosts"]["frontend-1g-copper"], "network.nic_speed", "fail")
+    assert (item["subject"], item["measured"], item["expected"], item["threshold_source"]) == ("eth0", 1.0, 10, "claim")
+
+
+def test_unsupported_sfp_no_link(run):
+    # ethtool/intel-i40e-unsupported-sfp-speed-unknown-link-no.txt: Speed Unknown!, Link detected: no; claimed 10 Gb/s storage
+    item = _one(run["hosts"]["i40e-sfp-speed-unknown"], "network.nic_speed", "fail")
+    assert (item["subject"], item["measured"], item["expected"]) == ("net03", None, 10)
+    assert "Link detected: no" in item["message"]
+
+
+def test_dgx_spark_two_roce_ports_down(run):
+    record = run["hosts"]["dgx-spark-roce-2-down"]
+    # ib/dgx-spark-gb10-cx7-roce-ibv_devinfo-2up-2down.txt: rocep1s0f0 and roceP2p1s0f0 PORT_DOWN,
+    # rocep1s0f1 and roceP2p1s0f1 PORT_ACTIVE; claimed 4x 200 Gb/s compute RoCE
+    down = _by_subject(_results(record, "network.rdma_port_state", "fail"))
+    assert sorted(down) == ["roceP2p1s0f0/1", "rocep1s0f0/1"]
+    assert {(item["measured"], item["expected"]) for item in down.values()} == {("Down", "Active")}
+    speed = _by_subject(_results(record, "network.nic_speed", "fail"))
+    for port in ("roceP2p1s0f0/1", "rocep1s0f0/1"):
+        assert (speed[port]["measured"], speed[port]["expected"]) == (None, 200) and " is Down" in speed[port]["message"]
+
+
+def test_xid_and_memlock(run):
+    record = run["hosts"]["hgx-h100-xid-peermem"]
+    # misc/gpud-dmesg-iso-xid-48-63-94-dbe-rowremap-plus-peermem-errors.txt: Xid 48 once, 63 once, 94 nine
+    # times on PCI:0000:19:00, and 30 nvidia-peermem ERROR lines
+    xids = _by_subject(_results(record, "host.xid", "fail"))
+    assert {subject: (item["measured"], item["expected"]) for subject, item in xids.items()} == {
+        "Xid 48": (1, 0), "Xid 63": (1, 0), "Xid 94": (9, 0)}
+    peermem = _one(record, "host.peermem_errors", "warn")
+    assert (peermem["measured"], peermem["expected"]) == (30, 0)
+    # sysfs tree host-hgx-h100-xe9680 proc/self/limits: 'Max locked memory 65536 65536 bytes'
+    memlock = _one(record, "host.memlock", "fail")
+    assert (memlock["measured"], memlock["expected"]) == (65536, "unlimited")

@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The demo report in headless Chromium (Debian's ``chromium``): what a reader's browser really shows.
+
+The run is the replayed demo fleet (inventories/simulated/, validate_cluster.yml, report role included)
+plus one SYNTHETIC hostile node added afterwards: the real recording
+smi/gpud-nvidia-smi-q-8x-h100-535.161.08.txt with its first GPU's product name replaced, in this test, by
+markup and a script tag, parsed by the real parser, under a hostname carrying markup; the fleet is then
+judged again by the real checks engine and the report rendered again. Chromium then:
+- loads it without a console error;
+- shows, for every node, the verdict that results.json holds;
+- shows the hostile strings as text only: no element they could have injected exists in the DOM;
+- paints a screenshot that is not blank (PNG decoded with zlib, more than one colour).
+Skipped, saying why, when /usr/bin/chromium is missing (apt-get install chromium).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import zlib
+from html.parser import HTMLParser
+
+import pytest
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BIN = os.path.dirname(sys.executable)
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"]
+HOSTILE_GPU = '<script>alert("gpu")</script><img src=x onerror=alert(1)>'
+HOSTILE_HOST = "evil-<b>bold</b><script>alert('host')</script>"
+
+pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium not installed (Debian: apt-get install chromium): the browser test needs it")
+
+
+def _add_hostile_node_and_rejudge(results_dir):
+    from ansible_collections.gpufleet.acceptance.plugins.action.fleet_verdict import Judge, judge_run  # pylint: disable=import-outside-toplevel
+    from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.gpu_inventory import build_inventory  # pylint: disable=import-outside-toplevel
+    from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.registry import parse  # pylint: disable=import-outside-toplevel
+    from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import RunDir  # pylint: disable=import-outside-toplevel
+
+    with open(os.path.join(REPO_ROOT, "tests", "fixtures", "smi", "gpud-nvidia-smi-q-8x-h100-535.161.08.txt"), encoding="utf-8") as handle:
+        text = handle.read().replace("NVIDIA H100 80GB HBM3", HOSTILE_GPU, 1)  # SYNTHETIC edit of a real recording
+    run = RunDir.open(results_dir)
+    record = run.new_host_record(HOSTILE_HOST)
+    record["facts"]["gpu"] = build_inventory(text=parse("nvidia-smi-q", text))
+    record["claim"] = {"gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8}
+    record["phases"] = {"facts": {"complete": True, "finished": "2026-01-31T12:00:00Z"}}
+    run.write_host(record)
+    records = run.host_records()
+    hosts = sorted(records)
+    choices = {host: {"claim": records[host].get("claim"), "profile": None, "overrides": None, "settings": {}} for host in hosts}
+    judge_run(run, hosts, set(hosts), choices, Judge())
+
+
+class _Dom(HTMLParser):
+    """Node rows (host, verdict) of the summary table and every element name seen."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags = []
+        self.rows = []
+        self._field = None
+        self._row = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append((tag, attrs))
+        classes = (attrs.get("class") or "").split()
+        if tag == "tr" and "node" in classes:
+            self._row = {"host": "", "verdict": "", "data": attrs.get("data-verdict")}
+            self.rows.append(self._row)
+        elif self._row is not None and tag == "td" and "host" in classes:
+            self._field = "host"
+        elif self._row is not None and tag == "span" and "verdict" in classes:
+            self._field = "verdict"
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "span"):
+            self._field = None
+        if tag == "tr":
+            self._row = None
+
+    def handle_data(self, data):
+        if self._row is not None and self._field:
+            self._row[self._field] += data
+
+
+def _png_colours(path):
+    """``(width, height, distinct RGB colours)`` of an 8-bit RGB/RGBA PNG (decoded with zlib, filters undone)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, channels = 8, b"", 0, 0, 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and colour in (2, 6), "only 8-bit RGB/RGBA decoded here"
+            channels = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    previous = bytearray(stride)
+    colours = set()
+    for row in range(height):
+        filter_type = raw[row * (stride + 1)]
+        line = bytearray(raw[row * (stride + 1) + 1:(row + 1) * (stride + 1)])
+        for index in range(stride):
+            left = line[index - channels] if index >= channels else 0
+            up = previous[index]
+            upper_left = previous[index - channels] if index >= channels else 0
+            if filter_type == 1:
+                line[index] = (line[index] + left) & 0xFF
+            elif filter_type == 2:
+                line[index] = (line[index] + up) & 0xFF
+            elif filter_type == 3:
+                line[index] = (line[index] + (left + up) // 2) & 0xFF
+            elif filter_type == 4:
+                estimate = left + up - upper_left
+                distances = (abs(estimate - left), abs(estimate - up), abs(estimate - upper_left))
+                line[index] = (line[index] + (left, up, upper_left)[distances.index(min(distances))]) & 0xFF
+        colours.update(bytes(line[column:column + 3]) for column in range(0, stride, channels))
+        previous = line
+    return width, height, colours
+
+
+@pytest.fixture(name="demo_report", scope="module")
+def demo_report_fixture(tmp_path_factory):
+    """The demo fleet validated (report role included), the hostile node added, judged and rendered again."""
+    base = tmp_path_factory.mktemp("demo-report")
+    results_dir = base / "results"
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO_ROOT, "collections"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(base / "ansible-local"))
+    subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tests", "replay", "build_fleet.py"), "--inventory",
+                    os.path.join(REPO_ROOT, "inventories", "simulated", "hosts.yml"), "--out", os.path.join(REPO_ROOT, "tests", "output", "simulated")],
+                   cwd=REPO_ROOT, env=env, check=True, capture_output=True, timeout=300)
+    proc = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", os.path.join(REPO_ROOT, "inventories", "simulated", "hosts.yml"),
+                           os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps({"gpufleet_results_dir": str(results_dir)})],
+                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (results_dir / "report.html").exists() and (results_dir / "junit.xml").exists()  # the role ran inside the playbook
+    _add_hostile_node_and_rejudge(str(results_dir))
+    from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.report.render import render_report  # pylint: disable=import-outside-toplevel
+    render_report(str(results_dir))
+    return results_dir
+
+
+def _chromium(base, *args):
+    profile = base / ("chromium-profile-%d" % len(list(base.glob("chromium-profile-*"))))
+    cmd = [CHROMIUM] + CHROMIUM_FLAGS + ["--user-data-dir=%s" % profile, "--enable-logging=stderr", "--v=0"] + list(args)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_dom_shows_results_json_verdicts_and_no_injected_element(demo_report, tmp_path):
+    with open(demo_report / "results.json", encoding="utf-8") as handle:
+        results = json.load(handle)
+    proc = _chromium(tmp_path, "--dump-dom", (demo_report / "report.html").as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    console = [line for line in proc.stderr.splitlines() if "Uncaught" in line or "ERROR:CONSOLE" in line or ":CONSOLE(" in line]
+    assert console == []
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    shown = {row["host"].strip(): row["verdict"].strip() for row in dom.rows}
+    expected = {host: record["verdict"] for host, record in results["hosts"].items()}
+    assert HOSTILE_HOST in shown and len(expected) >= 12
+    assert shown == expected
+    assert all(row["data"] == row["verdict"].strip() for row in dom.rows)
+    assert results["hosts"][HOSTILE_HOST]["verdict"] == "REJECT"  # judged on its GPU model against the claim
+    # nothing the hostile strings carry became an element: no script, no img, no <b> holding "bold"
+    assert [tag for tag, _attrs in dom.tags if tag in ("script", "img", "iframe", "object", "embed")] == []
+    assert not any(attrs.get("onerror") is not None for _tag, attrs in dom.tags)
+    assert "<b>bold</b>" not in proc.stdout.replace("&lt;b&gt;bold&lt;/b&gt;", "")
+    text = _text_of(proc.stdout)
+    assert HOSTILE_GPU in text and HOSTILE_HOST in text  # shown, as text
+
+
+def _text_of(html):
+    parser = HTMLParser(convert_charrefs=True)
+    parts = []
+    parser.handle_data = parts.append
+    parser.feed(html)
+    return "".join(parts)
+
+
+def test_screenshot_is_not_blank(demo_report, tmp_path):
+    shot = tmp_path / "report.png"
+    proc = _chromium(tmp_path, "--screenshot=%s" % shot, "--window-size=1280,900", (demo_report / "report.html").as_uri())
+    assert proc.returncode == 0 and shot.exists(), proc.stderr[-2000:]
+    width, height, colours = _png_colours(str(shot))
+    assert (width, height) == (1280, 900)
+    assert len(colours) > 8  # text, badges and table lines in several colours; a blank page has one
+    # the REJECT colour (#b3261e: banner edge and badges) is painted, give or take colour management
+    assert any(abs(colour[0] - 0xB3) <= 8 and abs(colour[1] - 0x26) <= 8 and abs(colour[2] - 0x1E) <= 8 for colour in colours)
