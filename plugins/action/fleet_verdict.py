@@ -25,7 +25,16 @@ from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store 
 PROFILES_MODULE = "ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.profiles"
 
 # Inventory variables handed to the checks as NodeContext.settings when a host defines them.
-SETTINGS_VARS = ("gpufleet_nccl_env",)
+SETTINGS_VARS = (
+    "gpufleet_nccl_env",
+    "gpufleet_fleet_group",
+    "gpufleet_benchmark_vote",
+    "gpufleet_pair_search_tolerance",
+    "gpufleet_iperf3_line_rate_gbps",
+    "gpufleet_iperf3_floor_fraction",
+    "gpufleet_iperf3_concurrent_ratio_min",
+    "gpufleet_ib_write_lat_max_us",
+)
 
 CLAIM_INTERCONNECTS = ("nvswitch", "nvlink_bridge_pairs", "pcie")
 CLAIM_NIC_ROLES = ("compute", "storage", "frontend")
@@ -208,13 +217,16 @@ def judge_run(run, hosts, reachable, choices, judge, families=None):
             unreachable = record.get("unreachable")
             facts = record.get("facts") or {}
             errors = record.get("fact_errors") or {}
+        settings = dict(choice["settings"])
+        # The benchmark records of the host (checks/benchmarks.py reads them).
+        settings["benchmarks"] = list((record or {}).get("benchmarks") or [])
         if unreachable:
             profile, reason = None, "not chosen: host unreachable"
         else:
             profile, reason = judge.choose(facts, choice)
         profiles[host] = {"name": (profile or {}).get("name"), "reason": reason}
         nodes.append(NodeContext(host, facts=facts, fact_errors=errors, claim=choice["claim"], profile=profile,
-                                 settings=choice["settings"], unreachable=unreachable))
+                                 settings=settings, unreachable=unreachable))
     report = run_checks(nodes, families=families)
     for host in hosts:
         run.write_judgement(host, report["nodes"][host], profile=profiles[host], claim=choices.get(host, {}).get("claim"))

@@ -40,7 +40,7 @@ FACT_GROUPS = {
     "host": "gpufleet_host",
 }
 
-# The shape of one benchmark record (filled by the benchmark runners of a later issue).
+# The shape of one benchmark record (written by the bench_run action, docs/benchmarks.md).
 BENCHMARK_FIELDS = {
     "name": (str,),
     "command": (list,),
@@ -51,7 +51,24 @@ BENCHMARK_FIELDS = {
     "parsed": (dict, list, type(None)),
     "started": (str,),
     "duration_s": (int, float, type(None)),
+    # optional (the benchmark runner, docs/benchmarks.md): a record may leave them out
+    "kind": (str, type(None)),
+    "hosts": (list,),
+    "outcome": (str, type(None)),
+    "reason": (str, type(None)),
+    "rc": (int, type(None)),
+    "repeat": (int,),
+    "round": (int, type(None)),
+    "group": (str, type(None)),
+    "job_id": (str, type(None)),
+    "stderr_path": (str, type(None)),
 }
+# The fields of BENCHMARK_FIELDS a record may leave out.
+BENCHMARK_OPTIONAL = frozenset(("kind", "hosts", "outcome", "reason", "rc", "repeat", "round", "group", "job_id", "stderr_path"))
+# The values of the optional ``kind`` and ``outcome`` fields.
+BENCHMARK_KINDS = ("allreduce_single", "allreduce_multi", "allreduce_pair", "iperf3", "iperf3_concurrent", "ib_write_bw", "ib_write_lat",
+                   "nvbandwidth")
+BENCHMARK_OUTCOMES = ("ok", "hang", "missing_binary", "launcher_error", "crash", "failed", "unreachable")
 
 # The collection this code runs from (recorded in run.json: which gpufleet judged the run).
 COLLECTION_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -443,9 +460,13 @@ class RunDir:
 
     def add_benchmark(self, host, benchmark):
         """Append one benchmark record (shape: BENCHMARK_FIELDS) to ``host``'s record."""
-        problems = ["%s missing" % key for key in BENCHMARK_FIELDS if key not in benchmark]
+        problems = ["%s missing" % key for key in BENCHMARK_FIELDS if key not in benchmark and key not in BENCHMARK_OPTIONAL]
         problems += ["%s must be %s" % (key, "/".join(kind.__name__ for kind in kinds))
-                     for key, kinds in BENCHMARK_FIELDS.items() if key in benchmark and not isinstance(benchmark[key], kinds)]
+                     for key, kinds in BENCHMARK_FIELDS.items()
+                     if key in benchmark and (not isinstance(benchmark[key], kinds) or isinstance(benchmark[key], bool) and bool not in kinds)]
+        problems += ["%s must be one of %s, not %r" % (key, "/".join(choices), benchmark[key])
+                     for key, choices in (("kind", BENCHMARK_KINDS), ("outcome", BENCHMARK_OUTCOMES))
+                     if benchmark.get(key) is not None and benchmark[key] not in choices]
         problems += ["unknown field %s" % key for key in benchmark if key not in BENCHMARK_FIELDS]
         if problems:
             raise ResultsError("benchmark record for %s: %s" % (host, "; ".join(problems)))

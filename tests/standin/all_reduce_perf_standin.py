@@ -85,7 +85,9 @@ that a 1 Gbit/s link is what limits busbw. Use an integer type to measure links.
 Test-double knobs (not nccl-tests options): ``--hostname`` / ``GPUFLEET_STANDIN_HOSTNAME``
 (namespaces that share one UTS name), ``--corrupt-rank R`` / ``GPUFLEET_STANDIN_CORRUPT_RANK``
 (rank R flips one byte of every chunk it sends during validation, so ``#wrong`` must come
-out non-zero), ``GPUFLEET_STANDIN_MAX_SECONDS`` (wall-clock cap of the whole run, default 600).
+out non-zero), ``GPUFLEET_STANDIN_MAX_SECONDS`` (wall-clock cap of the whole run, default 600),
+``GPUFLEET_STANDIN_HANG_AFTER_ROWS=N`` (rank ``GPUFLEET_STANDIN_HANG_RANK``, default 1, stops
+for good after the N-th table row: a hang for the benchmark runner's timeout to catch).
 Sizes are capped at 1 GiB and iterations at 1000.
 """
 
@@ -762,6 +764,18 @@ class Run:
             log.warn("transport/net_ib.cc:545", "NET/IB : Unable to open device %s" % hca)
         log.info("NET/IB : No device found.")
 
+    def maybe_hang(self):
+        """Test-double knob GPUFLEET_STANDIN_HANG_AFTER_ROWS=N: after N table rows, rank
+        GPUFLEET_STANDIN_HANG_RANK (default 1) stops for good (sleeps, past any deadline),
+        so the other ranks wait for it, as the ranks of a hung NCCL job do."""
+        self.rows_done += 1
+        after = self.env.get("GPUFLEET_STANDIN_HANG_AFTER_ROWS")
+        if after and self.rows_done >= int(after) and self.rank == int(self.env.get("GPUFLEET_STANDIN_HANG_RANK", "1")):
+            while True:
+                time.sleep(3600)
+
+    rows_done = 0
+
     def check_time(self):
         if time.monotonic() > self.deadline:
             raise StandinError("rank %d: GPUFLEET_STANDIN_MAX_SECONDS exceeded" % self.rank)
@@ -827,6 +841,7 @@ class Run:
                     errors += wrong
                     line += "  %7s  %6.2f  %6.2f  %5g" % (time_str(usec), algbw, busbw, float(wrong))
             self.print0(line)
+            self.maybe_hang()
         avg = sum(busbws) / len(busbws) if busbws else 0.0
         self.print0("# Out of bounds values : %d %s" % (errors, "FAILED" if errors else "OK"))
         self.print0("# Avg bus bandwidth    : %g" % avg)

@@ -1,0 +1,390 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Node-side benchmark runner: one command in its own process group, under a timeout, tagged with a job id.
+
+Runs on a bare rented node: standard library only, Python 3.8+. The command is an argv list
+(never a shell). It starts in a new session (so a new process group) with ``GPUFLEET_JOB_ID``
+in its environment, which every process it starts inherits (mpirun forwards it to remote ranks
+with ``-x``, added by :func:`tag_argv`). On timeout the whole group gets SIGTERM, then SIGKILL
+after ``grace`` seconds; processes that left the group (daemons, ranks started by a remote
+launcher daemon) are found later by :func:`find_job_processes` scanning ``/proc/<pid>/environ``
+and ended by :func:`kill_job`.
+
+Outcomes (:func:`classify`): ``ok``, ``hang``, ``missing_binary``, ``launcher_error``, ``crash``,
+``failed``; each with a one-line ``reason``.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+JOB_ENV = "GPUFLEET_JOB_ID"
+JOB_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+MAX_OUTPUT_BYTES = 4 * 1024 * 1024
+DROPPED_MARK = "\n[gpufleet: %d bytes of output dropped here (output cap %d bytes)]\n"
+MPI_LAUNCHERS = ("mpirun", "mpiexec", "orterun", "prterun")
+
+OUTCOMES = ("ok", "hang", "missing_binary", "launcher_error", "crash", "failed")
+
+# Text a launcher prints when it could not start the job (Open MPI/ORTE/PRRTE, Slurm, MPICH hydra, ssh).
+LAUNCHER_PATTERNS = (
+    re.compile(r"There are not enough slots available"),
+    re.compile(r"not enough slots", re.IGNORECASE),
+    re.compile(r"ORTE was unable"),
+    re.compile(r"ORTE does not know how to route"),
+    re.compile(r"ORTE has lost communication"),
+    re.compile(r"An ORTE daemon has unexpectedly failed"),
+    re.compile(r"PRTE has lost communication|PRTE was unable"),
+    re.compile(r"mpirun was unable to start the specified application"),
+    re.compile(r"A request was made to bind to that would result in binding more"),
+    re.compile(r"srun: error: (Unable to|Invalid|.*allocation|.*Job step creation)"),
+    re.compile(r"srun: error: .*(Connection refused|Unable to resolve|invalid partition)", re.IGNORECASE),
+    re.compile(r"HYDU_create_process|HYD_pmcd_pmiserv|\[mpiexec@.*\] (HYDT|HYD)_"),
+    re.compile(r"ssh: connect to host .*"),
+    re.compile(r"ssh: Could not resolve hostname"),
+    re.compile(r"Host key verification failed"),
+    re.compile(r"Permission denied \(publickey"),
+)
+# Text a launcher prints when the program itself is not there.
+MISSING_PATTERNS = (
+    re.compile(r"was unable to find the specified executable"),
+    re.compile(r"could not access or execute an executable"),
+    re.compile(r"could not find an executable"),
+    re.compile(r"srun: error: .*execve\(\): .*No such file or directory"),
+    re.compile(r": command not found$"),
+    re.compile(r"execvp error on file .*\(No such file or directory\)"),
+)
+# Text that says a process died abnormally.
+CRASH_PATTERNS = (
+    re.compile(r"exited on signal \d+"),
+    re.compile(r"Segmentation fault|SIGSEGV|Bus error|SIGBUS|core dumped|Aborted \(core"),
+    re.compile(r"srun: error: .*(Segmentation fault|Killed|signal)"),
+    re.compile(r"killed by signal|terminated with signal", re.IGNORECASE),
+    re.compile(r"BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"),
+)
+
+
+def resolve_executable(path, env_path=None):
+    """Absolute path of ``path`` (a name looked up on PATH, or a path), or None when it cannot be run."""
+    if not path:
+        return None
+    if os.sep in path:
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    return shutil.which(path, path=env_path)
+
+
+def tag_argv(argv):
+    """``argv`` with ``-x GPUFLEET_JOB_ID`` added to every app context when it is an Open MPI launcher.
+
+    ``mpirun`` passes a variable to its ranks only when told with ``-x NAME``; Open MPI 4.1 reads
+    ``-x`` per app context (contexts are separated by a lone ``:``), so it goes after the launcher
+    and after each ``:``. Other commands are returned unchanged (``srun`` forwards the whole
+    environment by default).
+    """
+    argv = list(argv)
+    if not argv or os.path.basename(argv[0]) not in MPI_LAUNCHERS:
+        return argv
+    tagged = [argv[0], "-x", JOB_ENV]
+    for item in argv[1:]:
+        tagged.append(item)
+        if item == ":":
+            tagged += ["-x", JOB_ENV]
+    return tagged
+
+
+class _Capture:
+    """Keeps the first and last ``cap // 2`` bytes of a stream and counts the rest (bounded memory)."""
+
+    def __init__(self, cap):
+        self.head_cap = cap // 2
+        self.tail_cap = cap - self.head_cap
+        self.cap = cap
+        self.head = bytearray()
+        self.tail = collections.deque()
+        self.tail_len = 0
+        self.total = 0
+        self.lock = threading.Lock()
+
+    def feed(self, data):
+        with self.lock:
+            self.total += len(data)
+            room = self.head_cap - len(self.head)
+            if room > 0:
+                self.head += data[:room]
+                data = data[room:]
+            if not data:
+                return
+            self.tail.append(bytes(data))
+            self.tail_len += len(data)
+            while self.tail and self.tail_len - len(self.tail[0]) >= self.tail_cap:
+                self.tail_len -= len(self.tail.popleft())
+
+    def text(self):
+        """(decoded text, bytes dropped)."""
+        with self.lock:
+            tail = b"".join(self.tail)
+            if len(tail) > self.tail_cap:
+                tail = tail[len(tail) - self.tail_cap:]
+            dropped = self.total - len(self.head) - len(tail)
+            if dropped <= 0:
+                return (bytes(self.head) + tail).decode("utf-8", errors="replace"), 0
+            text = bytes(self.head).decode("utf-8", errors="replace") + DROPPED_MARK % (dropped, self.cap) + tail.decode("utf-8", errors="replace")
+            return text, dropped
+
+
+def _pump(stream, capture):
+    try:
+        while True:
+            data = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not data:
+                break
+            capture.feed(data)
+    except (OSError, ValueError):
+        pass
+
+
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _signal_group(pgid, sig):
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def end_group(proc, pgid, grace):
+    """SIGTERM to the group, wait up to ``grace`` s for all of it to go, then SIGKILL; returns the signals sent."""
+    sent = []
+    if not _group_alive(pgid):
+        return sent
+    _signal_group(pgid, signal.SIGTERM)
+    sent.append("SIGTERM")
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and not _group_alive(pgid):
+            return sent
+        time.sleep(0.05)
+    if _group_alive(pgid):
+        _signal_group(pgid, signal.SIGKILL)
+        sent.append("SIGKILL")
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+    deadline = time.monotonic() + 5
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return sent
+
+
+def _signal_name(number):
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "signal %d" % number
+
+
+def _first_match(patterns, lines):
+    for line in lines:
+        for pattern in patterns:
+            if pattern.search(line):
+                return line.strip()[:300]
+    return None
+
+
+def _last_line(text):
+    for line in reversed((text or "").splitlines()):
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+def classify(rc, stdout, stderr, hang=False, timeout=None, signals=None, missing=None):
+    """(outcome, reason) of one finished run; ``rc`` as subprocess gives it (negative: killed by that signal)."""
+    if missing:
+        return "missing_binary", missing
+    if hang:
+        return "hang", "no exit within the %ss timeout; process group ended with %s" % (timeout, ", then ".join(signals or ["nothing left to signal"]))
+    lines = ((stderr or "") + "\n" + (stdout or "")).splitlines()
+    if rc == 0:
+        return "ok", ""
+    said = _first_match(MISSING_PATTERNS, lines)
+    if said is not None or rc == 127 and _first_match((re.compile(r"No such file or directory|not found"),), lines):
+        return "missing_binary", said or "exit status 127: %s" % _first_match((re.compile(r"No such file or directory|not found"),), lines)
+    said = _first_match(LAUNCHER_PATTERNS, lines)
+    if said is not None:
+        return "launcher_error", said
+    if rc is not None and rc < 0:
+        return "crash", "killed by %s" % _signal_name(-rc)
+    said = _first_match(CRASH_PATTERNS, lines)
+    if said is not None:
+        return "crash", said
+    if rc is not None and rc >= 128:
+        return "crash", "exit status %d (128 + %s)" % (rc, _signal_name(rc - 128))
+    return "failed", "exit status %s%s" % (rc, ": " + _last_line(stderr or stdout) if _last_line(stderr or stdout) else "")
+
+
+def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_output=MAX_OUTPUT_BYTES):
+    """Run ``argv`` tagged with ``job_id`` in a new session; never raises for the command's own failures.
+
+    Returns ``{cmd, rc, stdout, stderr, stdout_dropped, stderr_dropped, duration_s, outcome, reason,
+    job_id, started, pgid, signals}``; ``rc`` is None when it did not start, negative when a
+    signal ended it (the number of the signal), ``started`` ISO 8601 UTC.
+    """
+    argv = [str(part) for part in argv]
+    if not JOB_ID_RE.match(str(job_id)):
+        raise ValueError("job_id must match %s" % JOB_ID_RE.pattern)
+    run_env = dict(os.environ)
+    run_env.update({str(key): str(value) for key, value in (env or {}).items()})
+    run_env[JOB_ENV] = str(job_id)
+    argv = tag_argv(argv)
+    result = {"cmd": argv, "rc": None, "stdout": "", "stderr": "", "stdout_dropped": 0, "stderr_dropped": 0, "duration_s": 0.0,
+              "outcome": None, "reason": "", "job_id": str(job_id), "pgid": None, "signals": [],
+              "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    executable = resolve_executable(argv[0] if argv else "", run_env.get("PATH"))
+    if executable is None:
+        missing = "%s: not found (or not executable) on the node" % (argv[0] if argv else "empty argv")
+        result["outcome"], result["reason"] = classify(None, "", "", missing=missing)
+        return result
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(  # noqa: S603 - argv list, no shell  pylint: disable=consider-using-with
+            [executable] + argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=run_env, cwd=cwd or None, start_new_session=True)
+    except OSError as exc:
+        result["outcome"] = "missing_binary" if isinstance(exc, (FileNotFoundError, PermissionError)) else "failed"
+        result["reason"] = "%s: could not start: %s" % (argv[0], exc.strerror or exc)
+        return result
+    pgid = proc.pid  # start_new_session: the child leads its own session and group
+    result["pgid"] = pgid
+    captures = (_Capture(max_output), _Capture(max_output))
+    pumps = [threading.Thread(target=_pump, args=(stream, capture), daemon=True) for stream, capture in zip((proc.stdout, proc.stderr), captures)]
+    for pump in pumps:
+        pump.start()
+    hang = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        hang = True
+    # the leader is gone (or hung): whatever else is left in its group goes too
+    signals = end_group(proc, pgid, grace)
+    for pump in pumps:
+        # a process that left the group may still hold the pipes: do not wait for it forever
+        pump.join(timeout=2 if hang or signals else 10)
+    result["duration_s"] = round(time.monotonic() - started, 3)
+    result["rc"] = proc.returncode
+    result["signals"] = signals
+    result["stdout"], result["stdout_dropped"] = captures[0].text()
+    result["stderr"], result["stderr_dropped"] = captures[1].text()
+    result["outcome"], result["reason"] = classify(proc.returncode, result["stdout"], result["stderr"], hang=hang, timeout=timeout, signals=signals)
+    if signals and not hang and result["outcome"] == "ok":
+        result["reason"] = "exited 0; processes it left in its group ended with %s" % ", then ".join(signals)
+    for stream in (proc.stdout, proc.stderr):
+        try:
+            stream.close()
+        except OSError:
+            pass
+    return result
+
+
+def _read_environ(pid, proc_root):
+    try:
+        with open(os.path.join(proc_root, pid, "environ"), "rb") as handle:
+            return handle.read(1 << 20)
+    except OSError:
+        return None
+
+
+def _cmdline(pid, proc_root):
+    try:
+        with open(os.path.join(proc_root, pid, "cmdline"), "rb") as handle:
+            return handle.read(4096).replace(b"\0", b" ").decode("utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def find_job_processes(job_id, proc_root="/proc", exclude=()):
+    """Processes whose environment holds ``GPUFLEET_JOB_ID=<job_id>``: ``[{pid, cmdline}]`` (not this one)."""
+    needle = ("%s=%s" % (JOB_ENV, job_id)).encode("utf-8")
+    skip = {os.getpid()} | {int(pid) for pid in exclude}
+    found = []
+    try:
+        entries = os.listdir(proc_root)
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) in skip:
+            continue
+        environ = _read_environ(entry, proc_root)
+        if environ is None or needle not in environ.split(b"\0"):
+            continue
+        found.append({"pid": int(entry), "cmdline": _cmdline(entry, proc_root)})
+    return sorted(found, key=lambda item: item["pid"])
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            return handle.read().split(b") ", 1)[-1][:1] != b"Z"  # a zombie is dead, its parent just has not reaped it
+    except OSError:
+        return False
+
+
+def kill_job(job_id, grace=5, proc_root="/proc", check_mode=False):
+    """End every process tagged ``job_id``: SIGTERM, ``grace`` s, SIGKILL; again until none is left (new ones may appear).
+
+    Returns ``{found: [{pid, cmdline, signal}], remaining: [{pid, cmdline}]}``; ``signal`` is the last
+    signal the process needed (``SIGTERM`` or ``SIGKILL``), None in check mode.
+    """
+    found = {}
+    for _round in range(3):
+        procs = [item for item in find_job_processes(job_id, proc_root) if _alive(item["pid"])]
+        if not procs:
+            break
+        for item in procs:
+            found.setdefault(item["pid"], dict(item, signal=None))
+        if check_mode:
+            return {"found": sorted(found.values(), key=lambda item: item["pid"]), "remaining": procs}
+        for item in procs:
+            try:
+                os.kill(item["pid"], signal.SIGTERM)
+                found[item["pid"]]["signal"] = "SIGTERM"
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and any(_alive(item["pid"]) for item in procs):
+            time.sleep(0.05)
+        for item in procs:
+            if _alive(item["pid"]):
+                try:
+                    os.kill(item["pid"], signal.SIGKILL)
+                    found[item["pid"]]["signal"] = "SIGKILL"
+                except (ProcessLookupError, PermissionError):
+                    pass
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_alive(item["pid"]) for item in procs):
+            time.sleep(0.05)
+    remaining = [item for item in find_job_processes(job_id, proc_root) if _alive(item["pid"])]
+    return {"found": sorted(found.values(), key=lambda item: item["pid"]), "remaining": remaining}

@@ -1,0 +1,282 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: bench_run
+short_description: Run one benchmark command under a timeout, in its own process group, tagged with a job id
+description:
+  - Runs O(argv) on the node as an argv list (never through a shell), in a new session and process group, with
+    C(GPUFLEET_JOB_ID=<job_id>) and O(env) added to its environment, stdin from C(/dev/null).
+  - When the command (an C(mpirun)/C(mpiexec)/C(orterun)/C(prterun) launcher) is Open MPI's, C(-x GPUFLEET_JOB_ID) is added
+    after the launcher and after every C(:) app-context separator, so the ranks on every host carry the tag too.
+  - Waits up to O(timeout) seconds. On timeout the whole process group gets C(SIGTERM), then C(SIGKILL) after O(grace)
+    seconds, and the outcome is V(hang). Processes the command left behind in its group after exiting are ended the same way.
+    Processes outside the group (ranks started by a remote launcher daemon) are ended by M(gpufleet.acceptance.bench_cleanup)
+    with the same O(job_id).
+  - Reports the outcome as one of V(ok), V(hang), V(missing_binary) (the program, or the program a launcher was asked
+    to start, is not there), V(launcher_error) (C(mpirun)/C(srun)/C(ssh) could not start the job, for example
+    C(There are not enough slots available)), V(crash) (killed by a signal, exit status 128 or more, or a launcher
+    saying a rank died on a signal) and V(failed) (any other non-zero exit), with the line that says why in RV(reason).
+  - A benchmark that fails does not fail the task; the outcome says what happened. The task fails only on bad options.
+  - With the action plugin of the same name, the output is parsed and recorded on the controller (O(parse_kind), O(run_dir)).
+version_added: 0.1.0
+author:
+  - gpufleet engineers (@gpufleet)
+options:
+  argv:
+    description:
+      - The command and its arguments. The first element is a name looked up on C(PATH) (of the node, or O(env)'s C(PATH))
+        or a path.
+    type: list
+    elements: str
+    required: true
+  env:
+    description:
+      - Environment variables added for the command (for example C(NCCL_DEBUG), C(NCCL_ALGO)); values are turned into strings.
+    type: dict
+    default: {}
+  timeout:
+    description:
+      - Seconds the command may run before it is called a hang and its process group is ended.
+    type: float
+    default: 600
+  grace:
+    description:
+      - Seconds between C(SIGTERM) and C(SIGKILL) when the process group is ended.
+    type: float
+    default: 10
+  job_id:
+    description:
+      - The tag put in the environment as C(GPUFLEET_JOB_ID). Letters, digits and C(._:-), at most 128 characters.
+      - Use one id per benchmark run, and run M(gpufleet.acceptance.bench_cleanup) with it on every host afterwards.
+    type: str
+    required: true
+  cwd:
+    description:
+      - Directory to run the command in. Defaults to the module's own working directory.
+    type: path
+  max_output:
+    description:
+      - Bytes kept of each of stdout and stderr; beyond that the first and last halves are kept with a line saying
+        how much was dropped between them.
+    type: int
+    default: 4194304
+  parse_kind:
+    description:
+      - Action plugin only. The parser (registry KIND, see C(docs/parsers.md)) to read stdout with on the controller,
+        for example V(nccl), V(iperf3), V(ib-bw), V(ib-lat), V(nvbandwidth).
+    type: str
+  run_dir:
+    description:
+      - Action plugin only. The results directory to record the run in (raw output and a benchmark record,
+        C(docs/results-schema.md)). Not recorded when left out.
+    type: path
+  record_host:
+    description:
+      - Action plugin only. The host whose record gets the benchmark. Defaults to C(inventory_hostname).
+    type: str
+  name:
+    description:
+      - Action plugin only. The record's C(name). Defaults to the basename of the program run (the one after the launcher
+        for C(mpirun)/C(srun) is not guessed, so name it).
+    type: str
+  kind:
+    description:
+      - Action plugin only. The record's C(kind).
+    type: str
+    choices: [allreduce_single, allreduce_multi, allreduce_pair, iperf3, iperf3_concurrent, ib_write_bw, ib_write_lat, nvbandwidth]
+  hosts:
+    description:
+      - Action plugin only. The inventory names of the hosts the run involves. Defaults to O(record_host) alone.
+    type: list
+    elements: str
+  message_size_bytes:
+    description:
+      - Action plugin only. The message size the record's figure is for.
+    type: int
+  algorithm:
+    description:
+      - Action plugin only. The algorithm the run was pinned to or used (C(NCCL_ALGO) of O(env) when left out).
+    type: str
+  repeat:
+    description:
+      - Action plugin only. Which repeat of the same benchmark this is (1 for the first).
+    type: int
+    default: 1
+  round:
+    description:
+      - Action plugin only. The round of a pairwise search this run belongs to.
+    type: int
+  group:
+    description:
+      - Action plugin only. A label for runs that belong together (for example the rack of a concurrent C(iperf3)).
+    type: str
+extends_documentation_fragment:
+  - gpufleet.acceptance.attributes.collector
+attributes:
+  check_mode:
+    support: partial
+    description: Runs nothing in check mode; the task reports C(skipped) and records nothing.
+    details: A benchmark cannot be measured without running it, so check mode only validates the options.
+notes:
+  - The node needs only its OS Python (3.8 or later); parsing happens on the controller.
+  - Nothing printed by the node reaches a shell; the command is never formatted into one.
+seealso:
+  - module: gpufleet.acceptance.bench_cleanup
+"""
+
+EXAMPLES = r"""
+- name: Single-node all-reduce, pinned to Ring, judged at 8 GiB, recorded
+  gpufleet.acceptance.bench_run:
+    argv: [/opt/nccl-tests/build/all_reduce_perf, -b, 8G, -e, 8G, -g, "8"]
+    env:
+      NCCL_ALGO: Ring
+      NCCL_DEBUG: INFO
+    timeout: 600
+    job_id: "allreduce-{{ inventory_hostname }}-1"
+    parse_kind: nccl
+    kind: allreduce_single
+    message_size_bytes: 8589934592
+    run_dir: results/acceptance-2026-01
+  register: allreduce_single
+
+- name: Leave nothing of that run behind
+  gpufleet.acceptance.bench_cleanup:
+    job_id: "allreduce-{{ inventory_hostname }}-1"
+"""
+
+RETURN = r"""
+cmd:
+  description: The argv as run (with C(-x GPUFLEET_JOB_ID) added for an Open MPI launcher).
+  returned: always
+  type: list
+  elements: str
+  sample: [mpirun, -x, GPUFLEET_JOB_ID, -np, "16", all_reduce_perf, -b, 8G, -e, 8G]
+rc:
+  description: Exit status; negative when a signal ended the command (C(-9) for SIGKILL); null when it did not start.
+  returned: always
+  type: int
+  sample: 0
+stdout:
+  description: What the command printed, capped at O(max_output) bytes.
+  returned: always
+  type: str
+stderr:
+  description: What the command printed on stderr, capped at O(max_output) bytes.
+  returned: always
+  type: str
+stdout_dropped:
+  description: Bytes of stdout dropped by the cap (0 when none).
+  returned: always
+  type: int
+  sample: 0
+stderr_dropped:
+  description: Bytes of stderr dropped by the cap (0 when none).
+  returned: always
+  type: int
+  sample: 0
+duration_s:
+  description: Wall time from start until the process group was gone.
+  returned: always
+  type: float
+  sample: 61.204
+outcome:
+  description: V(ok), V(hang), V(missing_binary), V(launcher_error), V(crash) or V(failed).
+  returned: always
+  type: str
+  sample: hang
+reason:
+  description: Why the outcome is what it is, in one line (empty for V(ok)).
+  returned: always
+  type: str
+  sample: "no exit within the 600.0s timeout; process group ended with SIGTERM, then SIGKILL"
+job_id:
+  description: The job id the command's processes carry as C(GPUFLEET_JOB_ID).
+  returned: always
+  type: str
+  sample: allreduce-node-a-1
+started:
+  description: When the command started, ISO 8601 UTC.
+  returned: always
+  type: str
+  sample: "2026-01-31T12:00:00Z"
+pgid:
+  description: The process group the command ran in; null when it did not start.
+  returned: always
+  type: int
+  sample: 41237
+signals:
+  description: The signals sent to the process group after the timeout or the exit (empty when none was needed).
+  returned: always
+  type: list
+  elements: str
+  sample: [SIGTERM, SIGKILL]
+parsed:
+  description: What the O(parse_kind) parser made of stdout (action plugin; null without O(parse_kind) or when it cannot be read).
+  returned: always
+  type: raw
+parse_error:
+  description: Why stdout could not be parsed, naming the line (action plugin; null when it could, or was not asked to).
+  returned: always
+  type: str
+record:
+  description: The benchmark record written into O(run_dir) (action plugin; null without O(run_dir)).
+  returned: always
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import JOB_ID_RE, MAX_OUTPUT_BYTES, run_tagged
+
+CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm", "repeat", "round", "group")
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "argv": {"type": "list", "elements": "str", "required": True},
+            "env": {"type": "dict", "default": {}},
+            "timeout": {"type": "float", "default": 600},
+            "grace": {"type": "float", "default": 10},
+            "job_id": {"type": "str", "required": True},
+            "cwd": {"type": "path"},
+            "max_output": {"type": "int", "default": MAX_OUTPUT_BYTES},
+            "parse_kind": {"type": "str"},
+            "run_dir": {"type": "path"},
+            "record_host": {"type": "str"},
+            "name": {"type": "str"},
+            "kind": {"type": "str", "choices": ["allreduce_single", "allreduce_multi", "allreduce_pair", "iperf3", "iperf3_concurrent",
+                                                "ib_write_bw", "ib_write_lat", "nvbandwidth"]},
+            "hosts": {"type": "list", "elements": "str"},
+            "message_size_bytes": {"type": "int"},
+            "algorithm": {"type": "str"},
+            "repeat": {"type": "int", "default": 1},
+            "round": {"type": "int"},
+            "group": {"type": "str"},
+        },
+        supports_check_mode=True,
+    )
+    params = module.params
+    if not params["argv"]:
+        module.fail_json(msg="argv must hold at least the program to run")
+    if not JOB_ID_RE.match(params["job_id"]):
+        module.fail_json(msg="job_id %r: use letters, digits and ._:- only, at most 128 characters" % params["job_id"])
+    if params["timeout"] <= 0 or params["grace"] < 0:
+        module.fail_json(msg="timeout must be > 0 and grace >= 0 (got %s, %s)" % (params["timeout"], params["grace"]))
+    if params["max_output"] < 1024:
+        module.fail_json(msg="max_output must be at least 1024 bytes")
+    if module.check_mode:
+        module.exit_json(changed=False, skipped=True, msg="check mode: the benchmark is not run", job_id=params["job_id"])
+    result = run_tagged(params["argv"], params["job_id"], env=params["env"], timeout=params["timeout"], grace=params["grace"],
+                        cwd=params["cwd"], max_output=params["max_output"])
+    module.exit_json(changed=True, **result)
+
+
+if __name__ == "__main__":
+    main()

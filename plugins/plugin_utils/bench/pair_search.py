@@ -1,0 +1,297 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Bad-node search by pairwise rounds (pure, stdlib only).
+
+Every node runs a two-node benchmark (all-reduce busbw, or iperf3 Gb/s) with one partner at a
+time. A *round* is a set of DISJOINT pairs (a matching), so all pairs of a round run at the same
+time without sharing a node. From the per-pair figures the search names the slow NODES and the
+slow LINKS (a fault that shows on one pair only).
+
+Classifying a pair
+------------------
+A pair is *slow* when its figure is below ``floor`` (an absolute floor, when known) or more than
+``tolerance`` below the *reference*. The reference is the median of the upper cluster of all pair
+figures measured so far (the figures within ``tolerance`` of the best one). Plain median of all
+pairs would be dragged down when most pairs of a round contain a bad node (k = 4 bad among 8: a
+random round can have a bad node in every pair); the upper cluster is made of good-good pairs as
+long as at least one was measured. A pair that did not produce a figure (hang, crash) is slow.
+
+Fault model and inference
+-------------------------
+(1) A bad node makes EVERY pair it is in slow. (2) A bad link makes its one pair slow. (3) A node
+has at most one bad link (two slow links at one node are that node's fault and are reported as
+the node). Under this model:
+
+- *cleared*: a node in at least one fast pair is not bad (by (1) a bad node has no fast pair).
+- *convicted node*: a node with no fast pair and slow pairs with at least TWO distinct cleared
+  partners. Each partner is good, so each slow pair is either the node or a bad link at the node;
+  two bad links at one node are excluded by (3): the node is bad.
+- *convicted link*: a slow pair whose two ends are both cleared. Neither end is bad, so the pair is
+  slow because of the link.
+- anything else slow is *unresolved* and is reported as such, never as a conviction.
+
+The relative rule needs one good-good pair among the measured ones (else every figure is equally
+slow and looks normal). A perfect matching of N (even) nodes with k < N / 2 bad ones always has a
+good-good pair, so the relative rule suffices for k < N / 2; with k >= N / 2 only an absolute
+``floor`` (the profile's) can tell a slow fleet from a normal one.
+
+No false accusation follows directly: a conviction needs cleared partners, and a node is only
+cleared by a fast pair, which a bad node never has. What the search cannot do is name a bad link
+whose pair it never measured: the adaptive search tests only the pairs it needs; the round-robin
+mode tests every pair once and so names every bad link.
+
+Adaptive schedule (``mode="adaptive"``)
+---------------------------------------
+Round 1: a random perfect matching. Round 2 (always, ``min_rounds``): another matching avoiding
+round-1 pairs, so the reference is not decided by one unlucky round. Then each round pairs every
+*suspect* (a node in a slow pair that is neither cleared nor convicted, or a node that rested in
+an odd round and was never measured) with a cleared node it has
+not met yet, so one round either clears it (fast) or adds a cleared accuser (slow); suspects left
+without a cleared partner are paired with each other in pairs not yet measured (pairs where both
+were slow get re-paired). The search stops when no suspect is left or no new useful pair exists.
+With k bad nodes a bad node needs two cleared accusers, so in practice k <= N/2 is settled in
+3-4 rounds; the tests hold it to <= 2k + 2.
+
+Round robin (``mode="round_robin"``)
+------------------------------------
+The circle method: N - 1 rounds (N even; odd N adds a bye, N rounds), every pair exactly once.
+"""
+
+from __future__ import annotations
+
+import random
+
+DEFAULT_TOLERANCE = 0.25
+MIN_ROUNDS = 2
+
+
+def pair_key(a, b):
+    """The canonical (sorted) tuple for the pair ``a``-``b``."""
+    try:
+        first = a <= b
+    except TypeError:
+        first = str(a) <= str(b)
+    return (a, b) if first else (b, a)
+
+
+def round_robin(n):
+    """The circle-method schedule over node indices ``0..n-1``: a list of rounds of disjoint pairs.
+
+    n even: n - 1 rounds of n / 2 pairs; n odd: n rounds of (n - 1) / 2 pairs (one node rests).
+    Every pair appears exactly once.
+    """
+    if n < 2:
+        return []
+    slots = list(range(n)) + ([None] if n % 2 else [])
+    size = len(slots)
+    rounds = []
+    for _round in range(size - 1):
+        pairs = []
+        for i in range(size // 2):
+            a, b = slots[i], slots[size - 1 - i]
+            if a is not None and b is not None:
+                pairs.append(pair_key(a, b))
+        rounds.append(pairs)
+        slots = [slots[0], slots[-1]] + slots[1:-1]
+    return rounds
+
+
+def round_robin_names(nodes):
+    """:func:`round_robin` over ``nodes`` (names)."""
+    nodes = list(nodes)
+    return [[pair_key(nodes[a], nodes[b]) for a, b in pairs] for pairs in round_robin(len(nodes))]
+
+
+def _median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
+def reference(values, tolerance=DEFAULT_TOLERANCE):
+    """The median of the upper cluster (figures within ``tolerance`` of the best); None when empty."""
+    known = [value for value in values if value is not None]
+    if not known:
+        return None
+    top = max(known)
+    return _median([value for value in known if value >= top * (1 - tolerance)])
+
+
+def classify(results, tolerance=DEFAULT_TOLERANCE, floor=None):
+    """``({pair: "slow"|"fast"}, limit)`` for ``results`` ``{pair: figure or None}``.
+
+    ``limit`` is the figure below which a pair is slow: the larger of ``floor`` and
+    ``reference * (1 - tolerance)``.
+    """
+    ref = reference(results.values(), tolerance)
+    limits = [value for value in (floor, None if ref is None else ref * (1 - tolerance)) if value is not None]
+    limit = max(limits) if limits else None
+    out = {}
+    for pair, value in results.items():
+        out[pair] = "slow" if value is None or (limit is not None and value < limit) else "fast"
+    return out, limit
+
+
+def infer(nodes, results, tolerance=DEFAULT_TOLERANCE, floor=None):
+    """Name the bad nodes and links from ``results`` ``{(a, b): figure or None}``.
+
+    Returns ``{bad_nodes: {node: [pairs that convicted it]}, bad_links: [pair], cleared: [node],
+    suspects: [node], untested: [node], unresolved: [pair], limit, reference}``. See the module docstring for why
+    a conviction is never false under the fault model.
+    """
+    status, limit = classify(results, tolerance, floor)
+    cleared = set()
+    for (a, b), state in status.items():
+        if state == "fast":
+            cleared.update((a, b))
+    bad_nodes = {}
+    for node in nodes:
+        if node in cleared:
+            continue
+        accusers = sorted(pair for pair, state in status.items() if state == "slow" and node in pair
+                          and (pair[0] if pair[1] == node else pair[1]) in cleared)
+        if len(accusers) >= 2:
+            bad_nodes[node] = accusers
+    bad_links, unresolved = [], []
+    for pair, state in sorted(status.items()):
+        if state != "slow":
+            continue
+        a, b = pair
+        if a in cleared and b in cleared:
+            bad_links.append(pair)
+        elif a not in bad_nodes and b not in bad_nodes:
+            unresolved.append(pair)
+    suspects = sorted({node for pair in unresolved for node in pair if node not in cleared})
+    measured = {node for pair in status for node in pair}
+    untested = [node for node in nodes if node not in measured]
+    return {"bad_nodes": bad_nodes, "bad_links": bad_links, "cleared": sorted(cleared), "suspects": suspects,
+            "untested": untested, "unresolved": unresolved, "limit": limit, "reference": reference(results.values(), tolerance)}
+
+
+def random_matching(nodes, rng, avoid=()):
+    """A matching of ``nodes`` in random order, preferring pairs not in ``avoid`` (odd count: one rests)."""
+    avoid = set(avoid)
+    pool = list(nodes)
+    rng.shuffle(pool)
+    pairs = []
+    while len(pool) >= 2:
+        a = pool.pop(0)
+        partner = next((b for b in pool if pair_key(a, b) not in avoid), None)
+        if partner is None:
+            partner = pool[0]
+        pool.remove(partner)
+        pairs.append(pair_key(a, partner))
+    return pairs
+
+
+class PairSearch:
+    """The adaptive search: call :meth:`next_round`, run its pairs, :meth:`record` the figures, repeat.
+
+    ``next_round()`` returns ``[]`` when the search is settled. ``verdict()`` gives :func:`infer`'s
+    answer plus ``rounds`` (the schedule used).
+    """
+
+    def __init__(self, nodes, seed=None, tolerance=DEFAULT_TOLERANCE, floor=None, min_rounds=MIN_ROUNDS, max_rounds=None):
+        self.nodes = list(nodes)
+        self.rng = random.Random(seed)
+        self.tolerance = tolerance
+        self.floor = floor
+        self.min_rounds = min_rounds
+        self.max_rounds = max_rounds if max_rounds is not None else max(len(self.nodes) - 1, 1) + MIN_ROUNDS
+        self.results = {}
+        self.rounds = []
+
+    def record(self, figures):
+        """Record ``{(a, b): figure or None}`` of the last round."""
+        for (a, b), value in figures.items():
+            self.results[pair_key(a, b)] = value
+
+    def current(self):
+        return infer(self.nodes, self.results, self.tolerance, self.floor)
+
+    def next_round(self):
+        """The next round's pairs, or ``[]`` when settled (or no new useful pair exists)."""
+        if len(self.nodes) < 2 or len(self.rounds) >= self.max_rounds:
+            return []
+        if len(self.rounds) < self.min_rounds:
+            pairs = random_matching(self.nodes, self.rng, avoid=self.results)
+            pairs = [pair for pair in pairs if pair not in self.results] or pairs
+        else:
+            pairs = self._targeted()
+        if pairs:
+            self.rounds.append(pairs)
+        return pairs
+
+    def _targeted(self):
+        state = self.current()
+        suspects = list(state["suspects"]) + list(state["untested"])
+        if not suspects:
+            return []
+        self.rng.shuffle(suspects)
+        cleared = list(state["cleared"])
+        self.rng.shuffle(cleared)
+        busy, pairs = set(), []
+        for node in suspects:
+            partner = next((c for c in cleared if c not in busy and pair_key(node, c) not in self.results), None)
+            if partner is not None:
+                busy.update((node, partner))
+                pairs.append(pair_key(node, partner))
+        rest = [node for node in suspects if node not in busy]
+        for index, node in enumerate(rest):
+            if node in busy:
+                continue
+            partner = next((other for other in rest[index + 1:] if other not in busy and pair_key(node, other) not in self.results), None)
+            if partner is not None:
+                busy.update((node, partner))
+                pairs.append(pair_key(node, partner))
+        return pairs
+
+    def verdict(self):
+        out = self.current()
+        out["rounds"] = [list(pairs) for pairs in self.rounds]
+        out["rounds_used"] = len(self.rounds)
+        return out
+
+
+def run_search(nodes, measure, mode="adaptive", seed=None, tolerance=DEFAULT_TOLERANCE, floor=None):
+    """Drive a whole search with ``measure(pairs) -> {pair: figure}`` (one call per round)."""
+    if mode == "round_robin":
+        rounds = round_robin_names(nodes)
+        results = {}
+        for pairs in rounds:
+            results.update({pair_key(*pair): value for pair, value in measure(pairs).items()})
+        out = infer(list(nodes), results, tolerance, floor)
+        out["rounds"] = rounds
+        out["rounds_used"] = len(rounds)
+        return out
+    search = PairSearch(nodes, seed=seed, tolerance=tolerance, floor=floor)
+    while True:
+        pairs = search.next_round()
+        if not pairs:
+            return search.verdict()
+        search.record(measure(pairs))
+
+
+def simulate(n, bad_nodes=(), bad_links=(), seed=0, mode="adaptive", good=100.0, slow=20.0, noise=0.03, floor=None):
+    """SYNTHETIC fleet of ``n`` nodes ``node00..``: pairs touching a bad node or link measure ``slow``.
+
+    ``bad_nodes``: indices; ``bad_links``: index pairs. Figures get +-``noise`` relative jitter
+    (seeded); ``floor`` is the absolute floor handed to the search. Returns :func:`run_search`'s
+    verdict with names.
+    """
+    names = ["node%02d" % index for index in range(n)]
+    bad = {names[index] for index in bad_nodes}
+    links = {pair_key(names[a], names[b]) for a, b in bad_links}
+    rng = random.Random(seed * 7919 + 1)
+
+    def measure(pairs):
+        out = {}
+        for a, b in pairs:
+            base = slow if a in bad or b in bad or pair_key(a, b) in links else good
+            out[pair_key(a, b)] = base * (1 + rng.uniform(-noise, noise))
+        return out
+
+    return run_search(names, measure, mode=mode, seed=seed, floor=floor)

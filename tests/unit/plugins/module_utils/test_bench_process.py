@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The node-side benchmark runner (module_utils/bench_process.py) with real processes.
+
+The commands are small Python/sh programs written here (synthetic, labelled so); the one
+launcher text used is the recorded Open MPI failure tests/fixtures/nccl/gcm-openmpi-not-enough-slots-failure.txt,
+printed by a fake ``mpirun`` script.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from ansible_collections.gpufleet.acceptance.plugins.module_utils import bench_process
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import classify, find_job_processes, kill_job, run_tagged, tag_argv
+
+PY = sys.executable
+SLOTS_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "nccl", "gcm-openmpi-not-enough-slots-failure.txt")
+
+
+def gone(pid):
+    """True when ``pid`` no longer runs (a zombie waiting for a parent that does not reap it counts as gone)."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            return handle.read().split(b") ", 1)[1][:1] == b"Z"
+    except OSError:
+        return True
+
+
+def job():
+    return "test-%s" % uuid.uuid4().hex[:12]
+
+
+# A parent that starts a child, which starts a grandchild that ignores SIGTERM; each writes its pid, then all sleep.
+HANG_TREE = r"""
+import os, signal, subprocess, sys, time
+out = sys.argv[1]
+if len(sys.argv) > 2 and sys.argv[2] == "grandchild":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    open(out + ".grandchild", "w").write(str(os.getpid()))
+    while True:
+        time.sleep(1)
+elif len(sys.argv) > 2 and sys.argv[2] == "child":
+    subprocess.Popen([sys.executable, __file__, out, "grandchild"])
+    open(out + ".child", "w").write(str(os.getpid()))
+    while True:
+        time.sleep(1)
+else:
+    subprocess.Popen([sys.executable, __file__, out, "child"])
+    print("started", flush=True)
+    while True:
+        time.sleep(1)
+"""
+
+
+def _wait_for(path, seconds=10):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.path.exists(path) and open(path, encoding="utf-8").read().strip():
+            return int(open(path, encoding="utf-8").read())
+        time.sleep(0.05)
+    raise AssertionError("%s never written" % path)
+
+
+def test_hang_ends_the_whole_group_within_timeout_and_grace(tmp_path):
+    script = tmp_path / "tree.py"
+    script.write_text(HANG_TREE)
+    out = str(tmp_path / "pids")
+    timeout, grace = 3.0, 1.0
+    started = time.monotonic()
+    result = run_tagged([PY, str(script), out], job(), timeout=timeout, grace=grace)
+    elapsed = time.monotonic() - started
+    assert result["outcome"] == "hang"
+    # SIGTERM ended parent and child; the grandchild ignores it and needed SIGKILL after the grace
+    assert result["signals"] == ["SIGTERM", "SIGKILL"]
+    assert result["reason"] == "no exit within the 3.0s timeout; process group ended with SIGTERM, then SIGKILL"
+    assert result["rc"] == -signal.SIGTERM
+    assert timeout <= result["duration_s"] and elapsed < timeout + grace + 3, (elapsed, result["duration_s"])
+    assert result["stdout"] == "started\n"
+    child, grandchild = _wait_for(out + ".child"), _wait_for(out + ".grandchild")
+    assert gone(child) and gone(grandchild)
+    assert find_job_processes(result["job_id"]) == []
+
+
+def test_the_job_id_reaches_every_descendant_and_kill_job_ends_processes_outside_the_group(tmp_path):
+    """A process that left the runner's group (a daemon, a rank under a remote launcher) is found by its tag."""
+    script = tmp_path / "tree.py"
+    script.write_text(HANG_TREE)
+    out = str(tmp_path / "pids")
+    job_id = job()
+    env = dict(os.environ, GPUFLEET_JOB_ID=job_id)
+    with subprocess.Popen([PY, str(script), out], env=env, stdout=subprocess.DEVNULL, start_new_session=True) as proc:
+        pids = {proc.pid, _wait_for(out + ".child"), _wait_for(out + ".grandchild")}
+        assert {item["pid"] for item in find_job_processes(job_id)} == pids
+        assert find_job_processes(job()) == []  # another job's id finds none of them
+        checked = kill_job(job_id, grace=0.5, check_mode=True)
+        assert {item["pid"] for item in checked["found"]} == pids and all(gone(pid) is False for pid in pids)
+        outcome = kill_job(job_id, grace=0.5)
+        proc.wait(timeout=5)
+    assert outcome["remaining"] == []
+    by_pid = {item["pid"]: item["signal"] for item in outcome["found"]}
+    assert set(by_pid) == pids
+    assert by_pid[_wait_for(out + ".grandchild")] == "SIGKILL"  # it ignores SIGTERM
+    assert by_pid[proc.pid] == "SIGTERM"
+    assert all(gone(pid) for pid in pids)
+
+
+def test_missing_binary_by_path_and_by_name():
+    result = run_tagged(["/nonexistent/gpufleet/all_reduce_perf", "-b", "8G"], job())
+    assert result["outcome"] == "missing_binary"
+    assert result["reason"] == "/nonexistent/gpufleet/all_reduce_perf: not found (or not executable) on the node"
+    assert result["rc"] is None and result["pgid"] is None
+    result = run_tagged(["gpufleet-no-such-tool-%s" % uuid.uuid4().hex[:6]], job())
+    assert result["outcome"] == "missing_binary"
+
+
+def test_crash_by_signal():
+    result = run_tagged([PY, "-c", "import os, signal; print('row 1', flush=True); os.kill(os.getpid(), signal.SIGSEGV)"], job(), timeout=30)
+    assert result["rc"] == -11
+    assert result["outcome"] == "crash"
+    assert result["reason"] == "killed by SIGSEGV"
+    assert result["stdout"] == "row 1\n"
+
+
+def test_launcher_error_from_the_recorded_open_mpi_text(tmp_path):
+    """A fake ``mpirun`` (synthetic script) that prints the RECORDED Open MPI "not enough slots" failure and exits 1."""
+    fake = tmp_path / "mpirun"
+    fake.write_text("#!/bin/sh\necho \"job=$GPUFLEET_JOB_ID args=$*\"\ncat '%s' >&2\nexit 1\n" % os.path.abspath(SLOTS_FIXTURE))
+    fake.chmod(0o755)
+    job_id = job()
+    result = run_tagged([str(fake), "-np", "16", "all_reduce_perf", ":", "-np", "1", "other"], job_id, timeout=30)
+    assert result["outcome"] == "launcher_error"
+    assert result["reason"] == "There are not enough slots available in the system to satisfy the 16"
+    assert result["rc"] == 1
+    # -x GPUFLEET_JOB_ID forwarded for each app context, and the tag is in the launcher's environment
+    assert result["cmd"] == [str(fake), "-x", "GPUFLEET_JOB_ID", "-np", "16", "all_reduce_perf", ":", "-x", "GPUFLEET_JOB_ID", "-np", "1", "other"]
+    assert result["stdout"] == "job=%s args=-x GPUFLEET_JOB_ID -np 16 all_reduce_perf : -x GPUFLEET_JOB_ID -np 1 other\n" % job_id
+
+
+def test_plain_failure_and_environment():
+    result = run_tagged([PY, "-c", "import os, sys; print(os.environ['NCCL_ALGO']); sys.stderr.write('first\\nboom\\n'); sys.exit(3)"], job(),
+                        env={"NCCL_ALGO": "Ring"}, timeout=30)
+    assert result["stdout"] == "Ring\n"
+    assert (result["outcome"], result["reason"], result["rc"]) == ("failed", "exit status 3: boom", 3)
+
+
+def test_ok_ends_what_it_left_in_its_group(tmp_path):
+    pid_file = tmp_path / "bg.pid"
+    result = run_tagged(["/bin/sh", "-c", "sleep 60 & echo $! > '%s'; echo done" % pid_file], job(), timeout=30, grace=2)
+    assert result["outcome"] == "ok" and result["rc"] == 0 and result["stdout"] == "done\n"
+    assert result["signals"] == ["SIGTERM"]
+    assert result["reason"] == "exited 0; processes it left in its group ended with SIGTERM"
+    assert gone(int(pid_file.read_text()))
+
+
+def test_output_cap_keeps_head_and_tail():
+    # 20000 numbered lines of 10 bytes: "line 00000\n" ... ; cap 4096 keeps 2048 bytes at each end
+    program = "import sys\nfor i in range(20000):\n    sys.stdout.write('line %05d\\n' % i)\n"
+    result = run_tagged([PY, "-c", program], job(), timeout=30, max_output=4096)
+    total = 20000 * 11
+    assert result["outcome"] == "ok"
+    assert result["stdout_dropped"] == total - 4096
+    assert result["stdout"].startswith("line 00000\nline 00001\n")
+    assert result["stdout"].endswith("line 19998\nline 19999\n")
+    assert "[gpufleet: %d bytes of output dropped here (output cap 4096 bytes)]" % (total - 4096) in result["stdout"]
+    assert len(result["stdout"]) < 4096 + 200
+
+
+def test_bad_job_id_is_refused():
+    with pytest.raises(ValueError):
+        run_tagged(["true"], "a b; rm -rf /")
+
+
+@pytest.mark.parametrize("rc,stdout,stderr,expected", [
+    (137, "", "", ("crash", "exit status 137 (128 + SIGKILL)")),
+    (-9, "", "", ("crash", "killed by SIGKILL")),
+    (1, "", "mpirun noticed that process rank 1 with PID 0 on node gf1h2 exited on signal 9 (Killed).",
+     ("crash", "mpirun noticed that process rank 1 with PID 0 on node gf1h2 exited on signal 9 (Killed).")),
+    (127, "", "sh: 1: all_reduce_perf: not found", ("missing_binary", "exit status 127: sh: 1: all_reduce_perf: not found")),
+    (255, "", "ssh: connect to host 198.18.1.4 port 22: Connection refused\nORTE was unable to reliably start one or more daemons.",
+     ("launcher_error", "ssh: connect to host 198.18.1.4 port 22: Connection refused")),
+    (2, "", "", ("failed", "exit status 2")),
+    (0, "anything", "", ("ok", "")),
+])
+def test_classify(rc, stdout, stderr, expected):
+    assert classify(rc, stdout, stderr) == expected
+
+
+def test_tag_argv_leaves_other_commands_alone():
+    assert tag_argv(["srun", "-N", "2", "all_reduce_perf"]) == ["srun", "-N", "2", "all_reduce_perf"]
+    assert tag_argv(["/usr/bin/mpiexec", "-n", "2", "x"])[:3] == ["/usr/bin/mpiexec", "-x", bench_process.JOB_ENV]
