@@ -81,8 +81,11 @@ def resolve_executable(path, env_path=None):
     return shutil.which(path, path=env_path)
 
 
-def tag_argv(argv):
+def tag_argv(argv, forward=()):
     """``argv`` with ``-x GPUFLEET_JOB_ID`` added to every app context when it is an Open MPI launcher.
+
+    ``forward``: more variable names passed the same way (the runner's ``env`` option: variables
+    set for a benchmark, such as ``NCCL_DEBUG``, reach the ranks on every host, not only mpirun).
 
     ``mpirun`` passes a variable to its ranks only when told with ``-x NAME``; Open MPI 4.1 reads
     ``-x`` per app context (contexts are separated by a lone ``:``), so it goes after the launcher
@@ -92,11 +95,15 @@ def tag_argv(argv):
     argv = list(argv)
     if not argv or os.path.basename(argv[0]) not in MPI_LAUNCHERS:
         return argv
-    tagged = [argv[0], "-x", JOB_ENV]
+    exports = ["-x", JOB_ENV]
+    for name in forward:
+        if name != JOB_ENV:
+            exports += ["-x", str(name)]
+    tagged = [argv[0]] + exports
     for item in argv[1:]:
         tagged.append(item)
         if item == ":":
-            tagged += ["-x", JOB_ENV]
+            tagged += exports
     return tagged
 
 
@@ -253,7 +260,7 @@ def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_outp
     run_env = dict(os.environ)
     run_env.update({str(key): str(value) for key, value in (env or {}).items()})
     run_env[JOB_ENV] = str(job_id)
-    argv = tag_argv(argv)
+    argv = tag_argv(argv, forward=sorted(str(key) for key in (env or {})))
     result = {"cmd": argv, "rc": None, "stdout": "", "stderr": "", "stdout_dropped": 0, "stderr_dropped": 0, "duration_s": 0.0,
               "outcome": None, "reason": "", "job_id": str(job_id), "pgid": None, "signals": [],
               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

@@ -38,6 +38,8 @@ options:
   env:
     description:
       - Environment variables added for the command (for example C(NCCL_DEBUG), C(NCCL_ALGO)); values are turned into strings.
+      - When the command is an Open MPI launcher (C(mpirun), C(mpiexec), C(orterun), C(prterun)) each name is also passed to
+        the ranks with C(-x NAME) (as C(GPUFLEET_JOB_ID) is), so the variables reach every host.
     type: dict
     default: {}
   timeout:

@@ -197,3 +197,12 @@ def test_classify(rc, stdout, stderr, expected):
 def test_tag_argv_leaves_other_commands_alone():
     assert tag_argv(["srun", "-N", "2", "all_reduce_perf"]) == ["srun", "-N", "2", "all_reduce_perf"]
     assert tag_argv(["/usr/bin/mpiexec", "-n", "2", "x"])[:3] == ["/usr/bin/mpiexec", "-x", bench_process.JOB_ENV]
+
+
+def test_tag_argv_forwards_the_env_names_to_every_app_context():
+    argv = ["mpirun", "-np", "1", "a", ":", "-np", "1", "b"]
+    exports = ["-x", bench_process.JOB_ENV, "-x", "NCCL_ALGO", "-x", "NCCL_DEBUG"]
+    assert tag_argv(argv, forward=["NCCL_ALGO", "NCCL_DEBUG"]) == ["mpirun"] + exports + ["-np", "1", "a", ":"] + exports + ["-np", "1", "b"]
+    # the tag is not repeated; srun is left alone
+    assert tag_argv(["mpirun", "x"], forward=[bench_process.JOB_ENV]) == ["mpirun", "-x", bench_process.JOB_ENV, "x"]
+    assert tag_argv(["srun", "x"], forward=["NCCL_DEBUG"]) == ["srun", "x"]
