@@ -56,7 +56,7 @@ def _is_number(value):
 def validate_claim(claim):
     """Problems with a ``gpufleet_claim`` (empty list when valid). Every key is optional; none unknown.
 
-    Shape: ``{gpu_model: str, gpu_count: int, gpu_memory_gib: int, interconnect: nvswitch |
+    Shape: ``{gpu_model: str, gpu_count: int, gpu_memory_gb: int, interconnect: nvswitch |
     nvlink_bridge_pairs | pcie, nvlinks_per_pair: int|null, nics: [{role, type, count, gbps}],
     price_per_node_hour: number|null, rack: str|null}``.
     """
@@ -74,13 +74,13 @@ def validate_claim(claim):
 
     need("gpu_model", lambda value: isinstance(value, str) and value.strip(), "a non-empty string")
     need("gpu_count", lambda value: _is_int(value) and value >= 0, "a whole number >= 0")
-    need("gpu_memory_gib", lambda value: _is_int(value) and value > 0, "a whole number of GiB > 0")
+    need("gpu_memory_gb", lambda value: _is_int(value) and value > 0, "a whole number of GB (as sold, 10^9 bytes) > 0")
     need("interconnect", lambda value: value in CLAIM_INTERCONNECTS, "one of %s" % ", ".join(CLAIM_INTERCONNECTS))
     need("nvlinks_per_pair", lambda value: _is_int(value) and value > 0, "a whole number > 0 or null", nullable=True)
     need("price_per_node_hour", lambda value: _is_number(value) and value >= 0, "a number >= 0 or null", nullable=True)
     need("rack", lambda value: isinstance(value, str), "a string or null", nullable=True)
     need("nics", lambda value: isinstance(value, list), "a list of {role, type, count, gbps}")
-    known = ("gpu_model", "gpu_count", "gpu_memory_gib", "interconnect", "nvlinks_per_pair", "nics", "price_per_node_hour", "rack")
+    known = ("gpu_model", "gpu_count", "gpu_memory_gb", "interconnect", "nvlinks_per_pair", "nics", "price_per_node_hour", "rack")
     problems += ["gpufleet_claim.%s: unknown key (known: %s)" % (key, ", ".join(known)) for key in claim if key not in known]
     for index, nic in enumerate(claim.get("nics") or [] if isinstance(claim.get("nics"), list) else []):
         where = "gpufleet_claim.nics[%d]" % index

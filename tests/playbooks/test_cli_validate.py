@@ -32,8 +32,8 @@ import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-posi
 
 GPUFLEET = os.path.join(os.path.dirname(sys.executable), "gpufleet")
 SOLD_TOPO = os.path.join(REPO_ROOT, "tests", "fixtures", "topo", "8x-rtx4090-pcie-all-SYS-2nic-no-legend.txt")
-H100_CLAIM = {"gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpu_memory_gib": 80, "interconnect": "nvswitch", "nvlinks_per_pair": 18}
-SOLD_CLAIM = {"gpu_model": "NVIDIA GeForce RTX 4090", "gpu_count": 8, "gpu_memory_gib": 24, "interconnect": "nvswitch"}
+H100_CLAIM = {"gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpu_memory_gb": 80, "interconnect": "nvswitch", "nvlinks_per_pair": 18}
+SOLD_CLAIM = {"gpu_model": "NVIDIA GeForce RTX 4090", "gpu_count": 8, "gpu_memory_gb": 24, "interconnect": "nvswitch"}
 PAIRS = ["GPU%d-GPU%d" % (a, b) for a in range(8) for b in range(a + 1, 8)]
 
 pytestmark = pytest.mark.skipif(not os.path.isdir(SIM_NODES) or not os.path.exists(GPUFLEET), reason="simulated nodes or the gpufleet script missing")

@@ -32,7 +32,7 @@ import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-posi
 
 BIN = os.path.dirname(sys.executable)
 TOPO_RECORDING = os.path.join(REPO_ROOT, "tests", "fixtures", "topo", "mlengineering-8x-h100-nv18-2numa-ht-no-legend.txt")
-H100_CLAIM = {"gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpu_memory_gib": 80, "interconnect": "nvswitch", "nvlinks_per_pair": 18,
+H100_CLAIM = {"gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpu_memory_gb": 80, "interconnect": "nvswitch", "nvlinks_per_pair": 18,
               "nics": [{"role": "compute", "type": "ib", "count": 8, "gbps": 400}], "price_per_node_hour": 23.5, "rack": "rack-a"}
 
 pytestmark = pytest.mark.skipif(not os.path.isdir(SIM_NODES), reason="inventories/simulated/nodes/ not present")

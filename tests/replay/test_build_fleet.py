@@ -139,9 +139,9 @@ def test_simulated_inventory_builds_every_host():
         assert node["composite"] == ("COMPOSITE" in node["description"]), host
         with open(os.path.join(SIM, "host_vars", host + ".yml"), encoding="utf-8") as handle:
             claim = yaml.safe_load(handle)["gpufleet_claim"]
-        assert set(claim) == {"gpu_model", "gpu_count", "gpu_memory_gib", "interconnect", "nvlinks_per_pair", "nics", "price_per_node_hour"}
+        assert set(claim) == {"gpu_model", "gpu_count", "gpu_memory_gb", "interconnect", "nvlinks_per_pair", "nics", "price_per_node_hour"}
         assert claim["interconnect"] in ("nvswitch", "nvlink_bridge_pairs", "pcie"), host
-        assert isinstance(claim["gpu_count"], int) and isinstance(claim["gpu_memory_gib"], int)
+        assert isinstance(claim["gpu_count"], int) and isinstance(claim["gpu_memory_gb"], int)
         for nic in claim["nics"]:
             assert set(nic) == {"role", "type", "count", "gbps"} and nic["role"] in ("compute", "storage", "frontend")
             assert nic["type"] in ("ib", "roce", "ethernet")

@@ -12,7 +12,7 @@ check says so, or skips when no GPU printed it.
 | ``gpu.count`` | GPUs NVML lists vs the claim's ``gpu_count`` / profile ``expect.gpu_count`` | fail |
 | ``gpu.visible`` | NVIDIA GPUs on the PCI bus (lspci) vs GPUs NVML lists: fell off the bus, driver not bound | fail |
 | ``gpu.model`` | each GPU's name vs the claim's ``gpu_model`` / profile ``expect.gpu_name`` (regex) | fail |
-| ``gpu.memory`` | each GPU's memory vs the claim's ``gpu_memory_gib`` (as sold: 10^9 bytes) / ``expect.gpu_memory_min`` | fail |
+| ``gpu.memory`` | each GPU's memory vs the claim's ``gpu_memory_gb`` (as sold: 10^9 bytes) / ``expect.gpu_memory_min`` | fail |
 | ``gpu.consistency`` | the profile's ``fleet.consistent_gpu_fields`` agree between the node's GPUs (mixed batch) | fail |
 | ``gpu.ecc`` | ECC mode: off on a data-center GPU fails, on a workstation GPU warns; pending change warns | fail/warn |
 | ``gpu.ecc_errors`` | uncorrectable ECC errors: volatile (since boot) fail, aggregate (lifetime) warn | fail/warn |
@@ -132,7 +132,7 @@ def model(node):
 @node_check("gpu.memory", requires=("gpu",))
 def memory(node):
     """Every GPU's memory against the claim (GB as sold) or the profile's minimum (MiB)."""
-    claim_gb = (node.claim or {}).get("gpu_memory_gib")
+    claim_gb = (node.claim or {}).get("gpu_memory_gb")
     if claim_gb:
         # Sellers quote "80 GB" in decimal units: an H100 80GB reports 81559 MiB (< 80 GiB).
         minimum, source = int(claim_gb * 10 ** 9 / 2 ** 20), "claim"

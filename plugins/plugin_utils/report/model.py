@@ -78,7 +78,7 @@ GPU_COLUMNS = (
 CLAIM_CHECKS = {
     "gpu_model": ("gpu.model",),
     "gpu_count": ("gpu.count", "gpu.visible"),
-    "gpu_memory_gib": ("gpu.memory",),
+    "gpu_memory_gb": ("gpu.memory",),
     "interconnect": ("topology.gpu_pairs",),
     "nvlinks_per_pair": ("topology.gpu_pairs", "nvlink.link_active"),
     "nics": ("network.nic_speed", "network.rdma_port_state"),
@@ -225,7 +225,7 @@ def _claim_rows(record):
     measured = {
         "gpu_model": ", ".join(names) if names else None,
         "gpu_count": gpu.get("gpu_count") if gpu else summary.get("gpu_count"),
-        "gpu_memory_gib": ("%.1f GiB (%d MiB, smallest GPU)" % (min(memories) / 1024.0, min(memories))) if memories else None,
+        "gpu_memory_gb": ("%.1f GiB (%d MiB, smallest GPU)" % (min(memories) / 1024.0, min(memories))) if memories else None,
         "interconnect": _interconnect_measured(summary) if summary else None,
         "nvlinks_per_pair": ("NV%s..NV%s" % (summary.get("min_nvlinks"), summary.get("max_nvlinks"))
                              if summary.get("min_nvlinks") is not None else ("no NVLink pair" if summary else None)),
@@ -234,7 +234,7 @@ def _claim_rows(record):
         "rack": None,
     }
     rows = []
-    for key in ("gpu_model", "gpu_count", "gpu_memory_gib", "interconnect", "nvlinks_per_pair", "nics", "price_per_node_hour", "rack"):
+    for key in ("gpu_model", "gpu_count", "gpu_memory_gb", "interconnect", "nvlinks_per_pair", "nics", "price_per_node_hour", "rack"):
         if key not in claim:
             continue
         claimed = claim[key]

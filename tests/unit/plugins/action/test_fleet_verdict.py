@@ -45,7 +45,7 @@ def _choice(claim=None):
 
 
 GOOD_CLAIM = {
-    "gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpu_memory_gib": 80, "interconnect": "nvswitch", "nvlinks_per_pair": 18,
+    "gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpu_memory_gb": 80, "interconnect": "nvswitch", "nvlinks_per_pair": 18,
     "nics": [{"role": "compute", "type": "ib", "count": 8, "gbps": 400}], "price_per_node_hour": 23.5, "rack": None,
 }
 

@@ -29,7 +29,7 @@ TITANV = "smi/gpud-nvidia-smi-q-1x-titanv-560.35.03.txt"  # Persistence Mode Dis
 A100_XML = "smi/telegraf-nvidia-smi-q-x-a100-sxm4-80gb-mig-535-v12.xml.txt"  # 1 <gpu> of a 4-GPU machine
 AZURE_LSPCI = "misc/gpud-lspci-nn-azure-nd-a100-v4-8gpu-6nvswitch-8cx6vf.txt"  # 8 A100 SXM4 on the bus
 
-H100_CLAIM = {"gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpu_memory_gib": 80, "interconnect": "nvswitch", "nvlinks_per_pair": 18}
+H100_CLAIM = {"gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpu_memory_gb": 80, "interconnect": "nvswitch", "nvlinks_per_pair": 18}
 
 
 @pytest.fixture(name="shipped", scope="module")
