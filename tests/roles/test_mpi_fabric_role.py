@@ -124,7 +124,8 @@ def test_openmpi4_two_nodes(tmp_path, node_file, site, run_playbook):
 
     again = run_playbook(tmp_path / "again", hosts, TASKS)
     assert again.rc == 0, again.stdout + again.stderr
-    assert [line for line in again.stdout.splitlines() if line.startswith("changed:")] == ["changed: [n1]", "changed: [n2]"]  # the dump only
+    # hosts finish in either order under forks
+    assert sorted(line for line in again.stdout.splitlines() if line.startswith("changed:")) == ["changed: [n1]", "changed: [n2]"]  # the dump only
     assert read(site["root"] + "/n1/ssh/gpufleet_ed25519.pub") == pub1
 
 
