@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter ``network_plan``: the iperf3 runs (pairs, rounds, ports, argv) of one mode for a list of hosts."""
+"""Filters of the network benchmarks: ``network_plan`` (iperf3 runs), ``rail_hcas``, ``perftest_has_cuda``, ``perftest_plan``."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ version_added: 0.1.0
 author:
   - gpufleet engineers (@gpufleet)
 description:
-  - C(alone) pairs the hosts into disjoint pairs (inventory order) and runs each pair in both directions; the pairs of a round run at once.
+  - C(alone) runs the directed ring h0 -> h1 -> ... -> h0 (in the order of the input) in rounds where no host is in two runs, so every host
+    (three or more) is measured with two partners; the runs of a round run at once.
   - C(concurrent) pairs the i-th host of each rack with the i-th host of every other rack and runs all those cross-rack pairs at once,
     one round per rack pair and direction; the rack label is C(gpufleet_claim.rack), else C(gpufleet_rack).
-  - Every run is recorded under its receiving host (the iperf3 server). Argv lists are built from inventory values only and are never
-    run through a shell.
+  - Every run is recorded under the host that runs its client (C(record_host)). Argv lists are built from inventory values only and are
+    never run through a shell.
+  - The same file holds the filters C(rail_hcas), C(perftest_has_cuda) and C(perftest_plan) (see their functions; only this one is
+    documented as a plugin entry).
 options:
   _input:
     description: Inventory names of the hosts to pair.
@@ -51,6 +54,11 @@ options:
     description: Path of iperf3 on the nodes.
     type: str
     default: iperf3
+  forks:
+    description:
+      - C(ansible_forks). C(alone) rounds are cut to at most I(forks) // 2 runs, so that every server and its client get a worker
+        at the same time. C(concurrent) rounds are not cut (that would not be concurrent); the playbook skips them when too large.
+    type: int
 """
 
 EXAMPLES = r"""
@@ -73,19 +81,76 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench import network_plan as plan
 
 
+def rail_hcas(nic, nccl_ib_hca=None):
+    """The compute-rail HCAs of a node's ``gpufleet_nic`` (Active RDMA ports; ``NCCL_IB_HCA`` syntax restricts)."""
+    return plan.rail_hcas(nic or {}, nccl_ib_hca or None)
+
+
+def perftest_has_cuda(help_text):
+    """True when ``ib_write_bw --help`` printed ``--use_cuda``: the build can do GPUDirect RDMA."""
+    return plan.perftest_has_cuda(help_text)
+
+
+def perftest_plan(hosts, info, tool="ib_write_bw", path=None, port=plan.PERFTEST_PORT, size=None, iterations=plan.PERFTEST_LAT_ITERS, forks=None):
+    """``{runs, skipped}`` of ``tool`` over ``hosts`` from each host's ``info`` (bench/network_plan.py perftest_plan)."""
+    try:
+        return plan.perftest_plan([str(host) for host in hosts or []], {str(key): value for key, value in (info or {}).items()}, tool=tool,
+                                  port_base=int(port), path=path or None, size=None if size in (None, "") else int(size),
+                                  iterations=int(iterations), max_runs=_max_runs(forks))
+    except plan.PlanError as exc:
+        raise AnsibleFilterError("perftest_plan: %s" % exc) from None
+
+
+# The host variables the iperf3 plan reads (only these are templated, and only for the hosts planned).
+PLAN_VARS = ("gpufleet_claim", "gpufleet_rack", "gpufleet_iperf3_address", "ansible_host")
+
+
+def _plan_vars(hostvars, hosts):
+    """``{host: {var: value}}`` of PLAN_VARS that each host defines."""
+    out = {}
+    for host in hosts:
+        try:
+            values = hostvars[host] if hostvars is not None and host in hostvars else {}
+        except KeyError:
+            values = {}
+        out[host] = {name: values[name] for name in PLAN_VARS if name in values}
+    return out
+
+
+def nvbandwidth_argv(testcases=None, tool="nvbandwidth"):
+    """``[tool, -t, testcase...]`` (testcase names checked; default H2D, D2H and D2D copy-engine cases)."""
+    try:
+        return plan.nvbandwidth_argv(list(testcases) if testcases else plan.NVBANDWIDTH_TESTCASES, tool=str(tool or "nvbandwidth"))
+    except plan.PlanError as exc:
+        raise AnsibleFilterError("nvbandwidth_argv: %s" % exc) from None
+
+
+def _max_runs(forks):
+    """Runs a round may hold: each needs two workers (its server and client run at the same time)."""
+    if forks in (None, ""):
+        return None
+    return max(int(forks) // 2, 1)
+
+
+def rack_groups(hosts, hostvars):
+    """``{rack: [host, ...]}`` of the labelled hosts (``gpufleet_claim.rack``, else ``gpufleet_rack``)."""
+    hosts = [str(host) for host in hosts or []]
+    return plan.group_by_rack(hosts, _plan_vars(hostvars, hosts))
+
+
 def _address(hostvars, host):
     values = hostvars.get(host) or {}
     return str(values.get("gpufleet_iperf3_address") or values.get("ansible_host") or host)
 
 
 def network_plan(hosts, mode="alone", hostvars=None, streams=plan.IPERF3_STREAMS, seconds=plan.IPERF3_SECONDS,
-                 omit=plan.IPERF3_OMIT, port=plan.IPERF3_PORT, iperf3="iperf3"):
+                 omit=plan.IPERF3_OMIT, port=plan.IPERF3_PORT, iperf3="iperf3", forks=None):
     """The runs of ``mode`` with their argv lists."""
-    hostvars = {str(name): dict(values) for name, values in (hostvars or {}).items()} if hostvars is not None else {}
     hosts = [str(host) for host in hosts or []]
+    hostvars = _plan_vars(hostvars, hosts)
     try:
         if mode == "alone":
-            runs = plan.iperf3_alone(hosts, port_base=int(port))
+            runs = plan.iperf3_alone(hosts, port_base=int(port), max_runs=_max_runs(forks))
         elif mode == "concurrent":
             runs = plan.iperf3_concurrent(hosts, hostvars, port_base=int(port))
         else:
@@ -103,4 +168,5 @@ class FilterModule:
     """gpufleet benchmark planning filters."""
 
     def filters(self):
-        return {"network_plan": network_plan}
+        return {"network_plan": network_plan, "rail_hcas": rail_hcas, "perftest_has_cuda": perftest_has_cuda, "perftest_plan": perftest_plan,
+                "rack_groups": rack_groups, "nvbandwidth_argv": nvbandwidth_argv}

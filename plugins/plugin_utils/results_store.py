@@ -67,8 +67,9 @@ BENCHMARK_FIELDS = {
 BENCHMARK_OPTIONAL = frozenset(("kind", "hosts", "outcome", "reason", "rc", "repeat", "round", "group", "job_id", "stderr_path"))
 # The values of the optional ``kind`` and ``outcome`` fields.
 BENCHMARK_KINDS = ("allreduce_single", "allreduce_multi", "allreduce_pair", "iperf3", "iperf3_concurrent", "ib_write_bw", "ib_write_lat",
-                   "nvbandwidth")
-BENCHMARK_OUTCOMES = ("ok", "hang", "missing_binary", "launcher_error", "crash", "failed", "unreachable")
+                   "nvbandwidth", "ib_counters")
+# "skipped": the benchmark was asked for but could not apply to the host (bench_record; the reason says why)
+BENCHMARK_OUTCOMES = ("ok", "hang", "missing_binary", "launcher_error", "crash", "failed", "unreachable", "skipped")
 
 # The collection this code runs from (recorded in run.json: which gpufleet judged the run).
 COLLECTION_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

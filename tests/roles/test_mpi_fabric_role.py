@@ -103,6 +103,8 @@ def test_openmpi4_two_nodes(tmp_path, node_file, site, run_playbook):
     prefix = site["root"] + "/n1/mpi"
     assert launcher["kind"] == "mpirun" and launcher["openmpi_major"] == 4 and launcher["ranks"] == 12
     assert launcher["hostfile"] == prefix + "/hostfile" and launcher["env_file"] == site["env_file"]
+    # each node's cluster address by inventory name (the pair search's -H uses them): lo's 127.0.0.1 here
+    assert launcher["addresses"] == {"n1": "127.0.0.1", "n2": "127.0.0.1"}
     # the NCCL_* lines of the env file, in file order; the $(...) line and the non-NCCL line are not forwarded
     assert launcher["argv_prefix"] == [
         site["mpirun4"], "--allow-run-as-root", "--hostfile", prefix + "/hostfile",

@@ -7,6 +7,7 @@
 #   fleet.sh up --hosts N --state DIR [--node-files F1,F2,...]
 #   fleet.sh down --state DIR
 #   fleet.sh throttle --state DIR --host I --rate 1gbit [--delay 5ms]
+#   fleet.sh throttle --state DIR --host I --peer J --rate 200mbit   (only the link I-J, both ways)
 #   fleet.sh unthrottle --state DIR --host I
 #
 # `up` creates one network namespace per host (gf<X>h<I>), a veth from each to the bridge
@@ -45,7 +46,7 @@ controller_python() {
 }
 
 usage() {
-    sed -n '5,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -280,6 +281,11 @@ EOF
 # ---------------------------------------------------------------------------------------
 # throttle / unthrottle: tc on both ends of host I's link (traffic to and from the host)
 # ---------------------------------------------------------------------------------------
+# With --peer J only the traffic between hosts I and J is limited (a bad link, not a bad host): on
+# both devices of host I an htb qdisc whose one class 1:1 has the rate, and a u32 filter sending the
+# packets to J (eth0 inside I: destination J) and from J (I's veth, towards I: source J) to that
+# class; htb sends all other traffic on directly, unlimited (no default class). This kernel has
+# htb, tbf and u32 but no prio, netem or flower.
 
 load_state() {
     [[ -f "$STATE/fleet.env" ]] || die "$STATE holds no fleet that is up"
@@ -313,7 +319,27 @@ do_unthrottle() {
     ip netns exec "$ns" tc qdisc del dev eth0 root 2>/dev/null || true
 }
 
+# throttle_peer: the --peer variant of do_throttle (rate only).
+throttle_peer() {
+    [[ "$PEER" =~ ^[0-9]+$ && "$PEER" -ge 1 && "$PEER" -le "$HOSTS" && "$PEER" -ne "$HOST" ]] || die "--peer must be 1..$HOSTS and not --host"
+    [[ -n "$RATE" && -z "$DELAY" ]] || die "throttle --peer needs --rate (and takes no --delay)"
+    [[ "$RATE" =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[KMG]?bps)$ ]] || die "bad --rate $RATE (e.g. 1gbit, 500mbit)"
+    local ns="gf${FLEET_ID}h$HOST" peer_addr
+    peer_addr="$(sed -n 's/^NET=\([0-9.]*\)$/\1/p' "$STATE/fleet.env").$PEER"
+    do_unthrottle
+    # htb with no default class: unclassified traffic leaves directly, unlimited; class 1:1 only what the filter sends there
+    tc_both qdisc add dev DEV root handle 1: htb
+    tc_both class add dev DEV parent 1: classid 1:1 htb rate "$RATE" ceil "$RATE" burst 256kb cburst 256kb quantum 60000
+    tc filter add dev "${ns}v" parent 1: protocol ip prio 1 u32 match ip src "$peer_addr/32" flowid 1:1
+    ip netns exec "$ns" tc filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dst "$peer_addr/32" flowid 1:1
+    log "link between hosts $HOST and $PEER of fleet $FLEET_ID: rate $RATE"
+}
+
 do_throttle() {
+    if [[ -n "$PEER" ]]; then
+        throttle_peer
+        return
+    fi
     [[ -n "$RATE" || -n "$DELAY" ]] || die "throttle needs --rate and/or --delay"
     [[ -z "$RATE" || "$RATE" =~ ^[0-9]+(\.[0-9]+)?([kmg]?bit|[KMG]?bps)$ ]] || die "bad --rate $RATE (e.g. 1gbit, 500mbit)"
     [[ -z "$DELAY" || "$DELAY" =~ ^[0-9]+(\.[0-9]+)?(us|ms|s)$ ]] || die "bad --delay $DELAY (e.g. 5ms)"
@@ -340,13 +366,14 @@ do_throttle() {
 [[ $# -ge 1 ]] || usage
 ACTION="$1"
 shift
-STATE="" HOSTS="" NODE_FILES="" HOST="" RATE="" DELAY="" FLEET_ID="" UP_DONE=0 UP_STARTED=0
+STATE="" HOSTS="" NODE_FILES="" HOST="" PEER="" RATE="" DELAY="" FLEET_ID="" UP_DONE=0 UP_STARTED=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --state) STATE="${2:?--state needs a value}"; shift 2 ;;
         --hosts) HOSTS="${2:?--hosts needs a value}"; shift 2 ;;
         --node-files) NODE_FILES="${2:?--node-files needs a value}"; shift 2 ;;
         --host) HOST="${2:?--host needs a value}"; shift 2 ;;
+        --peer) PEER="${2:?--peer needs a value}"; shift 2 ;;
         --rate) RATE="${2:?--rate needs a value}"; shift 2 ;;
         --delay) DELAY="${2:?--delay needs a value}"; shift 2 ;;
         -h|--help) usage ;;

@@ -9,21 +9,34 @@ unchanged, to ``gpufleet.acceptance.bench_run``.
 Every argv is a list of strings; nothing a node printed is ever formatted into a shell.
 
 iperf3
-  *alone*: disjoint pairs ``(h0, h1), (h2, h3), ...`` in inventory order (an odd last host is
-  paired with the first host in rounds of its own); each pair runs in both directions, one
-  direction per round, and the pairs of a round run at the same time (they share no host).
+  *alone*: a directed ring over the hosts in the order given (``ansible_play_hosts``), ``h0 -> ... -> h0``:
+  every host receives from its predecessor and sends to its successor, so with three hosts or
+  more each host is measured with TWO different partners and the checks can tell a slow host
+  (slow with both partners) from a slow partner or link (pair_search.infer, checks/
+  bench_network.py). The ring's runs are split into rounds in which no host is in two runs
+  (even n: two rounds; odd n: three; two hosts: one round per direction); the runs of a round
+  run at the same time. Each host carries one flow at a time, so "alone" means no other flow
+  shares the host's link; pairs of a round may share an uplink (that is what *concurrent*
+  measures on purpose).
   *concurrent*: for every two racks (inventory label ``gpufleet_claim.rack``, else
   ``gpufleet_rack``) the i-th host of one rack is paired with the i-th host of the other, and
   all those cross-rack pairs run at once (one round per direction), ``group`` = ``"A<->B"``: the
   uplinks between the racks carry every pair's traffic together, so concurrent / alone exposes
   an oversold uplink.
-  A run is recorded under its RECEIVING host (the iperf3 server): a limit on a host's ingress
-  (a throttled switch port or bridge-side link) shows on that host's record; the record's
-  ``hosts`` is ``[client, server]`` and the message names the direction.
+  A run is recorded under the host that ran the client (``record_host``): the client's JSON is
+  the measurement, and a client that could not run (missing binary) is that host's problem. The
+  record's ``hosts`` is ``[client, server]``; which of the two is slow is the checks' inference
+  over all runs, not where the record lives. A server that fails is recorded under the server
+  host by ``bench_record`` (playbooks/benchmark_tasks/iperf3_round.yml).
 
 perftest
-  one client/server pair per compute-rail HCA pair: the i-th rail HCA of the client host to
-  the i-th of the server host, each on its own TCP port (``-p``) so all rails can run at once.
+  the same directed ring (and rounds) over the hosts that have compute-rail HCAs (Active RDMA
+  ports of ``gpufleet_nic``, restricted like NCCL by ``NCCL_IB_HCA``); per run one
+  client/server pair per rail, the i-th rail HCA of the client host to the i-th of the server
+  host, each on its own TCP port (``-p``). The rails of a run are measured one after the other.
+  GPUDirect: ``--use_cuda <gpu>`` is added on a side whose perftest build has CUDA (its
+  ``--help`` mentions ``--use_cuda``), with the GPU nearest to the HCA (``nvidia-smi topo -m``
+  facts), else GPU (rail index mod GPU count).
 
 nvbandwidth
   ``nvbandwidth -t <testcase> ...`` on each node.
@@ -99,25 +112,55 @@ def disjoint_pairs(hosts):
     return rounds
 
 
+def ring_rounds(hosts):
+    """``[[(client, server), ...], ...]``: the directed ring ``h(i) -> h(i+1)`` in rounds sharing no host.
+
+    Even n: edges from even i in round 0, odd i in round 1. Odd n >= 3: the same for the first
+    n - 1 edges, the closing edge ``h(n-1) -> h0`` in round 2. Two hosts: ``h0 -> h1``, then
+    ``h1 -> h0``. Fewer than two hosts: no rounds.
+    """
+    hosts = list(dict.fromkeys(hosts))
+    count = len(hosts)
+    if count < 2:
+        return []
+    edges = [(hosts[i], hosts[(i + 1) % count]) for i in range(count)]
+    rounds = [[], []] + ([[]] if count % 2 else [])
+    for i, edge in enumerate(edges):
+        rounds[2 if count % 2 and i == count - 1 else i % 2].append(edge)
+    return rounds
+
+
+def split_rounds(rounds, max_runs=None):
+    """Each round cut into rounds of at most ``max_runs`` runs (None or < 1: unchanged).
+
+    Every run of a round needs a worker of its own (``ansible_forks``: a server and its client
+    must run at the same time), so the playbooks pass ``forks // 2``.
+    """
+    if not max_runs or int(max_runs) < 1:
+        return [list(item) for item in rounds]
+    size = int(max_runs)
+    out = []
+    for item in rounds:
+        out.extend(list(item[i:i + size]) for i in range(0, len(item), size))
+    return out
+
+
 def _entry(client, server, mode, round_no, index, group, port_base):
-    return {"client": client, "server": server, "record_host": server, "hosts": [client, server], "mode": mode,
+    return {"client": client, "server": server, "record_host": client, "hosts": [client, server], "mode": mode,
             "round": round_no, "group": group, "port": port_base + index}
 
 
-def iperf3_alone(hosts, port_base=IPERF3_PORT):
-    """Runs of the *alone* mode: each disjoint pair in both directions (see the module docstring).
+def iperf3_alone(hosts, port_base=IPERF3_PORT, max_runs=None):
+    """Runs of the *alone* mode: the directed ring of :func:`ring_rounds` (see the module docstring).
 
     Returns ``[{client, server, record_host, hosts, mode, round, group, port}]``; entries with
-    the same ``round`` run at the same time; ``port`` is unique within a round.
+    the same ``round`` run at the same time; ``port`` is unique within a round; a round has at
+    most ``max_runs`` runs (:func:`split_rounds`).
     """
     runs = []
-    round_no = 0
-    for pairs in disjoint_pairs(hosts):
-        for forward in (True, False):
-            for index, (first, second) in enumerate(pairs):
-                client, server = (first, second) if forward else (second, first)
-                runs.append(_entry(client, server, "alone", round_no, index, None, port_base))
-            round_no += 1
+    for round_no, edges in enumerate(split_rounds(ring_rounds(hosts), max_runs)):
+        for index, (client, server) in enumerate(edges):
+            runs.append(_entry(client, server, "alone", round_no, index, None, port_base))
     return runs
 
 
@@ -219,6 +262,88 @@ def rail_hcas(nic, nccl_ib_hca=None):
 def perftest_pairs(client_hcas, server_hcas, port_base=PERFTEST_PORT):
     """Rail i of the client with rail i of the server: ``[{client_hca, server_hca, ..., port}]``."""
     return [{"client": c, "server": s, "port": port_base + i} for i, (c, s) in enumerate(zip(client_hcas, server_hcas))]
+
+
+def cuda_device_for(hca, index, topology=None, gpu_count=None):
+    """The GPU for ``--use_cuda`` with rail ``hca`` (the ``index``-th rail).
+
+    The GPU whose nearest NICs (``gpufleet_topology.nearest_nic``, from ``nvidia-smi topo -m``)
+    include the HCA, lowest GPU number first; else ``index`` mod ``gpu_count``; else 0.
+    """
+    nearest = (topology or {}).get("nearest_nic") or {}
+
+    def number(name):
+        digits = re.sub(r"\D", "", str(name))
+        return int(digits) if digits else None
+
+    for gpu in sorted(nearest, key=lambda name: (number(name) is None, number(name) or 0)):
+        if hca in ((nearest[gpu] or {}).get("devices") or []) and number(gpu) is not None:
+            return number(gpu)
+    if gpu_count:
+        return int(index) % int(gpu_count)
+    return 0
+
+
+def perftest_plan(hosts, info, tool="ib_write_bw", port_base=PERFTEST_PORT, path=None, size=None, iterations=PERFTEST_LAT_ITERS, max_runs=None):
+    """The perftest runs over ``hosts``: ``{runs, skipped}``.
+
+    ``info`` maps each host to ``{rails, address, cuda, topology, gpu_count}``: its rail HCAs
+    (:func:`rail_hcas`), the address clients reach its server at, whether its perftest build has
+    CUDA and GPUDirect is wanted (``cuda``: ``ib_write_bw`` only), and its GPU facts for
+    :func:`cuda_device_for`. Hosts without a rail are ``skipped`` with the reason; the others form
+    the directed ring of :func:`ring_rounds`. Each run: ``{round, client, server, record_host
+    (the client), hosts, rails: [{index, client_hca, server_hca, label, port, client_cuda,
+    server_cuda, client_argv, server_argv}]}``; a run of hosts with different rail counts pairs
+    the first ``min`` rails. A round has at most ``max_runs`` runs (:func:`split_rounds`).
+    """
+    if tool not in ("ib_write_bw", "ib_write_lat"):
+        raise PlanError("perftest tool must be ib_write_bw or ib_write_lat, got %r" % (tool,))
+    hosts = list(dict.fromkeys(str(host) for host in hosts))
+    info = info or {}
+    skipped = {}
+    eligible = []
+    for host in hosts:
+        if (info.get(host) or {}).get("rails"):
+            eligible.append(host)
+        else:
+            skipped[host] = "no active RDMA rail in this host's NIC facts (gpufleet_nic.rdma, restricted by NCCL_IB_HCA)"
+    if len(eligible) == 1:
+        skipped[eligible[0]] = "no other host with an active RDMA rail to pair with"
+        eligible = []
+    binary = path or tool
+    runs = []
+    for round_no, edges in enumerate(split_rounds(ring_rounds(eligible), max_runs)):
+        for client, server in edges:
+            mine, theirs = info[client], info[server]
+            rails = []
+            for index, pair in enumerate(perftest_pairs(mine["rails"], theirs["rails"], port_base)):
+                c_hca, s_hca = pair["client"], pair["server"]
+                c_cuda = cuda_device_for(c_hca["hca"], index, mine.get("topology"), mine.get("gpu_count")) if mine.get("cuda") else None
+                s_cuda = cuda_device_for(s_hca["hca"], index, theirs.get("topology"), theirs.get("gpu_count")) if theirs.get("cuda") else None
+                if tool == "ib_write_bw":
+                    extra = {} if size is None else {"size": size}
+                    server_argv = ib_write_bw_argv(s_hca, pair["port"], s_hca.get("gid_index"), s_cuda, tool=binary, **extra)
+                    client_argv = ib_write_bw_argv(c_hca, pair["port"], c_hca.get("gid_index"), c_cuda, server_address=theirs.get("address") or server,
+                                                   tool=binary, **extra)
+                else:
+                    extra = {"iterations": iterations} if size is None else {"iterations": iterations, "size": size}
+                    server_argv = ib_write_lat_argv(s_hca, pair["port"], s_hca.get("gid_index"), tool=binary, **extra)
+                    client_argv = ib_write_lat_argv(c_hca, pair["port"], c_hca.get("gid_index"), server_address=theirs.get("address") or server,
+                                                    tool=binary, **extra)
+                    c_cuda = s_cuda = None
+                rails.append({"index": index, "client_hca": c_hca["hca"], "server_hca": s_hca["hca"],
+                              "label": "%s->%s" % (hca_label(c_hca), hca_label(s_hca)), "port": pair["port"], "client_cuda": c_cuda,
+                              "server_cuda": s_cuda, "client_argv": client_argv, "server_argv": server_argv})
+            runs.append({"round": round_no, "client": client, "server": server, "record_host": client, "hosts": [client, server],
+                         "rails": rails})
+    return {"runs": runs, "skipped": skipped}
+
+
+def hca_label(hca):
+    """``mlx5_0`` for port 1, ``mlx5_0:2`` for another port."""
+    if hca.get("port") in (None, 1):
+        return str(hca["hca"])
+    return "%s:%s" % (hca["hca"], hca["port"])
 
 
 def _perftest_common(tool, hca, port, gid_index, size, extra):

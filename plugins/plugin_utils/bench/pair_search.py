@@ -10,12 +10,15 @@ slow LINKS (a fault that shows on one pair only).
 
 Classifying a pair
 ------------------
-A pair is *slow* when its figure is below ``floor`` (an absolute floor, when known) or more than
-``tolerance`` below the *reference*. The reference is the median of the upper cluster of all pair
-figures measured so far (the figures within ``tolerance`` of the best one). Plain median of all
-pairs would be dragged down when most pairs of a round contain a bad node (k = 4 bad among 8: a
-random round can have a bad node in every pair); the upper cluster is made of good-good pairs as
-long as at least one was measured. A pair that did not produce a figure (hang, crash) is slow.
+A pair may be measured more than once (a confirmation run, below); its *figure* is the best of its
+measurements: a fault is persistent and makes every run of the pair slow, a transient dip (another
+job on the CPU, a congested moment) does not repeat. A pair is *slow* when its figure is below
+``floor`` (an absolute floor, when known) or more than ``tolerance`` below the *reference*. The
+reference is the median of the upper cluster of all pair figures measured so far (the figures
+within ``tolerance`` of the best one). Plain median of all pairs would be dragged down when most
+pairs of a round contain a bad node (k = 4 bad among 8: a random round can have a bad node in every
+pair); the upper cluster is made of good-good pairs as long as at least one was measured. A pair
+that did not produce a figure (hang, crash) is slow.
 
 Fault model and inference
 -------------------------
@@ -31,6 +34,14 @@ the node). Under this model:
   slow because of the link.
 - anything else slow is *unresolved* and is reported as such, never as a conviction.
 
+Confirmation (``confirm``): with ``confirm=2`` a slow pair may convict (a node, as one of its two
+accusers, or a link) only once it has been measured twice, both times slow (its best figure is
+slow). The search schedules that re-measurement only for pairs that would convict (*pending*),
+never for every slow pair: a bad node in N - 1 slow pairs needs two confirmed accusers, not N - 1.
+A confirmation that comes back fast makes the pair fast, which clears both its ends. It costs a
+bad node two more rounds and buys that one transient dip (or two on different pairs of one node)
+never convicts. ``confirm=1`` convicts on one measurement.
+
 The relative rule needs one good-good pair among the measured ones (else every figure is equally
 slow and looks normal). A perfect matching of N (even) nodes with k < N / 2 bad ones always has a
 good-good pair, so the relative rule suffices for k < N / 2; with k >= N / 2 only an absolute
@@ -44,18 +55,24 @@ mode tests every pair once and so names every bad link.
 Adaptive schedule (``mode="adaptive"``)
 ---------------------------------------
 Round 1: a random perfect matching. Round 2 (always, ``min_rounds``): another matching avoiding
-round-1 pairs, so the reference is not decided by one unlucky round. Then each round pairs every
-*suspect* (a node in a slow pair that is neither cleared nor convicted, or a node that rested in
-an odd round and was never measured) with a cleared node it has
-not met yet, so one round either clears it (fast) or adds a cleared accuser (slow); suspects left
-without a cleared partner are paired with each other in pairs not yet measured (pairs where both
-were slow get re-paired). The search stops when no suspect is left or no new useful pair exists.
-With k bad nodes a bad node needs two cleared accusers, so in practice k <= N/2 is settled in
-3-4 rounds; the tests hold it to <= 2k + 2.
+round-1 pairs, so the reference is not decided by one unlucky round. Then each round first
+re-measures the *pending* pairs (as many as are disjoint), then pairs every *suspect* (a node in
+a slow pair that is neither cleared nor convicted, or a node that rested in an odd round and was
+never measured) with a cleared node it has not met yet, so one round either clears it (fast) or
+adds a cleared accuser (slow); suspects left without a cleared partner are paired with each other
+in pairs not yet measured. The search stops when nothing is pending, no suspect is left, or no
+new useful pair exists. With k bad nodes a bad node needs two cleared accusers, so in practice
+k <= N/2 is settled in 2-4 rounds (4-6 with ``confirm=2``); the tests hold it to <= 2k + 2
+(2k + 4 with ``confirm=2``).
 
 Round robin (``mode="round_robin"``)
 ------------------------------------
-The circle method: N - 1 rounds (N even; odd N adds a bye, N rounds), every pair exactly once.
+The circle method: N - 1 rounds (N even; odd N adds a bye, N rounds), every pair exactly once;
+with ``confirm=2`` then the rounds re-measuring the pending pairs (usually 1-2).
+
+The search is deterministic given its nodes (in order), seed, settings and the figures recorded so
+far: the controller rebuilds it from the recorded rounds before planning the next one (action
+``pair_search_plan``).
 """
 
 from __future__ import annotations
@@ -64,6 +81,7 @@ import random
 
 DEFAULT_TOLERANCE = 0.25
 MIN_ROUNDS = 2
+MODES = ("adaptive", "round_robin")
 
 
 def pair_key(a, b):
@@ -103,6 +121,27 @@ def round_robin_names(nodes):
     return [[pair_key(nodes[a], nodes[b]) for a, b in pairs] for pairs in round_robin(len(nodes))]
 
 
+def default_max_rounds(n, mode="adaptive", confirm=1):
+    """The default bound on rounds: N - 1 + 2 (adaptive) or the round-robin schedule + 2, each + 2 per confirmation."""
+    extra = MIN_ROUNDS + 2 * (max(int(confirm), 1) - 1)
+    if mode == "round_robin":
+        return len(round_robin(n)) + extra
+    return max(n - 1, 1) + extra
+
+
+def measurements(value):
+    """A pair's measurements as a list: ``value`` is a figure, None (no figure) or a list of those."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def best(value):
+    """The best figure of a pair's measurements (None when none produced a figure)."""
+    known = [item for item in measurements(value) if item is not None]
+    return max(known) if known else None
+
+
 def _median(values):
     ordered = sorted(values)
     middle = len(ordered) // 2
@@ -121,54 +160,67 @@ def reference(values, tolerance=DEFAULT_TOLERANCE):
 
 
 def classify(results, tolerance=DEFAULT_TOLERANCE, floor=None):
-    """``({pair: "slow"|"fast"}, limit)`` for ``results`` ``{pair: figure or None}``.
+    """``({pair: "slow"|"fast"}, limit)`` for ``results`` ``{pair: figure, None or a list of them}``.
 
-    ``limit`` is the figure below which a pair is slow: the larger of ``floor`` and
-    ``reference * (1 - tolerance)``.
+    A pair's figure is its best measurement. ``limit`` is the figure below which a pair is slow:
+    the larger of ``floor`` and ``reference * (1 - tolerance)``.
     """
-    ref = reference(results.values(), tolerance)
+    figures = {pair: best(value) for pair, value in results.items()}
+    ref = reference(figures.values(), tolerance)
     limits = [value for value in (floor, None if ref is None else ref * (1 - tolerance)) if value is not None]
     limit = max(limits) if limits else None
     out = {}
-    for pair, value in results.items():
+    for pair, value in figures.items():
         out[pair] = "slow" if value is None or (limit is not None and value < limit) else "fast"
     return out, limit
 
 
-def infer(nodes, results, tolerance=DEFAULT_TOLERANCE, floor=None):
-    """Name the bad nodes and links from ``results`` ``{(a, b): figure or None}``.
+def infer(nodes, results, tolerance=DEFAULT_TOLERANCE, floor=None, confirm=1):
+    """Name the bad nodes and links from ``results`` ``{(a, b): figure, None or a list of them}``.
 
     Returns ``{bad_nodes: {node: [pairs that convicted it]}, bad_links: [pair], cleared: [node],
-    suspects: [node], untested: [node], unresolved: [pair], limit, reference}``. See the module docstring for why
-    a conviction is never false under the fault model.
+    suspects: [node], untested: [node], unresolved: [pair], pending: [pair], limit, reference}``.
+    ``pending``: slow pairs that would convict once measured ``confirm`` times (the search
+    re-measures them): a link's pair, or the accusers of a node with two or more. See the module
+    docstring for why a conviction is never false under the fault model.
     """
     status, limit = classify(results, tolerance, floor)
+    counts = {pair: len(measurements(value)) for pair, value in results.items()}
     cleared = set()
     for (a, b), state in status.items():
         if state == "fast":
             cleared.update((a, b))
-    bad_nodes = {}
+    bad_nodes, pending = {}, set()
     for node in nodes:
         if node in cleared:
             continue
         accusers = sorted(pair for pair, state in status.items() if state == "slow" and node in pair
                           and (pair[0] if pair[1] == node else pair[1]) in cleared)
-        if len(accusers) >= 2:
-            bad_nodes[node] = accusers
+        if len(accusers) < 2:
+            continue
+        sure = [pair for pair in accusers if counts[pair] >= confirm]
+        if len(sure) >= 2:
+            bad_nodes[node] = sure
+        else:
+            pending.update(pair for pair in accusers if counts[pair] < confirm)
     bad_links, unresolved = [], []
     for pair, state in sorted(status.items()):
         if state != "slow":
             continue
         a, b = pair
         if a in cleared and b in cleared:
-            bad_links.append(pair)
-        elif a not in bad_nodes and b not in bad_nodes:
+            if counts[pair] >= confirm:
+                bad_links.append(pair)
+                continue
+            pending.add(pair)
+        if a not in bad_nodes and b not in bad_nodes:
             unresolved.append(pair)
     suspects = sorted({node for pair in unresolved for node in pair if node not in cleared})
     measured = {node for pair in status for node in pair}
     untested = [node for node in nodes if node not in measured]
     return {"bad_nodes": bad_nodes, "bad_links": bad_links, "cleared": sorted(cleared), "suspects": suspects,
-            "untested": untested, "unresolved": unresolved, "limit": limit, "reference": reference(results.values(), tolerance)}
+            "untested": untested, "unresolved": unresolved, "pending": sorted(pending), "limit": limit,
+            "reference": reference([best(value) for value in results.values()], tolerance)}
 
 
 def random_matching(nodes, rng, avoid=()):
@@ -188,35 +240,48 @@ def random_matching(nodes, rng, avoid=()):
 
 
 class PairSearch:
-    """The adaptive search: call :meth:`next_round`, run its pairs, :meth:`record` the figures, repeat.
+    """The search: call :meth:`next_round`, run its pairs, :meth:`record` the figures, repeat.
 
-    ``next_round()`` returns ``[]`` when the search is settled. ``verdict()`` gives :func:`infer`'s
-    answer plus ``rounds`` (the schedule used).
+    ``mode`` is ``adaptive`` (default) or ``round_robin``; ``confirm`` the measurements a slow pair
+    needs before it may convict (1 or 2). ``next_round()`` returns ``[]`` when the search is settled
+    (or ``max_rounds`` were planned). ``verdict()`` gives :func:`infer`'s answer plus ``rounds``
+    (the schedule used), ``rounds_used``, ``mode`` and ``confirm``.
     """
 
-    def __init__(self, nodes, seed=None, tolerance=DEFAULT_TOLERANCE, floor=None, min_rounds=MIN_ROUNDS, max_rounds=None):
+    def __init__(self, nodes, seed=None, tolerance=DEFAULT_TOLERANCE, floor=None, min_rounds=MIN_ROUNDS, max_rounds=None,
+                 mode="adaptive", confirm=1):
+        if mode not in MODES:
+            raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
         self.nodes = list(nodes)
         self.rng = random.Random(seed)
         self.tolerance = tolerance
         self.floor = floor
         self.min_rounds = min_rounds
-        self.max_rounds = max_rounds if max_rounds is not None else max(len(self.nodes) - 1, 1) + MIN_ROUNDS
+        self.mode = mode
+        self.confirm = max(int(confirm), 1)
+        self.schedule = round_robin_names(self.nodes) if mode == "round_robin" else []
+        self.max_rounds = max_rounds if max_rounds is not None else default_max_rounds(len(self.nodes), mode, self.confirm)
         self.results = {}
         self.rounds = []
 
     def record(self, figures):
-        """Record ``{(a, b): figure or None}`` of the last round."""
+        """Record ``{(a, b): figure or None}`` of the last round (a pair measured again adds a measurement)."""
         for (a, b), value in figures.items():
-            self.results[pair_key(a, b)] = value
+            self.results.setdefault(pair_key(a, b), []).append(value)
 
     def current(self):
-        return infer(self.nodes, self.results, self.tolerance, self.floor)
+        return infer(self.nodes, self.results, self.tolerance, self.floor, self.confirm)
 
     def next_round(self):
         """The next round's pairs, or ``[]`` when settled (or no new useful pair exists)."""
         if len(self.nodes) < 2 or len(self.rounds) >= self.max_rounds:
             return []
-        if len(self.rounds) < self.min_rounds:
+        if self.mode == "round_robin":
+            if len(self.rounds) < len(self.schedule):
+                pairs = list(self.schedule[len(self.rounds)])
+            else:
+                pairs = self._confirmations(self.current(), set())
+        elif len(self.rounds) < self.min_rounds:
             pairs = random_matching(self.nodes, self.rng, avoid=self.results)
             pairs = [pair for pair in pairs if pair not in self.results] or pairs
         else:
@@ -225,15 +290,25 @@ class PairSearch:
             self.rounds.append(pairs)
         return pairs
 
+    def _confirmations(self, state, busy):
+        """Disjoint pending pairs (re-measurements), in seeded random order; marks their nodes ``busy``."""
+        pending = list(state["pending"])
+        self.rng.shuffle(pending)
+        pairs = []
+        for pair in pending:
+            if pair[0] not in busy and pair[1] not in busy:
+                busy.update(pair)
+                pairs.append(pair)
+        return pairs
+
     def _targeted(self):
         state = self.current()
-        suspects = list(state["suspects"]) + list(state["untested"])
-        if not suspects:
-            return []
+        busy = set()
+        pairs = self._confirmations(state, busy)
+        suspects = [node for node in list(state["suspects"]) + list(state["untested"]) if node not in busy]
         self.rng.shuffle(suspects)
         cleared = list(state["cleared"])
         self.rng.shuffle(cleared)
-        busy, pairs = set(), []
         for node in suspects:
             partner = next((c for c in cleared if c not in busy and pair_key(node, c) not in self.results), None)
             if partner is not None:
@@ -253,21 +328,14 @@ class PairSearch:
         out = self.current()
         out["rounds"] = [list(pairs) for pairs in self.rounds]
         out["rounds_used"] = len(self.rounds)
+        out["mode"] = self.mode
+        out["confirm"] = self.confirm
         return out
 
 
-def run_search(nodes, measure, mode="adaptive", seed=None, tolerance=DEFAULT_TOLERANCE, floor=None):
+def run_search(nodes, measure, mode="adaptive", seed=None, tolerance=DEFAULT_TOLERANCE, floor=None, confirm=1, max_rounds=None):
     """Drive a whole search with ``measure(pairs) -> {pair: figure}`` (one call per round)."""
-    if mode == "round_robin":
-        rounds = round_robin_names(nodes)
-        results = {}
-        for pairs in rounds:
-            results.update({pair_key(*pair): value for pair, value in measure(pairs).items()})
-        out = infer(list(nodes), results, tolerance, floor)
-        out["rounds"] = rounds
-        out["rounds_used"] = len(rounds)
-        return out
-    search = PairSearch(nodes, seed=seed, tolerance=tolerance, floor=floor)
+    search = PairSearch(nodes, seed=seed, tolerance=tolerance, floor=floor, mode=mode, confirm=confirm, max_rounds=max_rounds)
     while True:
         pairs = search.next_round()
         if not pairs:
@@ -275,23 +343,32 @@ def run_search(nodes, measure, mode="adaptive", seed=None, tolerance=DEFAULT_TOL
         search.record(measure(pairs))
 
 
-def simulate(n, bad_nodes=(), bad_links=(), seed=0, mode="adaptive", good=100.0, slow=20.0, noise=0.03, floor=None):
+def simulate(n, bad_nodes=(), bad_links=(), seed=0, mode="adaptive", good=100.0, slow=20.0, noise=0.03, floor=None,
+             confirm=1, dip=0.0, dip_to=None):
     """SYNTHETIC fleet of ``n`` nodes ``node00..``: pairs touching a bad node or link measure ``slow``.
 
     ``bad_nodes``: indices; ``bad_links``: index pairs. Figures get +-``noise`` relative jitter
-    (seeded); ``floor`` is the absolute floor handed to the search. Returns :func:`run_search`'s
-    verdict with names.
+    (seeded); ``floor`` is the absolute floor handed to the search. ``dip``: the chance that one run
+    of a GOOD pair measures ``dip_to`` (default ``slow``) instead, a transient that does not repeat
+    by itself. Returns :func:`run_search`'s verdict with names, plus ``dips`` (the runs that dipped).
     """
     names = ["node%02d" % index for index in range(n)]
     bad = {names[index] for index in bad_nodes}
     links = {pair_key(names[a], names[b]) for a, b in bad_links}
     rng = random.Random(seed * 7919 + 1)
+    dips = []
 
     def measure(pairs):
         out = {}
         for a, b in pairs:
-            base = slow if a in bad or b in bad or pair_key(a, b) in links else good
+            faulty = a in bad or b in bad or pair_key(a, b) in links
+            base = slow if faulty else good
+            if not faulty and dip and rng.random() < dip:
+                base = slow if dip_to is None else dip_to
+                dips.append(pair_key(a, b))
             out[pair_key(a, b)] = base * (1 + rng.uniform(-noise, noise))
         return out
 
-    return run_search(names, measure, mode=mode, seed=seed, floor=floor)
+    verdict = run_search(names, measure, mode=mode, seed=seed, floor=floor, confirm=confirm)
+    verdict["dips"] = dips
+    return verdict

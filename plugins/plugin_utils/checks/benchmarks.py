@@ -21,16 +21,19 @@ single-node, two a pair, more multi-node.
 - ``benchmarks.allreduce_relative`` (fleet): single-node busbw against the cohort median
   (``fleet.max_below_median``, checks/fleet.py ``fleet_relative``).
 - ``benchmarks.pair_search`` (fleet): the per-pair figures of the bad-node search
-  (``allreduce_pair`` records) go through ``bench/pair_search.infer``; a convicted node fails naming
-  the pairs that convicted it, a convicted link fails on both ends naming the link, an unresolved
-  slow pair warns.
+  (``allreduce_pair`` records; a pair's runs in different rounds are its measurements, repeats in
+  one round vote by median) go through ``bench/pair_search.infer`` with the mode, confirmation and
+  seed of the search (the records' ``group`` label, :func:`search_label`); a convicted node fails
+  naming the pairs that convicted it, a convicted link fails on both ends naming the link, an
+  unresolved slow pair (or one still awaiting its confirmation run) warns. Every message ends with
+  the search's summary: bad nodes and links named, rounds used, mode.
 - A run that did not finish (``outcome`` hang, crash, missing_binary, launcher_error, failed) fails
   its check with the outcome and reason: it is never read as a figure.
 """
 
 from __future__ import annotations
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench.pair_search import DEFAULT_TOLERANCE, infer, pair_key
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench.pair_search import DEFAULT_TOLERANCE, best, infer, measurements, pair_key
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.engine import fleet_check, node_check
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.fleet import cohorts, fleet_relative, median
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.model import FAIL, PASS, SKIP, WARN, result
@@ -322,21 +325,62 @@ def check_allreduce_relative(nodes):
 
 # --- the pair search -----------------------------------------------------------------------------------
 
+SEARCH_LABEL = "pair_search"
 
-def pair_results(records):
-    """``{(a, b): figure or None}`` from pair records (repeats: the median; a failed run: None)."""
-    figures = {}
+
+def search_label(mode, confirm, seed):
+    """The ``group`` label of every pair run of one search: ``pair_search mode=M confirm=C seed=S``."""
+    return "%s mode=%s confirm=%d seed=%s" % (SEARCH_LABEL, mode, int(confirm), seed)
+
+
+def parse_search_label(text):
+    """``{mode, confirm, seed}`` from a :func:`search_label` (``{}`` for any other label)."""
+    words = str(text or "").split()
+    if not words or words[0] != SEARCH_LABEL:
+        return {}
+    fields = dict(word.split("=", 1) for word in words[1:] if "=" in word)
+    out = {}
+    if fields.get("mode"):
+        out["mode"] = fields["mode"]
+    if str(fields.get("confirm", "")).isdigit():
+        out["confirm"] = int(fields["confirm"])
+    if fields.get("seed"):
+        out["seed"] = fields["seed"]
+    return out
+
+
+def pair_measurements(records):
+    """``{(a, b): [figure or None per round]}`` from pair records, rounds in order.
+
+    The runs of one pair in one round (repeats) vote by median; a failed run is None. A pair run in
+    two rounds (a confirmation run) has two measurements; the search judges the best of them.
+    """
+    runs = {}
     for record in records:
         hosts = list(dict.fromkeys(hosts_of(record)))
         if len(hosts) != 2:
             continue
         value = None if outcome_problem(record) else _parsed(record).get("busbw_at_largest_size_gbs")
-        figures.setdefault(pair_key(hosts[0], hosts[1]), []).append(value)
+        runs.setdefault(pair_key(hosts[0], hosts[1]), {}).setdefault(record.get("round"), []).append(value)
     out = {}
-    for pair, values in figures.items():
-        known = [value for value in values if value is not None]
-        out[pair] = median(known) if known else None
+    for pair, by_round in runs.items():
+        values = []
+        for rnd in sorted(by_round, key=lambda key: (key is None, key if isinstance(key, int) else 0)):
+            known = [value for value in by_round[rnd] if value is not None]
+            values.append(median(known) if known else None)
+        out[pair] = values
     return out
+
+
+def pair_results(records):
+    """``{(a, b): figure or None}`` from pair records: the best of each pair's measurements."""
+    return {pair: best(values) for pair, values in pair_measurements(records).items()}
+
+
+def search_summary(verdict, mode, rounds_used):
+    """``2 bad node(s) and 0 bad link(s) named in 5 round(s) (adaptive)``."""
+    return "%d bad node(s) and %d bad link(s) named in %d round(s) (%s)" % (
+        len(verdict["bad_nodes"]), len(verdict["bad_links"]), rounds_used, mode or "mode not recorded")
 
 
 @fleet_check("benchmarks.pair_search")
@@ -345,18 +389,29 @@ def check_pair_search(nodes):
     records = _all_records(nodes, "allreduce_pair")
     if not records:
         return {}
-    results = pair_results(records)
+    found = {}
+    for record in records:
+        found.update(parse_search_label(record.get("group")))
+    mode, confirm = found.get("mode"), found.get("confirm", 1)
+    results = pair_measurements(records)
     tolerance = float(nodes[0].settings.get(TOLERANCE_SETTING) or DEFAULT_TOLERANCE)
     names = [node.name for node in nodes]
-    verdict = infer(names, results, tolerance=tolerance)
+    verdict = infer(names, results, tolerance=tolerance, confirm=confirm)
     rounds = sorted({record.get("round") for record in records if record.get("round") is not None})
-    source = "bad-node search (bench/pair_search.py): slow = more than %.0f%% below the median of the best pairs; %d pair(s), %d round(s)" % (
-        tolerance * 100, len(results), len(rounds))
+    summary = search_summary(verdict, mode, len(rounds))
+    source = "bad-node search (bench/pair_search.py%s): slow = more than %.0f%% below the median of the best pairs%s; %d pair(s), %d round(s)" % (
+        ", %s, seed %s" % (mode, found["seed"]) if mode and found.get("seed") else "", tolerance * 100,
+        ", a slow pair convicts only once a confirmation run is slow too" if confirm > 1 else "", len(results), len(rounds))
     limit = verdict["limit"]
+    pending = set(verdict["pending"])
 
     def words(pair):
-        value = results.get(pair)
-        return "%s-%s %s" % (pair[0], pair[1], "no figure" if value is None else "%s GB/s" % num(round(value, 2)))
+        values = measurements(results.get(pair))
+        value = best(values)
+        text = "%s-%s %s" % (pair[0], pair[1], "no figure" if value is None else "%s GB/s" % num(round(value, 2)))
+        if len(values) > 1:
+            text += " (best of %d runs: %s)" % (len(values), ", ".join("-" if item is None else num(round(item, 2)) for item in values))
+        return text
 
     out = {}
     for node in nodes:
@@ -367,21 +422,23 @@ def check_pair_search(nodes):
         items = []
         if node.name in verdict["bad_nodes"]:
             pairs = verdict["bad_nodes"][node.name]
-            message = "slow node: every pair with it is slow, convicted by %s against nodes proven good (limit %s GB/s)"
+            message = "slow node: every pair with it is slow, convicted by %s against nodes proven good (limit %s GB/s); search: %s"
             items.append(result("benchmarks.pair_search", FAIL, message % (
-                ", ".join(words(pair) for pair in pairs), num(round(limit, 2))), measured=[results[pair] for pair in pairs],
+                ", ".join(words(pair) for pair in pairs), num(round(limit, 2)), summary), measured=[best(results[pair]) for pair in pairs],
                 expected=round(limit, 3), threshold_source=source, subject=node.name))
         for pair in verdict["bad_links"]:
             if node.name in pair:
-                items.append(result("benchmarks.pair_search", FAIL, "slow link %s-%s: %s, while both ends are fast with other partners (limit %s GB/s)" % (
-                    pair[0], pair[1], words(pair), num(round(limit, 2))), measured=results[pair], expected=round(limit, 3), threshold_source=source,
-                    subject="%s-%s" % pair))
+                message = "slow link %s-%s: %s, while both ends are fast with other partners (limit %s GB/s); search: %s"
+                items.append(result("benchmarks.pair_search", FAIL, message % (
+                    pair[0], pair[1], words(pair), num(round(limit, 2)), summary), measured=best(results[pair]), expected=round(limit, 3),
+                    threshold_source=source, subject="%s-%s" % pair))
         for pair in verdict["unresolved"]:
             if node.name in pair:
-                items.append(result("benchmarks.pair_search", WARN, "slow pair %s not resolved to a node or a link" % words(pair),
-                                    measured=results[pair], expected=round(limit, 3), threshold_source=source, subject="%s-%s" % pair))
+                why = "awaits its confirmation run (the search ran out of rounds)" if pair in pending else "not resolved to a node or a link"
+                items.append(result("benchmarks.pair_search", WARN, "slow pair %s %s; search: %s" % (words(pair), why, summary),
+                                    measured=best(results[pair]), expected=round(limit, 3), threshold_source=source, subject="%s-%s" % pair))
         if not items:
-            items.append(result("benchmarks.pair_search", PASS, "%d pair(s) with this node, none convicts it (limit %s GB/s)" % (
-                len(mine), num(round(limit, 2)) if limit is not None else "none"), expected=limit, threshold_source=source))
+            items.append(result("benchmarks.pair_search", PASS, "%d pair(s) with this node, none convicts it (limit %s GB/s); search: %s" % (
+                len(mine), num(round(limit, 2)) if limit is not None else "none", summary), expected=limit, threshold_source=source))
         out[node.name] = items
     return out

@@ -144,3 +144,102 @@ def test_rounds_reported_for_the_note():
     assert all(rounds <= 2 * k + 2 for (n, k), rounds in worst.items())
     assert worst[(64, 1)] <= 3
     assert pair_search.MIN_ROUNDS == 2
+
+
+# --- confirmation runs (confirm=2): a slow pair convicts only when a second run is slow too -------------
+
+
+def test_default_max_rounds_by_hand():
+    assert pair_search.default_max_rounds(4) == 5             # N - 1 + 2
+    assert pair_search.default_max_rounds(4, confirm=2) == 7  # + 2 for the confirmation runs
+    assert pair_search.default_max_rounds(4, "round_robin") == 5
+    assert pair_search.default_max_rounds(5, "round_robin", 2) == 9   # 5 rounds (odd N) + 2 + 2
+
+
+def test_a_pair_is_judged_on_its_best_run():
+    status, _limit = pair_search.classify({("a", "b"): [10.0, 97.0], ("c", "d"): 100.0, ("e", "f"): [None, 99.0]})
+    assert status == {("a", "b"): "fast", ("c", "d"): "fast", ("e", "f"): "fast"}
+
+
+def test_confirm_by_hand_node_and_link_wait_for_their_second_run():
+    # as test_infer_by_hand_link_versus_node, but each slow pair measured once: nothing convicts yet
+    once = {("a", "b"): [10.0], ("a", "c"): [100.0], ("b", "d"): [98.0], ("c", "e"): [12.0], ("d", "e"): [11.0]}
+    verdict = infer(["a", "b", "c", "d", "e"], once, confirm=2)
+    assert verdict["bad_nodes"] == {} and verdict["bad_links"] == []
+    assert verdict["pending"] == [("a", "b"), ("c", "e"), ("d", "e")]
+    assert verdict["unresolved"] == [("a", "b"), ("c", "e"), ("d", "e")] and verdict["suspects"] == ["e"]
+    # one accuser of e confirmed: still not enough (two are needed)
+    one_confirmed = dict(once)
+    one_confirmed[("c", "e")] = [12.0, 13.0]
+    verdict = infer(["a", "b", "c", "d", "e"], one_confirmed, confirm=2)
+    assert verdict["bad_nodes"] == {} and verdict["pending"] == [("a", "b"), ("d", "e")]
+    twice = {("a", "b"): [10.0, 9.0], ("a", "c"): [100.0], ("b", "d"): [98.0], ("c", "e"): [12.0, 13.0], ("d", "e"): [11.0, 10.0]}
+    verdict = infer(["a", "b", "c", "d", "e"], twice, confirm=2)
+    assert verdict["bad_links"] == [("a", "b")]
+    assert verdict["bad_nodes"] == {"e": [("c", "e"), ("d", "e")]}
+    assert verdict["pending"] == [] and verdict["unresolved"] == []
+
+
+def test_a_confirmation_that_comes_back_fast_clears_both_ends():
+    verdict = infer(["a", "b", "c", "d"], {("a", "b"): [10.0, 99.0], ("a", "c"): [100.0], ("b", "d"): [98.0], ("c", "d"): [97.0]}, confirm=2)
+    assert verdict["bad_links"] == [] and verdict["unresolved"] == [] and verdict["cleared"] == ["a", "b", "c", "d"]
+
+
+def test_next_round_re_measures_the_pending_pairs_first():
+    search = PairSearch(["a", "b", "c", "d", "e", "f"], seed=3, min_rounds=0, confirm=2)
+    # e slow with two cleared partners, each once: the next round re-measures one of them (they share e)
+    search.record({("a", "b"): 100.0, ("c", "e"): 10.0, ("d", "f"): 99.0})
+    search.record({("a", "c"): 98.0, ("b", "d"): 100.0, ("e", "f"): 11.0})
+    pairs = search.next_round()
+    assert len([pair for pair in pairs if "e" in pair]) == 1
+    assert [pair for pair in pairs if "e" in pair][0] in (("c", "e"), ("e", "f"))
+
+
+@pytest.mark.parametrize("n", [6, 8, 16, 64])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_adaptive_with_confirmation_names_k_bad_nodes(n, k):
+    if 2 * k >= n - 1:
+        pytest.skip("k too large for the relative rule alone")
+    for seed in range(15):
+        bad = random.Random(seed * 131 + n * 17 + k).sample(range(n), k)
+        verdict = simulate(n, bad, seed=seed, confirm=2)
+        assert set(verdict["bad_nodes"]) == names(bad), (seed, bad, verdict)
+        assert verdict["bad_links"] == [] and verdict["unresolved"] == [] and verdict["pending"] == []
+        assert verdict["rounds_used"] <= 2 * k + 4
+        assert_disjoint_rounds(verdict["rounds"])
+        for node, pairs in verdict["bad_nodes"].items():
+            assert len(pairs) >= 2 and all(node in pair for pair in pairs)
+
+
+@pytest.mark.parametrize("n", [4, 6, 8, 9])
+def test_round_robin_confirms_the_bad_link_in_one_more_round(n):
+    verdict = simulate(n, bad_links=[(1, n - 1)], seed=n, mode="round_robin", confirm=2)
+    assert verdict["bad_links"] == [pair_key("node01", "node%02d" % (n - 1))] and verdict["bad_nodes"] == {}
+    schedule = n - 1 if n % 2 == 0 else n
+    assert verdict["rounds_used"] == schedule + 1
+    assert verdict["rounds"][-1] == [pair_key("node01", "node%02d" % (n - 1))]
+
+
+def test_round_robin_confirms_a_bad_node_in_two_more_rounds():
+    verdict = simulate(6, bad_nodes=[2], seed=1, mode="round_robin", confirm=2)
+    assert set(verdict["bad_nodes"]) == {"node02"} and len(verdict["bad_nodes"]["node02"]) == 2
+    assert verdict["rounds_used"] == 5 + 2
+
+
+def test_transient_dips_convict_without_confirmation_and_never_with_it():
+    """10 % of the runs of GOOD pairs dip to the slow figure once (a transient). Without confirmation
+    the search convicts good nodes at some seeds; with it a good node is never convicted, and a good
+    pair is named a bad link only when BOTH its runs dipped."""
+    false_nodes = {1: 0, 2: 0}
+    for confirm in (1, 2):
+        for seed in range(150):
+            bad = random.Random(seed).sample(range(8), 1)
+            verdict = simulate(8, bad, seed=seed, confirm=confirm, dip=0.1)
+            false_nodes[confirm] += len(set(verdict["bad_nodes"]) - names(bad))
+            if confirm == 2:
+                for link in verdict["bad_links"]:
+                    assert verdict["dips"].count(link) >= 2, (seed, link, verdict["dips"])
+                for node in set(verdict["bad_nodes"]) - names(bad):
+                    assert all(verdict["dips"].count(pair) >= 2 for pair in verdict["bad_nodes"][node]), (seed, node)
+    assert false_nodes[1] > 0
+    assert false_nodes[2] == 0
