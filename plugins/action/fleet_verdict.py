@@ -18,6 +18,8 @@ import numbers
 
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.records import judging_settings as burn_in_settings
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.records import read_history
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.engine import run_checks
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.model import FACT_GROUPS, NodeContext
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, RunDir, to_plain
@@ -34,6 +36,7 @@ SETTINGS_VARS = (
     "gpufleet_iperf3_floor_fraction",
     "gpufleet_iperf3_concurrent_ratio_min",
     "gpufleet_ib_write_lat_max_us",
+    "gpufleet_burn_in_thresholds",
 )
 
 CLAIM_INTERCONNECTS = ("nvswitch", "nvlink_bridge_pairs", "pcie")
@@ -205,6 +208,7 @@ def judge_run(run, hosts, reachable, choices, judge, families=None):
     record is missing fails every fact group (it could not be verified, never a silent pass).
     """
     records = run.host_records()
+    history = read_history(run.path)
     nodes, profiles = [], {}
     for host in hosts:
         record = records.get(host)
@@ -220,6 +224,8 @@ def judge_run(run, hosts, reachable, choices, judge, families=None):
         settings = dict(choice["settings"])
         # The benchmark records of the host (checks/benchmarks.py reads them).
         settings["benchmarks"] = list((record or {}).get("benchmarks") or [])
+        # The burn-in records with their samples read, and the history's drift flags (checks/burn_in.py reads them).
+        settings.update(burn_in_settings(run.path, host, record, history))
         if unreachable:
             profile, reason = None, "not chosen: host unreachable"
         else:

@@ -26,7 +26,8 @@ from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.model i
 _PACKAGE = "ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks"
 
 # The families run by default, in report order.
-DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "network", "software", "fleet", "benchmarks", "bench_network")
+DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "network", "software", "fleet", "benchmarks", "bench_network",
+                    "burn_in")
 
 _NODE_CHECKS = {}
 _FLEET_CHECKS = {}

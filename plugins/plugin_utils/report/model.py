@@ -29,6 +29,7 @@ import os
 import re
 from collections import Counter
 
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.report.charts_series import burn_in_view
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import (
     FLEET_FILE,
     SCHEMA,
@@ -316,6 +317,22 @@ def _reason(item):
     }
 
 
+def _other_checks(checks):
+    """The checks that are not reasons (pass, skip), by status: ``[{status, count, checks}]`` with the check ids (and subjects).
+
+    Their messages stay in hosts/<host>.json, results.json and junit.xml: listing every message of every
+    node made the HTML of 1,024 nodes 15 MB larger (docs/performance.md).
+    """
+    by_status = {}
+    for item in checks:
+        if item.get("status") in REASON_STATUSES:
+            continue
+        name = _text(item.get("id")) + (" [%s]" % _text(item.get("subject")) if item.get("subject") not in (None, "") else "")
+        by_status.setdefault(_text(item.get("status")), []).append(name)
+    return [{"status": status, "count": len(names), "checks": ", ".join(names)}
+            for status, names in sorted(by_status.items(), key=lambda pair: STATUS_ORDER.get(pair[0], 9))]
+
+
 def _node(index, record):
     checks = [item for item in record.get("checks") or [] if isinstance(item, dict)]
     verdict = _verdict(record)
@@ -333,6 +350,7 @@ def _node(index, record):
         "profile_reason": _text(profile.get("reason")),
         "reasons": [_reason(item) for item in reasons],
         "checks": [_reason(item) for item in sorted(checks, key=lambda item: STATUS_ORDER.get(item.get("status"), 9))],
+        "other_checks": _other_checks(checks),
         "status_counts": dict(Counter(str(item.get("status")) for item in checks)),
         "fact_errors": [{"group": str(group), "message": _text(message)} for group, message in sorted((record.get("fact_errors") or {}).items())],
         "claim_rows": _claim_rows(record),
@@ -747,4 +765,6 @@ def build_model(results, profiles=None, title=None):
         "gpu_flagged": flagged,
         "benchmarks": benchmarks,
         "cost": cost_view(ordered, benchmarks),
+        # the burn-in section (report/charts_series.py): None when the run has no burn-in record and no history
+        "burn_in": burn_in_view(results),
     }

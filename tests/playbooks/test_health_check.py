@@ -1,0 +1,138 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""playbooks/health_check.yml three times on localhost into one SQLite history (no GPU here).
+
+The node is the replayed one-H100 node tests/replay/nodes/gpu-h100-590-1gpu.yml (its nvidia-smi -q and
+nvlink -s are recordings of one capture); NVML is the fake libnvidia-ml.so (tests/fakenvml/fake_nvml.c,
+a TEST DOUBLE compiled here) serving tests/fakenvml/h100-590-1gpu.data, values from the same capture:
+SM clock 1980 MHz, 59 C, 629.45 W, every counter 0. The third run serves a SYNTHETIC copy of that data
+file (written here) whose SM clock is 1500 MHz: 24% below the 1980 MHz median of the two runs before,
+more than the history's 5% drift share, so that run flags that GPU's clock (burn_in.drift, warn).
+
+The first run has no textfile-collector directory and does not ask for one: no file, and the run says
+so. The next two ask for it (gpufleet_textfile_create_dir) and the .prom file lands there.
+
+The recording has no NIC (its sysfs tree has no class/net), so the fact groups are gpu and host, and the
+verdict is limited to the burn_in family (the capture was taken under gpu_burn load, which gpu.processes
+would rightly fail): what is judged here is the history and its drift flag.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "replay"))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fakenvml"))
+
+import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-position
+import fakenvml  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
+BIN = os.path.dirname(sys.executable)
+NODE = os.path.join(REPO_ROOT, "tests", "replay", "nodes", "gpu-h100-590-1gpu.yml")
+UUID = "GPU-00000000-0000-0000-0000-000000000000"
+TOOLS = ("nvidia-smi", "lspci", "ethtool", "ibstat", "ibv_devinfo", "ip", "journalctl", "dmesg", "ofed_info", "mpirun", "ldconfig")
+
+
+def _inventory(tmp_path, library):
+    layout = build_fleet.build_node(NODE, str(tmp_path / "fleet"))
+    host = {"gpufleet_%s_path" % tool.replace("-", "_"): os.path.join(layout["bin_dir"], tool) for tool in TOOLS}
+    host.update({
+        "ansible_connection": "local",
+        "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+        "gpufleet_sysfs_root": layout["sysfs_root"],
+        "gpufleet_procfs_root": layout["procfs_root"],
+        "gpufleet_gpu_query_formats": ["text"],
+        "gpufleet_gpu_nvlink": False,
+        "gpufleet_nvml_library_path": library,
+        "gpufleet_health_sample_seconds": 1,
+        "gpufleet_health_sample_interval": 1,
+        "gpufleet_history_db": str(tmp_path / "history" / "health.sqlite"),
+        "gpufleet_textfile_dir": str(tmp_path / "node-exporter"),
+        "gpufleet_health_fact_groups": ["gpu", "host"],
+        "gpufleet_check_families": ["burn_in"],
+    })
+    path = tmp_path / "inventory.yml"
+    path.write_text(yaml.safe_dump({"all": {"hosts": {"gpu-node": host}}}, sort_keys=False))
+    return str(path)
+
+
+def _run(tmp_path, inventory, results, data, **extra):
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO_ROOT, "collections"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-local"), ANSIBLE_REMOTE_TEMP=str(tmp_path / "ansible-remote"),
+               FAKE_NVML_DATA=data)
+    extra_vars = dict({"gpufleet_results_dir": str(results)}, **extra)
+    cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, os.path.join(REPO_ROOT, "playbooks", "health_check.yml"), "-e", json.dumps(extra_vars)]
+    return subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _json(path):
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@pytest.fixture(name="library", scope="module")
+def library_fixture(tmp_path_factory):
+    if fakenvml.gcc() is None:
+        pytest.skip("gcc is not installed: the fake libnvidia-ml.so (tests/fakenvml/fake_nvml.c) cannot be built")
+    return fakenvml.build(tmp_path_factory.mktemp("fakenvml"))["full"]
+
+
+def test_three_health_checks_into_one_history(tmp_path, library):
+    """Three playbook runs (about 6 s each on an idle machine): the history needs three runs to show a trend."""
+    inventory = _inventory(tmp_path, library)
+    recorded = fakenvml.data_file("h100-590-1gpu.data")
+    slower = tmp_path / "h100-590-1gpu-SYNTHETIC-sm-clock-1500.data"
+    with open(recorded, encoding="utf-8") as handle:
+        text = handle.read()
+    assert "gpu 0 sm_clock 1980 " in text
+    slower.write_text("# SYNTHETIC: h100-590-1gpu.data with its SM clock lowered to 1500 MHz (tests/playbooks/test_health_check.py)\n"
+                      + text.replace("gpu 0 sm_clock 1980 ", "gpu 0 sm_clock 1500 "))
+    textfile = tmp_path / "node-exporter" / "gpufleet.prom"
+
+    first = _run(tmp_path, inventory, tmp_path / "run1", recorded)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "gpu-node: no Prometheus file written: %s does not exist" % (tmp_path / "node-exporter") in first.stdout
+    assert not os.path.exists(textfile)
+
+    for name, data in (("run2", recorded), ("run3", str(slower))):
+        run = _run(tmp_path, inventory, tmp_path / name, data, gpufleet_textfile_create_dir=True)
+        assert run.returncode == 0, run.stdout + run.stderr
+    # the same clock twice: nothing drifted, nothing flagged
+    for name in ("run1", "run2"):
+        assert _json(tmp_path / name / "history.json")["flags"] == []
+        assert _json(tmp_path / name / "hosts" / "gpu-node.json")["verdict"] == "ACCEPT"
+
+    run3 = tmp_path / "run3"
+    history = _json(run3 / "history.json")
+    assert history["runs"] == 3
+    [series] = history["series"]["gpu-node"] if isinstance(history["series"]["gpu-node"], list) else [history["series"]["gpu-node"][UUID]]
+    assert series["uuid"] == UUID
+    assert [point["run_id"] for point in series["points"]] == ["run1", "run2", "run3"]
+    assert [point["sm_clock_median_mhz"] for point in series["points"]] == [1980, 1980, 1500]
+    [flag] = history["flags"]
+    assert (flag["host"], flag["uuid"], flag["status"]) == ("gpu-node", UUID, "warn")
+
+    record = _json(run3 / "hosts" / "gpu-node.json")
+    [health] = record["burn_in"]
+    assert health["kind"] == "health_check" and health["load"] is None and health["sampler"]["ticks"] == 2
+    drift = [item for item in record["checks"] if item["id"] == "burn_in.drift"]
+    assert len(drift) == 1 and drift[0]["status"] == "warn" and drift[0]["gpu"]["uuid"] == UUID
+    assert record["verdict"] == "ACCEPT WITH WARNINGS" and record["failed"] == []
+    # the report draws the GPU's trend over the three runs
+    report = (run3 / "report.html").read_text(encoding="utf-8")
+    assert 'aria-label="gpu-node: SM clock median (MHz), one point per run"' in report
+
+    # the .prom file: the third run's figures, world-readable, for node_exporter
+    assert stat.S_IMODE(os.stat(textfile).st_mode) == 0o644
+    prom = textfile.read_text(encoding="utf-8")
+    assert 'gpufleet_gpu_sm_clock_hertz{gpu="0",uuid="%s",name="NVIDIA H100 80GB HBM3"} 1500000000\n' % UUID in prom
+    assert 'gpufleet_gpu_temperature_celsius{gpu="0",uuid="%s",name="NVIDIA H100 80GB HBM3"} 59\n' % UUID in prom
