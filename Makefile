@@ -51,11 +51,13 @@ molecule-provision: venv
 
 test: unit sanity lint molecule molecule-provision
 
-# The timing harness (not part of `make test`; root for the SSH fleet; about 10 minutes):
-# gather_facts.yml on 64 replayed local hosts and on an 8-host SSH fleet, stock and with
-# Mitogen, 3 runs each; writes its table into docs/performance.md.
+# Speed at fleet scale (issue 10; not part of `make test`; root for the SSH fleet; about an hour on
+# 2 cores): validate_cluster.yml against 5 trivial tasks on 16/64/256 replayed and 8/32 SSH hosts,
+# 3 runs each, the report of 1,024 synthetic nodes, the bad-node search; writes its tables into
+# docs/performance.md. TIMING_ARGS=--quick is the few-minute smoke run. (gather_facts.yml alone,
+# stock vs Mitogen: benchmarks/time_gather_facts.py --update-doc docs/performance.md.)
 timing: venv
-	$(BIN)/python benchmarks/time_gather_facts.py --update-doc docs/performance.md
+	$(BIN)/python benchmarks/fleet_scale.py --update-doc docs/performance.md $(TIMING_ARGS)
 
 clean:
 	rm -rf $(VENV) tests/output collections/ansible_collections

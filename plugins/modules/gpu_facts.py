@@ -215,60 +215,22 @@ raw:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import run_tool
-
-# raw key -> nvidia-smi arguments, in the order they run.
-NVIDIA_SMI_QUERIES = (
-    ("query_xml", ("-q", "-x")),
-    ("query_text", ("-q",)),
-    ("nvlink_status", ("nvlink", "-s")),
-    ("nvlink_errors", ("nvlink", "-e")),
+# The node-side code lives in module_utils/gpu_collect.py, shared with node_facts (all groups in one run);
+# its names stay importable from here.
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.gpu_collect import (  # noqa: F401 pylint: disable=unused-import
+    ARGUMENT_SPEC,
+    FORMAT_KEYS,
+    NVIDIA_SMI_QUERIES,
+    collect,
+    run,
 )
-FORMAT_KEYS = {"xml": "query_xml", "text": "query_text"}
-
-
-def collect(nvidia_smi_path, lspci_path, timeout, query_formats=("xml", "text"), nvlink=True):
-    """Everything this phase needs from the node, in one call.
-
-    lspci runs first so that its output is there even when nvidia-smi is missing. nvidia-smi
-    not being found stops the collection (every later query would say the same).
-    """
-    raw = {"lspci": run_tool([lspci_path, "-nn"], timeout)}
-    wanted = {FORMAT_KEYS[name] for name in query_formats}
-    if nvlink:
-        wanted.update(("nvlink_status", "nvlink_errors"))
-    for key, args in NVIDIA_SMI_QUERIES:
-        if key not in wanted:
-            continue
-        raw[key] = run_tool([nvidia_smi_path] + list(args), timeout)
-        if raw[key]["error"] == "not_found":
-            break
-    return raw
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "nvidia_smi_path": {"type": "str", "default": "nvidia-smi"},
-            "lspci_path": {"type": "str", "default": "lspci"},
-            "timeout": {"type": "int", "default": 60},
-            "query_formats": {"type": "list", "elements": "str", "choices": ["xml", "text"], "default": ["xml", "text"]},
-            "nvlink": {"type": "bool", "default": True},
-        },
-        supports_check_mode=True,
-    )
-    params = module.params
-    if not params["query_formats"]:
-        module.fail_json(msg="query_formats needs xml, text or both")
-    raw = collect(params["nvidia_smi_path"], params["lspci_path"], params["timeout"], params["query_formats"], params["nvlink"])
-    for key, args in NVIDIA_SMI_QUERIES:
-        entry = raw.get(key)
-        if entry is None:
-            continue
-        if entry["error"] == "not_found":
-            module.fail_json(msg="%s not found: is the NVIDIA driver installed?" % params["nvidia_smi_path"], raw=raw)
-        if entry["error"] and key in ("query_xml", "query_text"):
-            module.fail_json(msg="nvidia-smi %s failed: %s" % (" ".join(args), entry["error"]), raw=raw)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    raw, failure = run(module.params)
+    if failure:
+        module.fail_json(msg=failure, raw=raw)
     module.exit_json(changed=False, raw=raw)
 
 

@@ -115,28 +115,20 @@ raw:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import run_tool
-
-
-def collect(nvidia_smi_path, timeout):
-    """Everything this phase needs from the node, in one call."""
-    return {"topo_m": run_tool([nvidia_smi_path, "topo", "-m"], timeout)}
+# The node-side code lives in module_utils/topology_collect.py, shared with node_facts (all groups in one run);
+# its names stay importable from here.
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.topology_collect import (  # noqa: F401 pylint: disable=unused-import
+    ARGUMENT_SPEC,
+    collect,
+    run,
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "nvidia_smi_path": {"type": "str", "default": "nvidia-smi"},
-            "timeout": {"type": "int", "default": 60},
-        },
-        supports_check_mode=True,
-    )
-    raw = collect(module.params["nvidia_smi_path"], module.params["timeout"])
-    topo = raw["topo_m"]
-    if topo["error"] == "not_found":
-        module.fail_json(msg="%s not found: is the NVIDIA driver installed?" % module.params["nvidia_smi_path"], raw=raw)
-    if topo["error"]:
-        module.fail_json(msg="nvidia-smi topo -m failed: %s" % topo["error"], raw=raw)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    raw, failure = run(module.params)
+    if failure:
+        module.fail_json(msg=failure, raw=raw)
     module.exit_json(changed=False, raw=raw)
 
 

@@ -221,169 +221,25 @@ raw:
       type: dict
 """
 
-import os
-import re
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
-    link_target,
-    list_dir,
-    read_text,
-    real_path,
-    run_tool,
+# The node-side code lives in module_utils/nic_collect.py, shared with node_facts (all groups in one run);
+# its names stay importable from here.
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.nic_collect import (  # noqa: F401 pylint: disable=unused-import
+    ARGUMENT_SPEC,
+    SAFE_IFNAME,
+    collect,
+    read_infiniband,
+    read_net,
+    run,
 )
-
-# Only these interface names go to ethtool as an argv element (IFNAMSIZ is 16 with the NUL);
-# a leading "-" would read as an ethtool option, so it is refused too.
-SAFE_IFNAME = re.compile(r"^(?!-)[A-Za-z0-9_.:@-]{1,15}$")
-PCI_ADDRESS = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
-
-NET_ATTRS = ("operstate", "carrier", "speed", "duplex", "mtu", "address", "type", "dev_port", "dev_id")
-PCI_ATTRS = ("numa_node", "current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
-IB_ATTRS = ("fw_ver", "board_id", "hca_type", "node_guid", "sys_image_guid")
-PORT_ATTRS = ("state", "phys_state", "rate", "link_layer", "lid", "sm_lid")
-COUNTER_DIRS = ("counters", "hw_counters")
-ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
-
-
-def _read_attrs(base, names):
-    return dict((name, read_text(os.path.join(base, name))) for name in names)
-
-
-def _pci_function(device_link):
-    """The PCI function directory a ``device`` link leads to (walking up from e.g. virtio0)."""
-    path = real_path(device_link)
-    while path and path != os.path.dirname(path):
-        if PCI_ADDRESS.match(os.path.basename(path)):
-            return path
-        path = os.path.dirname(path)
-    return None
-
-
-def _relative(path, root):
-    if path is None:
-        return None
-    try:
-        return os.path.relpath(path, root)
-    except ValueError:
-        return path
-
-
-def _device_part(base):
-    """PCI address, driver and PCIe/NUMA attributes behind ``base/device``."""
-    device_link = os.path.join(base, "device")
-    pci_dir = _pci_function(device_link)
-    return {
-        "device": os.path.lexists(device_link),
-        "driver": link_target(os.path.join(device_link, "driver")),
-        "pci_address": os.path.basename(pci_dir) if pci_dir else None,
-        "pci": _read_attrs(pci_dir, PCI_ATTRS) if pci_dir else None,
-    }
-
-
-def read_net(sysfs_root):
-    """One entry per ``class/net`` interface: attributes as read, device/PCI part, kind marks."""
-    root = os.path.realpath(sysfs_root)
-    entries = []
-    for name in list_dir(os.path.join(sysfs_root, "class", "net")):
-        base = os.path.join(sysfs_root, "class", "net", name)
-        entry = {
-            "name": name,
-            "sysfs_path": _relative(real_path(base), root),
-            "attrs": _read_attrs(base, NET_ATTRS),
-            "bridge": os.path.isdir(os.path.join(base, "bridge")),
-            "bonding": os.path.isdir(os.path.join(base, "bonding")),
-            "tun": os.path.exists(os.path.join(base, "tun_flags")),
-            "rdma_devices": list_dir(os.path.join(base, "device", "infiniband")),
-        }
-        entry.update(_device_part(base))
-        entries.append(entry)
-    return entries
-
-
-def _read_gids(port_dir):
-    """Non-zero GIDs with their type and netdev (reading the attributes of an unused GID fails)."""
-    gids = []
-    for index in list_dir(os.path.join(port_dir, "gids")):
-        gid = read_text(os.path.join(port_dir, "gids", index))
-        if gid is None or gid.strip() == ZERO_GID:
-            continue
-        gids.append({
-            "index": index,
-            "gid": gid.strip(),
-            "type": read_text(os.path.join(port_dir, "gid_attrs", "types", index)),
-            "ndev": read_text(os.path.join(port_dir, "gid_attrs", "ndevs", index)),
-        })
-    return gids
-
-
-def read_infiniband(sysfs_root):
-    """One entry per ``class/infiniband`` device with its ports, counters and GIDs."""
-    devices = []
-    for name in list_dir(os.path.join(sysfs_root, "class", "infiniband")):
-        base = os.path.join(sysfs_root, "class", "infiniband", name)
-        entry = {
-            "name": name,
-            "attrs": _read_attrs(base, IB_ATTRS),
-            "netdevs": list_dir(os.path.join(base, "device", "net")),
-            "ports": [],
-        }
-        entry.update(_device_part(base))
-        for port in list_dir(os.path.join(base, "ports")):
-            port_dir = os.path.join(base, "ports", port)
-            port_entry = {"port": port, "attrs": _read_attrs(port_dir, PORT_ATTRS), "gids": _read_gids(port_dir)}
-            for counters in COUNTER_DIRS:
-                names = list_dir(os.path.join(port_dir, counters))
-                port_entry[counters] = dict((c, read_text(os.path.join(port_dir, counters, c))) for c in names)
-            entry["ports"].append(port_entry)
-        devices.append(entry)
-    return devices
-
-
-def collect(sysfs_root, ethtool_path, ibstat_path, ibv_devinfo_path, ip_path, timeout):
-    """Everything this phase needs from the node, in one call."""
-    net = read_net(sysfs_root)
-    raw = {
-        "sysfs": {"root": sysfs_root, "net": net, "infiniband": read_infiniband(sysfs_root)},
-        "ethtool": {},
-        "ethtool_driver": {},
-        "skipped_names": [],
-    }
-    for entry in net:
-        if not entry["device"]:
-            continue
-        name = entry["name"]
-        if not SAFE_IFNAME.match(name):
-            raw["skipped_names"].append(name)
-            continue
-        raw["ethtool"][name] = run_tool([ethtool_path, name], timeout)
-        if raw["ethtool"][name]["error"] == "not_found":
-            break
-        raw["ethtool_driver"][name] = run_tool([ethtool_path, "-i", name], timeout)
-    raw["ibstat"] = run_tool([ibstat_path], timeout)
-    raw["ibv_devinfo"] = run_tool([ibv_devinfo_path], timeout)
-    raw["ip_addr"] = run_tool([ip_path, "-j", "addr"], timeout)
-    return raw
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "sysfs_root": {"type": "path", "default": "/sys"},
-            "ethtool_path": {"type": "str", "default": "ethtool"},
-            "ibstat_path": {"type": "str", "default": "ibstat"},
-            "ibv_devinfo_path": {"type": "str", "default": "ibv_devinfo"},
-            "ip_path": {"type": "str", "default": "ip"},
-            "timeout": {"type": "int", "default": 30},
-        },
-        supports_check_mode=True,
-    )
-    params = module.params
-    if not os.path.isdir(os.path.join(params["sysfs_root"], "class", "net")):
-        module.fail_json(msg="no class/net under %s: is sysfs mounted there?" % params["sysfs_root"], raw={})
-    raw = collect(params["sysfs_root"], params["ethtool_path"], params["ibstat_path"], params["ibv_devinfo_path"], params["ip_path"],
-                  params["timeout"])
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    raw, failure = run(module.params)
+    if failure:
+        module.fail_json(msg=failure, raw=raw)
     module.exit_json(changed=False, raw=raw)
 
 

@@ -99,7 +99,7 @@ def test_healthy_subset_exits_0_with_progress_per_phase(tmp_path):
     assert "results: %s\n" % results in proc.stdout
     assert sorted(_json(results / "run.json")["hosts"]) == ["h100-a", "h100-b"]
     progress = [line for line in proc.stderr.splitlines() if line.startswith("gpufleet validate: ")]
-    for phase, task in (("Preflight", "create or reopen the results directory"), ("Facts", "GPU topology (nvidia-smi topo -m)"),
+    for phase, task in (("Preflight", "create or reopen the results directory"), ("Facts", "every fact group, one module run per node"),
                         ("Results", "record this host's facts and raw outputs now"), ("Verdict", "judge the whole fleet and write the verdicts")):
         assert "gpufleet validate: %s 2/2 hosts done: %s" % (phase, task) in progress, proc.stderr
     phases = [line.split()[2] for line in progress]

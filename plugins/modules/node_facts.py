@@ -1,0 +1,248 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: node_facts
+short_description: Collect every gpufleet fact group of a node in one module run
+description:
+  - One module run on the node does what M(gpufleet.acceptance.gpu_topology_facts),
+    M(gpufleet.acceptance.gpu_facts), M(gpufleet.acceptance.nic_facts) and M(gpufleet.acceptance.host_facts)
+    do in four - the same commands (argv lists, C(LC_ALL=C), a timeout each), the same files, the same
+    raw output - so a fleet pays one round trip per node instead of four.
+  - The action plugin of the same name parses each group's raw output on the controller with the
+    same code as those four modules' action plugins, so each group's facts are the ones that module
+    would have set.
+  - A group that fails (its tool missing, a failed command, output that cannot be read) fails only
+    itself; the other groups are still gathered and set. The task fails only when every group it
+    gathered failed.
+  - The role M(gpufleet.acceptance.facts) uses this module (C(gpufleet_fact_collector=combined), the
+    default); the four modules stay for playbooks that call them one by one.
+  - Nothing is changed on the node.
+version_added: 0.1.0
+author:
+  - gpufleet engineers (@gpufleet)
+options:
+  groups:
+    description:
+      - The fact groups to gather.
+    type: list
+    elements: str
+    choices: [topology, gpu, nic, host]
+    default: [topology, gpu, nic, host]
+  timeout:
+    description:
+      - Seconds each tool may run before it is stopped. When not given, each group uses its own
+        module's default (60 for C(topology), C(gpu) and C(host), 30 for C(nic)).
+    type: int
+  nvidia_smi_path:
+    description:
+      - Name or path of C(nvidia-smi) on the node (groups C(topology) and C(gpu)).
+    type: str
+    default: nvidia-smi
+  lspci_path:
+    description:
+      - Name or path of C(lspci) on the node (groups C(gpu) and C(host)).
+    type: str
+    default: lspci
+  query_formats:
+    description:
+      - Renderings of C(nvidia-smi -q) to collect (group C(gpu)); see M(gpufleet.acceptance.gpu_facts).
+    type: list
+    elements: str
+    choices: [xml, text]
+    default: [xml, text]
+  nvlink:
+    description:
+      - Also run C(nvidia-smi nvlink -s) and C(nvidia-smi nvlink -e) (group C(gpu)).
+    type: bool
+    default: true
+  sysfs_root:
+    description:
+      - Where sysfs is mounted on the node (groups C(nic) and C(host)).
+    type: path
+    default: /sys
+  ethtool_path:
+    description:
+      - Name or path of C(ethtool) on the node (group C(nic)).
+    type: str
+    default: ethtool
+  ibstat_path:
+    description:
+      - Name or path of C(ibstat) on the node (group C(nic)).
+    type: str
+    default: ibstat
+  ibv_devinfo_path:
+    description:
+      - Name or path of C(ibv_devinfo) on the node (group C(nic)).
+    type: str
+    default: ibv_devinfo
+  ip_path:
+    description:
+      - Name or path of C(ip) on the node (group C(nic)).
+    type: str
+    default: ip
+  procfs_root:
+    description:
+      - Where procfs is mounted on the node (group C(host)).
+    type: path
+    default: /proc
+  journalctl_path:
+    description:
+      - Name or path of C(journalctl) on the node (group C(host)).
+    type: str
+    default: journalctl
+  dmesg_path:
+    description:
+      - Name or path of C(dmesg) on the node; used when C(journalctl) gives no kernel line (group C(host)).
+    type: str
+    default: dmesg
+  ofed_info_path:
+    description:
+      - Name or path of C(ofed_info) (group C(host)); optional on the node.
+    type: str
+    default: ofed_info
+  mpirun_path:
+    description:
+      - Name or path of C(mpirun) (group C(host)); optional on the node.
+    type: str
+    default: mpirun
+  ldconfig_path:
+    description:
+      - Name or path of C(ldconfig) (group C(host)); optional on the node.
+    type: str
+    default: ldconfig
+  nccl_include_dirs:
+    description:
+      - Directories searched for C(nccl.h) when C(ldconfig) names no versioned C(libnccl.so) (group C(host)).
+    type: list
+    elements: path
+    default: [/usr/include, /usr/local/include, /usr/local/cuda/include, /opt/nvidia/nccl/include]
+  kernel_log_lines:
+    description:
+      - Only the last this many lines of the kernel log are returned and parsed (group C(host)).
+    type: int
+    default: 20000
+extends_documentation_fragment:
+  - gpufleet.acceptance.attributes.collector
+attributes:
+  facts:
+    support: full
+    description: Sets C(gpufleet_topology), C(gpufleet_gpu), C(gpufleet_nic) and C(gpufleet_host), each for a group that succeeded.
+notes:
+  - Become applies to the whole run. The C(host) group wants root (C(lspci) ACS capabilities, the
+    kernel log) and C(ethtool) prints more as root; the other tools read the same either way.
+  - Parsing happens on the controller, so the node needs only its OS Python (3.8 or later).
+seealso:
+  - module: gpufleet.acceptance.gpu_topology_facts
+  - module: gpufleet.acceptance.gpu_facts
+  - module: gpufleet.acceptance.nic_facts
+  - module: gpufleet.acceptance.host_facts
+"""
+
+EXAMPLES = r"""
+- name: Every fact group of every rented node, one module run each
+  gpufleet.acceptance.node_facts:
+  become: true
+  register: gathered
+
+- name: Topology and GPUs only, on a PCIe-only fleet
+  gpufleet.acceptance.node_facts:
+    groups: [topology, gpu]
+    nvlink: false
+
+- name: Show the groups that failed on a node
+  ansible.builtin.debug:
+    msg: "{{ gathered.groups | dict2items | selectattr('value.failed', 'defined') | map(attribute='key') | list }}"
+"""
+
+RETURN = r"""
+ansible_facts:
+  description:
+    - Set by the action plugin, one key per group that succeeded, each exactly what that group's own
+      module sets.
+  returned: when at least one group succeeded
+  type: complex
+  contains:
+    gpufleet_topology:
+      description: As set by M(gpufleet.acceptance.gpu_topology_facts).
+      returned: when C(topology) succeeded
+      type: dict
+    gpufleet_gpu:
+      description: As set by M(gpufleet.acceptance.gpu_facts).
+      returned: when C(gpu) succeeded
+      type: dict
+    gpufleet_nic:
+      description: As set by M(gpufleet.acceptance.nic_facts).
+      returned: when C(nic) succeeded
+      type: dict
+    gpufleet_host:
+      description: As set by M(gpufleet.acceptance.host_facts).
+      returned: when C(host) succeeded
+      type: dict
+groups:
+  description:
+    - Per group (C(topology), C(gpu), C(nic), C(host)) the result that group's own module task would
+      have registered - C(changed), C(raw), and C(ansible_facts) when it succeeded or C(failed) and
+      C(msg) when it did not; a group not asked for is C(skipped).
+    - The node side returns only C(raw), C(failed) and C(msg) per group; the action plugin adds the facts.
+  returned: always
+  type: dict
+  sample:
+    topology: {"changed": false, "raw": {"topo_m": {"cmd": ["nvidia-smi", "topo", "-m"], "rc": 0}}, "ansible_facts": {"gpufleet_topology": {}}}
+    gpu: {"changed": false, "failed": true, "msg": "nvidia-smi not found: is the NVIDIA driver installed?", "raw": {}}
+    nic: {"changed": false, "skipped": true, "skip_reason": "nic is not in groups"}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
+
+# group -> its collector, in the order the groups run (the order of the four modules in roles/facts).
+COLLECTORS = (("topology", topology_collect), ("gpu", gpu_collect), ("nic", nic_collect), ("host", host_collect))
+GROUPS = [name for name, _collector in COLLECTORS]
+
+
+def argument_spec():
+    """The union of the four modules' options (they agree on the shared ones), ``groups`` and a
+    ``timeout`` without a default (each group then keeps its own)."""
+    spec = {"groups": {"type": "list", "elements": "str", "choices": GROUPS, "default": list(GROUPS)}, "timeout": {"type": "int"}}
+    for _name, collector in COLLECTORS:
+        for key, option in collector.ARGUMENT_SPEC.items():
+            if key != "timeout":
+                spec.setdefault(key, dict(option))
+    return spec
+
+
+def group_params(params, collector):
+    """One group's parameters, as its own module would have received them."""
+    own = dict((key, params[key]) for key in collector.ARGUMENT_SPEC if key != "timeout")
+    own["timeout"] = collector.ARGUMENT_SPEC["timeout"]["default"] if params["timeout"] is None else params["timeout"]
+    return own
+
+
+def collect(params):
+    """``{group: {"raw", "failed", "msg"}}`` for each group asked for; one group's failure does not stop the next."""
+    out = {}
+    for name, collector in COLLECTORS:
+        if name not in params["groups"]:
+            continue
+        try:
+            raw, failure = collector.run(group_params(params, collector))
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # one group's crash must not lose the others
+            raw, failure = {}, "%s collector failed: %s: %s" % (name, type(exc).__name__, exc)
+        out[name] = {"raw": raw, "failed": failure is not None, "msg": failure}
+    return out
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module.exit_json(changed=False, groups=collect(module.params))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""node_facts (one module run, every group) against the four fact modules, on replayed nodes.
+
+One play on four nodes of inventories/simulated/nodes/ runs the four fact modules one by one and
+then gpufleet.acceptance.node_facts with the same options. Per group the combined result must
+equal what that group's own task registered: facts, failure and message, raw output (less the
+measured durations). The nodes cover success and failure of every group: a missing recording
+(exit 127), a tool that panics (ibstat), a node without /sys. The figures asserted by hand come
+from the recordings each node file names.
+
+~15-20 s (up to ~50 s on a loaded machine): five module runs on each of four replayed hosts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+NODES = os.path.join(REPO_ROOT, "inventories", "simulated", "nodes")
+HOSTS = ("hgx-h100-nv18", "della-h100-1gpu", "hgx-h100-xid-peermem", "azure-a100-nvlink-inactive")
+GROUPS = ("topology", "gpu", "nic", "host")
+
+TOOLS = {
+    "nvidia_smi_path": "{{ replay_bin }}/nvidia-smi",
+    "lspci_path": "{{ replay_bin }}/lspci",
+    "query_formats": ["text"],
+    "sysfs_root": "{{ replay_sysfs }}",
+    "ethtool_path": "{{ replay_bin }}/ethtool",
+    "ibstat_path": "{{ replay_bin }}/ibstat",
+    "ibv_devinfo_path": "{{ replay_bin }}/ibv_devinfo",
+    "ip_path": "{{ replay_bin }}/ip",
+    "procfs_root": "{{ replay_sysfs | dirname }}/procfs",
+    "journalctl_path": "{{ replay_bin }}/journalctl",
+    "dmesg_path": "{{ replay_bin }}/dmesg",
+    "ofed_info_path": "{{ replay_bin }}/ofed_info",
+    "mpirun_path": "{{ replay_bin }}/mpirun",
+    "ldconfig_path": "{{ replay_bin }}/ldconfig",
+    "nccl_include_dirs": ["{{ replay_bin | dirname }}/include"],
+}
+MODULES = {
+    "topology": ("gpu_topology_facts", ("nvidia_smi_path",)),
+    "gpu": ("gpu_facts", ("nvidia_smi_path", "lspci_path", "query_formats")),
+    "nic": ("nic_facts", ("sysfs_root", "ethtool_path", "ibstat_path", "ibv_devinfo_path", "ip_path")),
+    "host": ("host_facts", ("sysfs_root", "procfs_root", "lspci_path", "journalctl_path", "dmesg_path", "ofed_info_path", "mpirun_path",
+                            "ldconfig_path", "nccl_include_dirs")),
+}
+
+
+def _tasks():
+    tasks = []
+    for group in GROUPS:
+        module, options = MODULES[group]
+        tasks.append({"name": "Separate | %s" % module, "gpufleet.acceptance.%s" % module: {key: TOOLS[key] for key in options},
+                      "register": "separate_%s" % group, "ignore_errors": True})
+    tasks.append({"name": "Combined | node_facts", "gpufleet.acceptance.node_facts": dict(TOOLS), "register": "combined",
+                  "ignore_errors": True})
+    tasks.append({"name": "Keep what the test reads", "ansible.builtin.set_fact": {"dumped": {
+        "separate": {group: "{{ separate_%s }}" % group for group in GROUPS},
+        "combined": "{{ combined }}",
+        "host_facts_set": {name: "{{ %s | default(None) }}" % name for name in ("gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host")},
+    }}})
+    return tasks
+
+
+def _without_durations(value):
+    if isinstance(value, dict):
+        return {key: _without_durations(item) for key, item in value.items() if key != "duration_s"}
+    if isinstance(value, list):
+        return [_without_durations(item) for item in value]
+    return value
+
+
+@pytest.fixture(name="gathered", scope="module")
+def gathered_fixture(tmp_path_factory):
+    # this folder's conftest.run_playbook, for a module-scoped run (the `playbook` fixture is per test)
+    spec = importlib.util.spec_from_file_location("gpufleet_playbooks_conftest", os.path.join(os.path.dirname(__file__), "conftest.py"))
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    tmp = tmp_path_factory.mktemp("node_facts")
+    hosts = {host: {"node_file": os.path.join(NODES, host + ".yml")} for host in HOSTS}
+    run = conftest.run_playbook(tmp, hosts, _tasks())
+    assert run.rc == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert sorted(run.results) == sorted(HOSTS)
+    return run.results
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_each_group_equals_its_own_module(gathered, host):
+    separate, combined = gathered[host]["separate"], gathered[host]["combined"]["groups"]
+    for group in GROUPS:
+        alone, together = separate[group], combined[group]
+        assert bool(alone.get("failed")) == bool(together.get("failed")), (host, group, alone.get("msg"), together.get("msg"))
+        assert alone.get("msg") == together.get("msg"), (host, group)
+        assert alone.get("ansible_facts") == together.get("ansible_facts"), (host, group)
+        assert _without_durations(alone.get("raw")) == _without_durations(together.get("raw")), (host, group)
+
+
+def test_facts_set_on_the_host_are_the_groups_that_succeeded(gathered):
+    for host in HOSTS:
+        combined = gathered[host]["combined"]
+        for group, name in zip(GROUPS, ("gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host")):
+            entry = combined["groups"][group]
+            expected = None if entry.get("failed") else entry["ansible_facts"][name]
+            assert gathered[host]["host_facts_set"][name] == expected, (host, name)
+        # the task fails only when every group failed; here each node has at least one that worked
+        assert not combined.get("failed"), host
+
+
+def test_figures_read_by_hand(gathered):
+    groups = {host: gathered[host]["combined"]["groups"] for host in HOSTS}
+    # hgx-h100-nv18: topo/mlengineering-8x-h100-nv18-2numa-ht-no-legend.txt is NV18 between all 8 GPUs
+    topology = groups["hgx-h100-nv18"]["topology"]["ansible_facts"]["gpufleet_topology"]["summary"]
+    assert (topology["gpu_count"], topology["all_pairs_nvlink"], topology["min_nvlinks"]) == (8, True, 18)
+    # smi/gpud-nvidia-smi-q-8x-h100-535.161.08.txt lists 8 GPUs, driver 535.161.08
+    gpu = groups["hgx-h100-nv18"]["gpu"]["ansible_facts"]["gpufleet_gpu"]
+    assert (gpu["gpu_count"], gpu["driver_version"]) == (8, "535.161.08")
+    # della-h100-1gpu: one H100 in the Slurm allocation, driver 545.23.08; no /sys recorded (empty directory)
+    della = groups["della-h100-1gpu"]
+    assert della["gpu"]["ansible_facts"]["gpufleet_gpu"]["gpu_count"] == 1
+    assert della["gpu"]["ansible_facts"]["gpufleet_gpu"]["driver_version"] == "545.23.08"
+    assert della["nic"]["failed"] and della["nic"]["msg"].startswith("no class/net under ") and della["nic"]["msg"].endswith("is sysfs mounted there?")
+    # hgx-h100-xid-peermem: no `topo -m` recording (the replay exits 127); dmesg shows Xid 48 x1, 63 x1, 94 x9
+    xid = groups["hgx-h100-xid-peermem"]
+    assert xid["topology"]["failed"] and "exited 127" in xid["topology"]["msg"]
+    assert xid["host"]["ansible_facts"]["gpufleet_host"]["xid"]["counts"] == {"48": 1, "63": 1, "94": 9}
+    # azure-a100-nvlink-inactive: ibstat prints 8 CAs, then panics on mlx5_8 and exits 255
+    azure = groups["azure-a100-nvlink-inactive"]["nic"]
+    assert azure["failed"] and "exited 255" in azure["msg"] and "stat of IB device 'mlx5_8' failed" in azure["msg"]

@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 10: the speed options change nothing but the speed.
+
+playbooks/validate_cluster.yml runs on four nodes of inventories/simulated/ (--limit) once per
+configuration: the shipped ansible.cfg (forks 25, pipelining, one node_facts module run per node),
+Ansible's own defaults with the four fact modules (forks 5, no pipelining, gpufleet_fact_collector
+separate), the Mitogen strategy (mitogen_linear) and the free strategy. Every configuration must
+give every node the verdict written below by hand (the reasons are in
+tests/playbooks/test_simulated_verdicts.py and inventories/simulated/README.md) and the same
+status for every check as the shipped configuration.
+
+~25 s on 2 cores, up to ~60 s on a loaded machine (four validate_cluster.yml runs of four hosts); the budget
+of issue 10 is 90 s.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
+
+# host -> (verdict, ids of the failing checks): one node per fact group, a healthy one, a failed fact group.
+EXPECTED = {
+    "dgx-a100-nv12": ("ACCEPT", set()),
+    "hgx-h100-nv18": ("REJECT", {"gpu.throttle", "network.ib_port_errors"}),
+    "hgx-h100-xid-peermem": ("REJECT", {"host.memlock", "host.xid"}),
+    "azure-a100-nvlink-inactive": ("REJECT", {"facts.nic"}),
+}
+
+
+def _mitogen_strategy_dir():
+    try:
+        import ansible_mitogen  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    return os.path.join(os.path.dirname(ansible_mitogen.__file__), "plugins", "strategy")
+
+
+CONFIGS = {
+    # name: (environment, extra vars)
+    "shipped": ({}, {}),
+    "ansible-defaults-four-modules": ({"ANSIBLE_FORKS": "5", "ANSIBLE_PIPELINING": "False"}, {"gpufleet_fact_collector": "separate"}),
+    "mitogen_linear": ({"ANSIBLE_STRATEGY": "mitogen_linear"}, {}),
+    "free": ({"ANSIBLE_STRATEGY": "free"}, {}),
+}
+
+
+@pytest.fixture(name="built", scope="module")
+def built_fixture():
+    build = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tests", "replay", "build_fleet.py"), "--inventory",
+                            os.path.join(SIM, "hosts.yml"), "--out", os.path.join(REPO_ROOT, "tests", "output", "simulated")],
+                           capture_output=True, text=True, check=False, timeout=120)
+    assert build.returncode == 0, build.stderr
+    return True
+
+
+def _validate(tmp, name):
+    env_extra, extra_vars = CONFIGS[name]
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
+    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
+                "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-local")})
+    env.update(env_extra)
+    if env.get("ANSIBLE_STRATEGY") == "mitogen_linear":
+        strategies = _mitogen_strategy_dir()
+        if strategies is None:
+            pytest.skip("mitogen is not installed (pip install mitogen): the mitogen_linear configuration is not checked")
+        env["ANSIBLE_STRATEGY_PLUGINS"] = strategies
+    run_dir = tmp / ("results-" + name)
+    extra = dict(extra_vars, gpufleet_results_dir=str(run_dir))
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", os.path.join(SIM, "hosts.yml"), "--limit", ",".join(sorted(EXPECTED)),
+           os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps(extra)]
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, name + "\n" + proc.stdout[-4000:] + proc.stderr[-2000:]
+    judged = {}
+    for path in glob.glob(str(run_dir / "hosts" / "*.json")):
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+        judged[record["host"]] = {"verdict": record["verdict"], "failed": set(record["failed"]),
+                                  "checks": sorted((item["id"], str(item.get("subject")), item["status"]) for item in record["checks"])}
+    return judged
+
+
+@pytest.fixture(name="shipped", scope="module")
+def shipped_fixture(built, tmp_path_factory):
+    assert built
+    return _validate(tmp_path_factory.mktemp("speed"), "shipped")
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_same_verdicts_and_checks(name, shipped, tmp_path):
+    judged = shipped if name == "shipped" else _validate(tmp_path, name)
+    assert sorted(judged) == sorted(EXPECTED), name
+    for host, (verdict, failed) in EXPECTED.items():
+        assert (judged[host]["verdict"], judged[host]["failed"]) == (verdict, failed), (name, host)
+        assert judged[host]["checks"] == shipped[host]["checks"], (name, host)
