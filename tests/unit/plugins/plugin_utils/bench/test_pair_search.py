@@ -243,3 +243,17 @@ def test_transient_dips_convict_without_confirmation_and_never_with_it():
                     assert all(verdict["dips"].count(pair) >= 2 for pair in verdict["bad_nodes"][node]), (seed, node)
     assert false_nodes[1] > 0
     assert false_nodes[2] == 0
+
+
+def test_node_whose_pairs_are_all_with_convicted_nodes_stays_a_suspect():
+    """b and c are convicted by the cleared a and d; e met only b and c, so its two slow pairs are
+    explained by them and prove nothing about e: e must stay a suspect (to be paired with a or d),
+    neither cleared nor convicted. (Before the fix e fell out of the search unjudged.)"""
+    results = {("a", "d"): 100.0, ("a", "b"): 20.0, ("b", "d"): 20.0, ("a", "c"): 20.0, ("c", "d"): 20.0,
+               ("b", "e"): 20.0, ("c", "e"): 20.0}
+    verdict = infer(["a", "b", "c", "d", "e"], results)
+    assert sorted(verdict["bad_nodes"]) == ["b", "c"]
+    assert verdict["cleared"] == ["a", "d"]
+    assert verdict["suspects"] == ["e"]
+    assert verdict["unresolved"] == []
+    assert verdict["bad_links"] == []
