@@ -18,6 +18,7 @@ Names that come from a node or an inventory are never used as paths as they are:
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
@@ -118,14 +119,16 @@ def _fsync_dir(path):
         os.close(handle)
 
 
-def write_bytes_atomic(path, data):
-    """Write ``data`` to ``path`` so that a reader (or a crash) sees the old file or the new one, never half."""
+@contextlib.contextmanager
+def atomic_open(path, binary=True):
+    """A stream whose content replaces ``path`` only when the block ends without an exception: a reader
+    (or a crash) sees the old file or the new one, never half. Mode 0644; the directory is fsynced."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path)[:60], suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+        with (os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")) as stream:
+            yield stream
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(tmp, 0o644)
@@ -137,6 +140,12 @@ def write_bytes_atomic(path, data):
             pass
         raise
     _fsync_dir(directory)
+
+
+def write_bytes_atomic(path, data):
+    """Write ``data`` to ``path`` atomically (:func:`atomic_open`)."""
+    with atomic_open(path) as stream:
+        stream.write(data)
 
 
 def write_text_atomic(path, text):

@@ -26,12 +26,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin import samples as nvml
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import (
     RAW_DIR,
     ResultsError,
+    atomic_open,
     read_json,
     safe_name,
     utc_now,
@@ -62,43 +62,15 @@ def inside(run_path, relative):
 
 def copy_atomic(source, target):
     """Copy the file ``source`` to ``target`` so a reader sees the old file or the whole new one."""
-    directory = os.path.dirname(target)
-    os.makedirs(directory, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(target)[:60], suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as out, open(source, "rb") as src:
-            shutil.copyfileobj(src, out, 1 << 20)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(target) as out, open(source, "rb") as src:
+        shutil.copyfileobj(src, out, 1 << 20)
 
 
 def write_lines_atomic(objects, target):
     """Write ``objects`` (dicts) as JSON Lines to ``target``, atomically."""
-    directory = os.path.dirname(target)
-    os.makedirs(directory, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(target)[:60], suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            for item in objects:
-                out.write(json.dumps(item, sort_keys=True, default=str) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(target, binary=False) as out:
+        for item in objects:
+            out.write(json.dumps(item, sort_keys=True, default=str) + "\n")
 
 
 def clean_load(load):
