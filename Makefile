@@ -28,11 +28,11 @@ $(STAMP): pyproject.toml | $(LINK)
 demo: venv
 	ANSIBLE_CONFIG=ansible.cfg $(BIN)/gpufleet demo
 
-# Two workers, whole files each (tests/conftest.py groups them): most of the suite waits on ansible-playbook and ssh, so two files at
+# Two workers, whole files each (tests/conftest.py serialises the files that share one built fleet): most of the suite waits on ansible-playbook and ssh, so two files at
 # a time take ~2/3 of the wall time of one at a time on this 2-core machine. The SSH-fleet tests are
 # built to tolerate the other worker's load (their thresholds say why).
 unit: venv
-	$(BIN)/pytest -q -n 2 --dist loadgroup
+	$(BIN)/pytest -q -n 2 --dist loadfile
 
 # ansible-test runs on a copy of the tracked tree (see the script for why).
 sanity: venv

@@ -1,17 +1,21 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""How `make unit` shares the suite between its two pytest-xdist workers (--dist loadgroup).
+"""How `make unit` shares the suite between its two pytest-xdist workers (--dist loadfile).
 
-Every test gets an ``xdist_group``: its file, so a file's module-scoped fixtures (an SSH fleet, a
-replayed run) are built once, in one worker; except the files below, which all rebuild the one
-shared replayed fleet of inventories/simulated/ in tests/output/simulated (its inventory names
-those paths) and so must never run at the same time: they form one group, run by one worker.
-Without xdist the marks are inert.
+Each worker takes whole files, so a file's module-scoped fixtures (an SSH fleet, a replayed run) are
+built once. The files below all rebuild the one shared replayed fleet of inventories/simulated/ in
+tests/output/simulated (its inventory names those paths) and so must never run at the same time:
+each holds an exclusive lock on tests/output/.simulated-fleet.lock for as long as its module runs (a
+worker that reaches a second such file waits for the first to finish). A lock, not an xdist_group:
+with pytest 9.2 and pytest-xdist 3.8, --dist loadgroup ignores the group marks (the group's files
+and even one file's tests were split between the workers, and two builds of the shared fleet raced).
+Without xdist the lock is taken and released file by file, uncontended.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 
 import pytest
@@ -24,10 +28,20 @@ SHARED_SIMULATED_FLEET = frozenset((
     os.path.join("tests", "report", "test_report_browser.py"),
 ))
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOCK = os.path.join(REPO_ROOT, "tests", "output", ".simulated-fleet.lock")
 
 
-def pytest_collection_modifyitems(items):
-    for item in items:
-        path = os.path.relpath(str(item.fspath), REPO_ROOT)
-        group = "simulated-fleet" if path in SHARED_SIMULATED_FLEET else path
-        item.add_marker(pytest.mark.xdist_group(group))
+# autouse and module-scoped: set up before the module's own fixtures (which build the fleet), torn
+# down after the module's last test
+@pytest.fixture(autouse=True, scope="module")
+def _shared_simulated_fleet_lock(request):
+    if os.path.relpath(str(request.path), REPO_ROOT) not in SHARED_SIMULATED_FLEET:
+        yield
+        return
+    os.makedirs(os.path.dirname(LOCK), exist_ok=True)
+    with open(LOCK, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
