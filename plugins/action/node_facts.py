@@ -7,22 +7,44 @@ Each group's raw output goes through the ``build_facts`` of that group's action 
 (gpu_topology_facts, gpu_facts, nic_facts, host_facts) with the same RawReader, so the facts and
 the failure messages are the ones the four tasks would have produced. ``groups`` in the result
 holds, per group, what that group's own task would have registered.
+
+Two options are the controller's and never reach the node:
+
+- ``collector: separate`` runs the four fact modules one by one (four round trips) instead of
+  node_facts once; the groups come out the same (tests/playbooks/test_node_facts.py).
+- ``record`` writes the host's record and raw outputs into the results directory here, the moment
+  they are parsed (RunDir.record_facts, what results_record does), and the raw outputs are then left
+  out of the task's result. At fleet scale that matters: every byte of a result is pickled to
+  Ansible's main process, walked and copied there, and templated again by any task that passes it
+  on (docs/performance.md). A node that cannot be reached is recorded unreachable before the
+  connection error goes on to Ansible.
 """
 
 from __future__ import annotations
 
+from ansible.errors import AnsibleConnectionFailure
+from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.acceptance.plugins.action.gpu_facts import ActionModule as GpuFacts
 from ansible_collections.gpufleet.acceptance.plugins.action.gpu_topology_facts import ActionModule as TopologyFacts
 from ansible_collections.gpufleet.acceptance.plugins.action.host_facts import ActionModule as HostFacts
 from ansible_collections.gpufleet.acceptance.plugins.action.nic_facts import ActionModule as NicFacts
+from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.fact_action import FactError, RawReader
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, RunDir, to_plain
 
 MODULE = "gpufleet.acceptance.node_facts"
 # group -> the action plugin whose build_facts parses it, in the order the groups run.
 BUILDERS = (("topology", TopologyFacts), ("gpu", GpuFacts), ("nic", NicFacts), ("host", HostFacts))
 GROUPS = tuple(name for name, _action in BUILDERS)
+# group -> the options its own module takes (collector: separate passes each module only its own)
+MODULE_OPTIONS = {"topology": topology_collect.ARGUMENT_SPEC, "gpu": gpu_collect.ARGUMENT_SPEC, "nic": nic_collect.ARGUMENT_SPEC,
+                  "host": host_collect.ARGUMENT_SPEC}
+COLLECTORS = ("combined", "separate")
+RECORD_KEYS = ("run_dir", "claim", "profile", "profile_overrides", "settings")
+# options of the action alone: never sent to the node
+CONTROLLER_OPTIONS = ("collector", "record")
 
 
 def group_results(host, requested, module_result, build):
@@ -56,6 +78,62 @@ def group_results(host, requested, module_result, build):
     return out
 
 
+def separate_results(host, requested, args, execute, build):
+    """``{group: registered-result-like dict}`` from the four fact modules run one by one.
+
+    ``execute(module, module_args)`` runs a module on the node; ``build`` as in group_results.
+    Mirrors the four tasks of a playbook: each module gets only its own options, a group's failure
+    does not stop the next, and once the node drops its connection the groups after it are skipped
+    (when it answered nothing at all, the connection error is raised as Ansible would report it).
+    """
+    out, answered, lost = {}, False, False
+    for name, action in BUILDERS:
+        if name not in requested:
+            out[name] = {"changed": False, "skipped": True, "skip_reason": "%s is not in groups" % name}
+            continue
+        if lost:
+            out[name] = {"changed": False, "skipped": True, "skip_reason": "the host became unreachable"}
+            continue
+        module_args = dict((key, value) for key, value in args.items() if key in MODULE_OPTIONS[name])
+        try:
+            module_result = execute(action.MODULE, module_args)
+        except AnsibleConnectionFailure as exc:
+            if not answered:
+                raise
+            out[name], lost = {"changed": False, "unreachable": True, "msg": to_text(exc)}, True
+            continue
+        answered = True
+        outcome = dict((key, value) for key, value in module_result.items() if key in ("changed", "failed", "msg", "raw"))
+        outcome["changed"] = False
+        if not module_result.get("failed"):
+            try:
+                outcome["ansible_facts"] = build(action, RawReader(host, module_result.get("raw") or {}))
+            except FactError as exc:
+                outcome.update(failed=True, msg=str(exc))
+        out[name] = outcome
+    return out
+
+
+def check_record(record):
+    """``record`` as a plain dict, or a message saying what is wrong with it."""
+    record = to_plain(record)
+    if not isinstance(record, dict):
+        return None, "record must be a mapping with run_dir (the results directory), got %r" % type(record).__name__
+    unknown = sorted(set(record) - set(RECORD_KEYS))
+    if unknown:
+        return None, "record has unknown key(s) %s; known: %s" % (", ".join(unknown), ", ".join(RECORD_KEYS))
+    if not isinstance(record.get("run_dir"), str) or not record["run_dir"]:
+        return None, "record.run_dir is required: the results directory of this run"
+    return record, None
+
+
+def write_record(host, groups, record):
+    """Write ``host``'s record from ``groups`` into ``record["run_dir"]``; return the record written."""
+    run = RunDir.open(record["run_dir"])
+    request = {"profile": record.get("profile"), "overrides": record.get("profile_overrides")}
+    return run, run.record_facts(host, groups, claim=record.get("claim"), settings=record.get("settings"), profile_request=request)
+
+
 class ActionModule(ActionBase):
     """Run gpufleet.acceptance.node_facts once; set each group's facts as its own action plugin would."""
 
@@ -70,16 +148,44 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         del tmp
-        requested = self._task.args.get("groups")
+        args = dict((key, value) for key, value in self._task.args.items() if key not in CONTROLLER_OPTIONS)
+        requested = args.get("groups")
         if requested is None:
             requested = list(GROUPS)
         elif isinstance(requested, str):
             requested = [part.strip() for part in requested.split(",") if part.strip()]
         if not isinstance(requested, (list, tuple)) or any(name not in GROUPS for name in requested):
             return dict(result, failed=True, msg="groups must be a list of %s, got %r" % (", ".join(GROUPS), requested))
-        module_result = self._execute_module(module_name=MODULE, module_args=self._task.args, task_vars=task_vars)
+        requested = [str(name) for name in requested]
+        collector = self._task.args.get("collector") or "combined"
+        if collector not in COLLECTORS:
+            return dict(result, failed=True, msg="collector must be one of %s, got %r" % (", ".join(COLLECTORS), collector))
+        record = self._task.args.get("record")
+        if record is not None:
+            record, problem = check_record(record)
+            if problem:
+                return dict(result, failed=True, msg=problem)
         host = task_vars.get("inventory_hostname", "node")
-        groups = group_results(host, [str(name) for name in requested], module_result, self._build)
+
+        def execute(module, module_args):
+            return self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)
+
+        try:
+            if collector == "separate":
+                module_result = {}
+                groups = separate_results(host, requested, args, execute, self._build)
+            else:
+                module_result = self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
+                groups = group_results(host, requested, module_result, self._build)
+        except AnsibleConnectionFailure as exc:
+            if record is not None:
+                # the verdict then says UNREACHABLE with this message (Ansible reports the host the same way)
+                lost = {"changed": False, "unreachable": True, "msg": to_text(exc)}
+                try:
+                    write_record(host, dict((name, lost) for name in requested), record)
+                except (ResultsError, OSError):
+                    pass  # fleet_verdict judges a host that left the play without a record UNREACHABLE too
+            raise
         facts = {}
         for outcome in groups.values():
             facts.update(outcome.get("ansible_facts") or {})
@@ -95,4 +201,20 @@ class ActionModule(ActionBase):
             result["msg"] = "; ".join("%s: %s" % (name, groups[name]["msg"]) for name in failed)
         elif failed:
             result["msg"] = "gathered %s; failed %s" % (", ".join(name for name in requested if name not in failed), ", ".join(failed))
+        if record is not None:
+            self._record(host, groups, record, result)
         return result
+
+    @staticmethod
+    def _record(host, groups, record, result):
+        """Write the host's record; leave the raw outputs (now on disk) out of the result."""
+        try:
+            run, written = write_record(host, groups, record)
+        except (ResultsError, OSError) as exc:
+            result["failed"] = True
+            result["msg"] = "facts gathered but not recorded: results directory %s: %s" % (record["run_dir"], exc)
+            return
+        for outcome in groups.values():
+            outcome.pop("raw", None)
+        result["record"] = run.host_file(host)
+        result["raw_files"] = sum(len(index) for index in written["raw"].values())

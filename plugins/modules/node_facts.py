@@ -20,8 +20,10 @@ description:
   - A group that fails (its tool missing, a failed command, output that cannot be read) fails only
     itself; the other groups are still gathered and set. The task fails only when every group it
     gathered failed.
-  - The role M(gpufleet.acceptance.facts) uses this module (C(gpufleet_fact_collector=combined), the
-    default); the four modules stay for playbooks that call them one by one.
+  - The role M(gpufleet.acceptance.facts) uses this module; the four modules stay for playbooks that call
+    them one by one.
+  - With O(record), the host's record and raw outputs are written into a results directory on the controller
+    by this task, and the raw outputs are left out of its result.
   - Nothing is changed on the node.
 version_added: 0.1.0
 author:
@@ -127,6 +129,45 @@ options:
       - Only the last this many lines of the kernel log are returned and parsed (group C(host)).
     type: int
     default: 20000
+  collector:
+    description:
+      - V(combined) gathers the groups in one module run on the node. V(separate) runs
+        M(gpufleet.acceptance.gpu_topology_facts), M(gpufleet.acceptance.gpu_facts), M(gpufleet.acceptance.nic_facts)
+        and M(gpufleet.acceptance.host_facts) one by one instead (four round trips; each gets only its own
+        options); the result is the same. Read by the action plugin; not sent to the node.
+    type: str
+    choices: [combined, separate]
+    default: combined
+  record:
+    description:
+      - Write the host's record (facts, fact errors, raw outputs) into a results directory on the controller as
+        soon as they are parsed, as M(gpufleet.acceptance.results_record) does, and leave the raw outputs out of
+        this task's result (RV(groups) then carries no C(raw); the files are in the results directory).
+      - A node that cannot be reached is recorded unreachable, then reported unreachable as usual.
+      - Read by the action plugin; not sent to the node.
+    type: dict
+    suboptions:
+      run_dir:
+        description:
+          - The results directory, created by M(gpufleet.acceptance.results_record) with O(gpufleet.acceptance.results_record#module:phase=start).
+        type: path
+        required: true
+      claim:
+        description:
+          - The seller's claim for the host (C(gpufleet_claim)), recorded with its facts.
+        type: dict
+      profile:
+        description:
+          - The profile the host asked for (C(gpufleet_profile)), recorded as asked.
+        type: str
+      profile_overrides:
+        description:
+          - The host's C(gpufleet_profile_overrides), recorded as asked.
+        type: dict
+      settings:
+        description:
+          - Other inventory settings the checks read (for example C(gpufleet_nccl_env)).
+        type: dict
 extends_documentation_fragment:
   - gpufleet.acceptance.attributes.collector
 attributes:
@@ -154,6 +195,13 @@ EXAMPLES = r"""
   gpufleet.acceptance.node_facts:
     groups: [topology, gpu]
     nvlink: false
+
+- name: Every fact group, recorded into this run's results directory as it arrives
+  gpufleet.acceptance.node_facts:
+    record:
+      run_dir: results/acceptance-1
+      claim: "{{ gpufleet_claim | default(omit) }}"
+  become: true
 
 - name: Show the groups that failed on a node
   ansible.builtin.debug:
@@ -196,6 +244,16 @@ groups:
     topology: {"changed": false, "raw": {"topo_m": {"cmd": ["nvidia-smi", "topo", "-m"], "rc": 0}}, "ansible_facts": {"gpufleet_topology": {}}}
     gpu: {"changed": false, "failed": true, "msg": "nvidia-smi not found: is the NVIDIA driver installed?", "raw": {}}
     nic: {"changed": false, "skipped": true, "skip_reason": "nic is not in groups"}
+record:
+  description: The host's record in the results directory (C(hosts/<host>.json)).
+  returned: when O(record) was given and the record was written
+  type: str
+  sample: results/acceptance-1/hosts/node-01.json
+raw_files:
+  description: How many raw output files were written for the host under C(raw/<host>/).
+  returned: when O(record) was given and the record was written
+  type: int
+  sample: 14
 """
 
 from ansible.module_utils.basic import AnsibleModule
@@ -210,7 +268,12 @@ GROUPS = [name for name, _collector in COLLECTORS]
 def argument_spec():
     """The union of the four modules' options (they agree on the shared ones), ``groups`` and a
     ``timeout`` without a default (each group then keeps its own)."""
-    spec = {"groups": {"type": "list", "elements": "str", "choices": GROUPS, "default": list(GROUPS)}, "timeout": {"type": "int"}}
+    spec = {"groups": {"type": "list", "elements": "str", "choices": GROUPS, "default": list(GROUPS)}, "timeout": {"type": "int"},
+            # the action plugin's own options (it never sends them): declared so that the interface is one
+            "collector": {"type": "str", "choices": ["combined", "separate"], "default": "combined"},
+            "record": {"type": "dict", "options": {
+                "run_dir": {"type": "path", "required": True}, "claim": {"type": "dict"}, "profile": {"type": "str"},
+                "profile_overrides": {"type": "dict"}, "settings": {"type": "dict"}}}}
     for _name, collector in COLLECTORS:
         for key, option in collector.ARGUMENT_SPEC.items():
             if key != "timeout":

@@ -99,11 +99,12 @@ def test_healthy_subset_exits_0_with_progress_per_phase(tmp_path):
     assert "results: %s\n" % results in proc.stdout
     assert sorted(_json(results / "run.json")["hosts"]) == ["h100-a", "h100-b"]
     progress = [line for line in proc.stderr.splitlines() if line.startswith("gpufleet validate: ")]
+    # the fact task records each host itself (no separate Results task since issue 10)
     for phase, task in (("Preflight", "create or reopen the results directory"), ("Facts", "every fact group, one module run per node"),
-                        ("Results", "record this host's facts and raw outputs now"), ("Verdict", "judge the whole fleet and write the verdicts")):
+                        ("Verdict", "judge the whole fleet and write the verdicts")):
         assert "gpufleet validate: %s 2/2 hosts done: %s" % (phase, task) in progress, proc.stderr
     phases = [line.split()[2] for line in progress]
-    assert phases.index("Preflight") < phases.index("Facts") < phases.index("Results") < phases.index("Verdict")
+    assert phases.index("Preflight") < phases.index("Facts") < phases.index("Verdict") < phases.index("Report")
 
 
 def test_rejected_and_unreachable_exit_2_then_retest_report_and_bundle(tmp_path):

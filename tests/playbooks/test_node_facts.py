@@ -6,7 +6,8 @@
 One play on four nodes of inventories/simulated/nodes/ runs the four fact modules one by one and
 then gpufleet.acceptance.node_facts with the same options. Per group the combined result must
 equal what that group's own task registered: facts, failure and message, raw output (less the
-measured durations). The nodes cover success and failure of every group: a missing recording
+measured durations); so must node_facts with collector=separate. A third run records each host into
+a results directory (option record) and must return no raw output. The nodes cover success and failure of every group: a missing recording
 (exit 127), a tool that panics (ibstat), a node without /sys. The figures asserted by hand come
 from the recordings each node file names.
 
@@ -16,6 +17,7 @@ from the recordings each node file names.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 
 import pytest
@@ -51,7 +53,7 @@ MODULES = {
 }
 
 
-def _tasks():
+def _tasks(run_dir):
     tasks = []
     for group in GROUPS:
         module, options = MODULES[group]
@@ -59,8 +61,18 @@ def _tasks():
                       "register": "separate_%s" % group, "ignore_errors": True})
     tasks.append({"name": "Combined | node_facts", "gpufleet.acceptance.node_facts": dict(TOOLS), "register": "combined",
                   "ignore_errors": True})
+    # the same four modules run by node_facts' action (collector: separate), and a run that records the host
+    tasks.append({"name": "Separate | node_facts collector=separate", "gpufleet.acceptance.node_facts": dict(TOOLS, collector="separate"),
+                  "register": "separate_action", "ignore_errors": True})
+    tasks.append({"name": "Results directory", "gpufleet.acceptance.results_record": {"phase": "start", "run_dir": run_dir},
+                  "run_once": True, "delegate_to": "localhost"})
+    tasks.append({"name": "Recorded | node_facts record=", "gpufleet.acceptance.node_facts": dict(TOOLS, record={
+        "run_dir": run_dir, "claim": {"gpu_model": "H100"}, "profile": "h100-sxm", "settings": {"gpufleet_nccl_env": {"NCCL_IB_DISABLE": "1"}}}),
+        "register": "recorded", "ignore_errors": True})
     tasks.append({"name": "Keep what the test reads", "ansible.builtin.set_fact": {"dumped": {
         "separate": {group: "{{ separate_%s }}" % group for group in GROUPS},
+        "separate_action": "{{ separate_action }}",
+        "recorded": "{{ recorded }}",
         "combined": "{{ combined }}",
         "host_facts_set": {name: "{{ %s | default(None) }}" % name for name in ("gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host")},
     }}})
@@ -83,21 +95,27 @@ def gathered_fixture(tmp_path_factory):
     spec.loader.exec_module(conftest)
     tmp = tmp_path_factory.mktemp("node_facts")
     hosts = {host: {"node_file": os.path.join(NODES, host + ".yml")} for host in HOSTS}
-    run = conftest.run_playbook(tmp, hosts, _tasks())
+    run_dir = str(tmp / "results")
+    run = conftest.run_playbook(tmp, hosts, _tasks(run_dir))
     assert run.rc == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert sorted(run.results) == sorted(HOSTS)
-    return run.results
+    return dict(run.results, run_dir=run_dir)
 
 
-@pytest.mark.parametrize("host", HOSTS)
-def test_each_group_equals_its_own_module(gathered, host):
-    separate, combined = gathered[host]["separate"], gathered[host]["combined"]["groups"]
+def _assert_groups_equal_the_four_tasks(gathered, host, groups):
+    """Each group of ``groups`` (a node_facts result's) equals what that group's own module task registered."""
+    separate = gathered[host]["separate"]
     for group in GROUPS:
-        alone, together = separate[group], combined[group]
+        alone, together = separate[group], groups[group]
         assert bool(alone.get("failed")) == bool(together.get("failed")), (host, group, alone.get("msg"), together.get("msg"))
         assert alone.get("msg") == together.get("msg"), (host, group)
         assert alone.get("ansible_facts") == together.get("ansible_facts"), (host, group)
         assert _without_durations(alone.get("raw")) == _without_durations(together.get("raw")), (host, group)
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_each_group_equals_its_own_module(gathered, host):
+    _assert_groups_equal_the_four_tasks(gathered, host, gathered[host]["combined"]["groups"])
 
 
 def test_facts_set_on_the_host_are_the_groups_that_succeeded(gathered):
@@ -131,3 +149,51 @@ def test_figures_read_by_hand(gathered):
     # azure-a100-nvlink-inactive: ibstat prints 8 CAs, then panics on mlx5_8 and exits 255
     azure = groups["azure-a100-nvlink-inactive"]["nic"]
     assert azure["failed"] and "exited 255" in azure["msg"] and "stat of IB device 'mlx5_8' failed" in azure["msg"]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_collector_separate_equals_the_four_tasks(gathered, host):
+    _assert_groups_equal_the_four_tasks(gathered, host, gathered[host]["separate_action"]["groups"])
+
+
+def _record(gathered, host):
+    with open(os.path.join(gathered["run_dir"], "hosts", host + ".json"), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_record_writes_the_host_and_returns_no_raw_output(gathered, host):
+    recorded, combined = gathered[host]["recorded"], gathered[host]["combined"]["groups"]
+    assert recorded["record"] == os.path.join(gathered["run_dir"], "hosts", host + ".json")
+    record = _record(gathered, host)
+    files = [entry["path"] for index in record["raw"].values() for entry in index.values() if entry.get("path")]
+    assert recorded["raw_files"] == sum(len(index) for index in record["raw"].values()) > 0
+    for path in files:
+        assert os.path.isfile(os.path.join(gathered["run_dir"], path)), path
+    for group, name in zip(GROUPS, ("gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host")):
+        # the result keeps facts and failures, not the raw outputs (they are in the results directory)
+        assert "raw" not in recorded["groups"][group], (host, group)
+        assert recorded["groups"][group].get("ansible_facts") == combined[group].get("ansible_facts"), (host, group)
+        expected = None if combined[group].get("failed") else combined[group]["ansible_facts"][name]
+        assert record["facts"][group] == expected, (host, group)
+        assert (group in record["fact_errors"]) == bool(combined[group].get("failed")), (host, group)
+    assert record["claim"] == {"gpu_model": "H100"} and record["settings"] == {"gpufleet_nccl_env": {"NCCL_IB_DISABLE": "1"}}
+    assert record["profile_request"] == {"profile": "h100-sxm", "overrides": None}
+    assert record["unreachable"] is None
+
+
+def test_record_figures_read_by_hand(gathered):
+    # hgx-h100-nv18: NV18 between all 8 GPUs (topo/mlengineering-8x-h100-nv18-2numa-ht-no-legend.txt), every group gathered
+    nv18 = _record(gathered, "hgx-h100-nv18")
+    assert nv18["facts"]["topology"]["summary"]["gpu_count"] == 8 and nv18["phases"]["facts"]["complete"] is True
+    # its topo -m output is kept verbatim (the recording starts with its shell prompt line): a header row names GPU0..GPU7
+    topo = nv18["raw"]["topology"]["topo_m"]
+    with open(os.path.join(gathered["run_dir"], topo["path"]), encoding="utf-8") as handle:
+        lines = handle.read().splitlines()
+    assert lines[0].split() == ["$", "nvidia-smi", "topo", "-m"]
+    assert [line.split()[:8] for line in lines].count(["GPU%d" % index for index in range(8)]) == 1
+    assert topo["cmd"][1:] == ["topo", "-m"] and topo["rc"] == 0
+    # hgx-h100-xid-peermem: no topo -m recording (exit 127) -> a fact error, the other groups recorded
+    xid = _record(gathered, "hgx-h100-xid-peermem")
+    assert "exited 127" in xid["fact_errors"]["topology"] and xid["facts"]["topology"] is None
+    assert xid["facts"]["host"]["xid"]["counts"] == {"48": 1, "63": 1, "94": 9}

@@ -5,9 +5,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 
+import pytest
+from ansible.errors import AnsibleConnectionFailure
+
 from ansible_collections.gpufleet.acceptance.plugins.action import node_facts
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import RunDir
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 TOPO = os.path.join(REPO_ROOT, "tests", "fixtures", "topo", "mlengineering-8x-h100-nv18-2numa-ht-no-legend.txt")
@@ -50,3 +55,74 @@ def test_a_run_that_failed_as_a_whole_fails_every_group_asked_for():
     groups = node_facts.group_results("h1", ["gpu", "host"], module_result, _build)
     assert groups["gpu"] == {"changed": False, "failed": True, "msg": "MODULE FAILURE\nSee stdout/stderr for the exact error"}
     assert groups["host"]["failed"] and groups["topology"]["skipped"] and groups["nic"]["skipped"]
+
+
+def _execute_from(outcomes, calls):
+    """A fake ``execute(module, module_args)``: module name -> a result dict or an exception to raise."""
+
+    def execute(module, module_args):
+        calls.append((module, dict(module_args)))
+        outcome = outcomes[module]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    return execute
+
+
+def test_separate_passes_each_module_only_its_own_options_and_keeps_going_after_a_failure():
+    with open(TOPO, encoding="utf-8") as handle:
+        topo = handle.read()
+    calls = []
+    execute = _execute_from({
+        "gpufleet.acceptance.gpu_topology_facts": {"changed": False, "raw": {"topo_m": _entry(["nvidia-smi", "topo", "-m"], topo)}},
+        "gpufleet.acceptance.nic_facts": {"failed": True, "msg": "no class/net under /nosys: is sysfs mounted there?", "raw": {}},
+    }, calls)
+    args = {"groups": ["topology", "nic"], "nvidia_smi_path": "/opt/smi", "sysfs_root": "/nosys", "ethtool_path": "ethtool", "timeout": 9}
+    groups = node_facts.separate_results("h1", ["topology", "nic"], args, execute, _build)
+    # topology takes nvidia_smi_path and timeout; nic takes sysfs_root, the tool paths and timeout - never `groups`
+    assert calls == [("gpufleet.acceptance.gpu_topology_facts", {"nvidia_smi_path": "/opt/smi", "timeout": 9}),
+                     ("gpufleet.acceptance.nic_facts", {"sysfs_root": "/nosys", "ethtool_path": "ethtool", "timeout": 9})]
+    assert groups["topology"]["ansible_facts"]["gpufleet_topology"]["summary"]["gpu_count"] == 8
+    assert groups["nic"] == {"changed": False, "failed": True, "msg": "no class/net under /nosys: is sysfs mounted there?", "raw": {}}
+    assert groups["gpu"]["skipped"] and groups["host"]["skipped"]
+
+
+def test_separate_node_lost_after_its_first_group():
+    calls = []
+    execute = _execute_from({
+        "gpufleet.acceptance.gpu_topology_facts": {"failed": True, "msg": "nvidia-smi not found", "raw": {}},
+        "gpufleet.acceptance.gpu_facts": AnsibleConnectionFailure("ssh: connect to host 10.0.0.7 port 22: Connection refused"),
+    }, calls)
+    groups = node_facts.separate_results("h1", ["topology", "gpu", "nic", "host"], {}, execute, _build)
+    assert len(calls) == 2
+    assert groups["topology"]["failed"]
+    assert groups["gpu"] == {"changed": False, "unreachable": True, "msg": "ssh: connect to host 10.0.0.7 port 22: Connection refused"}
+    assert groups["nic"]["skipped"] and groups["host"]["skipped"]
+    assert groups["nic"]["skip_reason"] == "the host became unreachable"
+
+
+def test_separate_node_that_answers_nothing_raises_the_connection_error():
+    execute = _execute_from({"gpufleet.acceptance.gpu_topology_facts": AnsibleConnectionFailure("port 1: Connection refused")}, [])
+    with pytest.raises(AnsibleConnectionFailure):
+        node_facts.separate_results("h1", ["topology", "gpu"], {}, execute, _build)
+
+
+@pytest.mark.parametrize("record, message", [
+    ("results/run-1", "record must be a mapping with run_dir (the results directory), got 'str'"),
+    ({"claim": {}}, "record.run_dir is required: the results directory of this run"),
+    ({"run_dir": ""}, "record.run_dir is required: the results directory of this run"),
+    ({"run_dir": "r", "profil": "h100"}, "record has unknown key(s) profil; known: run_dir, claim, profile, profile_overrides, settings"),
+])
+def test_bad_record_option_is_refused_with_what_is_wrong(record, message):
+    assert node_facts.check_record(record) == (None, message)
+
+
+def test_write_record_unreachable_host(tmp_path):
+    run = RunDir.create(str(tmp_path / "run"), inventory=[], playbook=None, hosts=["h1"])
+    lost = {"changed": False, "unreachable": True, "msg": "ssh: connect to host 10.0.0.7 port 22: Connection refused"}
+    _run, record = node_facts.write_record("h1", {"topology": lost, "gpu": lost}, {"run_dir": run.path, "claim": {"gpu_count": 8}})
+    assert record["unreachable"] == "ssh: connect to host 10.0.0.7 port 22: Connection refused"
+    assert record["claim"] == {"gpu_count": 8} and record["raw"] == {} and record["phases"]["facts"]["complete"] is False
+    with open(run.host_file("h1"), encoding="utf-8") as handle:
+        assert json.load(handle)["unreachable"] == record["unreachable"]
