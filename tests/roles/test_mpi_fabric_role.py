@@ -177,3 +177,15 @@ def test_preflight_refusals(tmp_path, node_file, site, run_playbook):
     assert "mpi_fabric: noiface has no IPv4 address on eth77 (interfaces: " in out
     assert "mpi_fabric: %s is not Open MPI 4 or 5 (HYDRA build details:). Install Open MPI" % site["mpich"] in out
     assert not os.path.exists(site["root"] + "/authorized_keys")
+
+
+def test_argument_specs_refuse_a_bad_value_before_anything_runs(tmp_path, node_file, site, run_playbook):
+    # meta/argument_specs.yml: the launcher is one of auto, mpirun, srun; slots an integer
+    hosts = {"n1": host(node_file, site, "n1", mpi_fabric_launcher="pdsh", mpi_fabric_slots="eight")}
+    run = run_playbook(tmp_path / "run", hosts, TASKS)
+    assert run.rc != 0
+    out = " ".join(run.stdout.split())
+    assert "Validating arguments against arg spec 'main'" in out
+    assert "mpi_fabric_launcher" in out and "auto, mpirun, srun" in out and "pdsh" in out
+    assert "mpi_fabric_slots" in out
+    assert not os.path.exists(site["root"] + "/authorized_keys")
