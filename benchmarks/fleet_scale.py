@@ -45,7 +45,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -73,8 +72,8 @@ QUICK = {"local_sizes": "4,8", "ssh_sizes": "4", "repeats": 1, "report_nodes": 6
          "search_sizes": "8,16,32", "search_seeds": 5, "rr_sizes": "8,16"}
 
 
-class HarnessError(Exception):
-    """A fleet or directory that could not be prepared."""
+# one error for both harnesses: run_harness catches it
+HarnessError = tgf.HarnessError
 
 
 def _sizes(text):
@@ -564,14 +563,7 @@ def row_baseline(row):
 
 
 def update_doc(path, text):
-    with open(path, "r", encoding="utf-8") as handle:
-        doc = handle.read()
-    if DOC_BEGIN not in doc or DOC_END not in doc:
-        raise HarnessError("%s has no %s ... %s markers" % (path, DOC_BEGIN, DOC_END))
-    head, rest = doc.split(DOC_BEGIN, 1)
-    _old, tail = rest.split(DOC_END, 1)
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(head + DOC_BEGIN + "\n" + text + DOC_END + tail)
+    tgf.update_doc(path, text, DOC_BEGIN, DOC_END)
 
 
 def parse_args(argv):
@@ -612,26 +604,8 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-
-    def terminate(signum, _frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, terminate)
-    harness = Harness(args)
-    try:
-        harness.run()
-    except (HarnessError, OSError, subprocess.SubprocessError) as exc:
-        sys.stderr.write("fleet_scale: %s\n" % exc)
-        return 1
-    text = harness.report()
-    print()
-    print(text)
-    print("details: %s" % harness.write_json())
-    if args.update_doc:
-        update_doc(args.update_doc, text)
-        print("updated %s" % args.update_doc)
-    failed = any(row["failed"] for row in harness.rows) or any(row["failed"] for row in harness.report_rows)
-    return 1 if failed else 0
+    return tgf.run_harness("fleet_scale", Harness(args), args.update_doc, (DOC_BEGIN, DOC_END),
+                           lambda harness: any(row["failed"] for row in harness.rows + harness.report_rows))
 
 
 if __name__ == "__main__":

@@ -500,15 +500,40 @@ class Harness:
         return path
 
 
-def update_doc(path, text):
+def update_doc(path, text, begin=DOC_BEGIN, end=DOC_END):
+    """Replace what stands between the ``begin`` and ``end`` markers of ``path`` with ``text``."""
     with open(path, "r", encoding="utf-8") as handle:
         doc = handle.read()
-    if DOC_BEGIN not in doc or DOC_END not in doc:
-        raise HarnessError("%s has no %s ... %s markers" % (path, DOC_BEGIN, DOC_END))
-    head, rest = doc.split(DOC_BEGIN, 1)
-    _old, tail = rest.split(DOC_END, 1)
+    if begin not in doc or end not in doc:
+        raise HarnessError("%s has no %s ... %s markers" % (path, begin, end))
+    head, rest = doc.split(begin, 1)
+    _old, tail = rest.split(end, 1)
     with open(path, "w", encoding="utf-8") as handle:
-        handle.write(head + DOC_BEGIN + "\n" + text + DOC_END + tail)
+        handle.write(head + begin + "\n" + text + end + tail)
+
+
+def run_harness(name, harness, doc_path, doc_markers, failed):
+    """The end of both harnesses' command lines: run, print the tables, write the JSON and (``doc_path``)
+    the doc section between ``doc_markers``; the exit code (1 when the run stopped or ``failed(harness)``).
+    SIGTERM ends the run as an exit, so that no ansible-playbook of it outlives the harness."""
+
+    def terminate(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        harness.run()
+    except (HarnessError, OSError, subprocess.SubprocessError) as exc:
+        sys.stderr.write("%s: %s\n" % (name, exc))
+        return 1
+    text = harness.report()
+    print()
+    print(text)
+    print("details: %s" % harness.write_json())
+    if doc_path:
+        update_doc(doc_path, text, *doc_markers)
+        print("updated %s" % doc_path)
+    return 1 if failed(harness) else 0
 
 
 def main(argv=None):
@@ -526,25 +551,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeats < 1 or args.forks < 1 or args.local_hosts < 1 or args.ssh_hosts < 1:
         parser.error("--repeats, --forks and the host counts must be at least 1")
-
-    def terminate(signum, _frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, terminate)
-    harness = Harness(args)
-    try:
-        harness.run()
-    except (HarnessError, OSError, subprocess.SubprocessError) as exc:
-        sys.stderr.write("time_gather_facts: %s\n" % exc)
-        return 1
-    text = harness.report()
-    print()
-    print(text)
-    print("details: %s" % harness.write_json())
-    if args.update_doc:
-        update_doc(args.update_doc, text)
-        print("updated %s" % args.update_doc)
-    return 1 if any(row.get("failed") for row in harness.rows) else 0
+    return run_harness("time_gather_facts", Harness(args), args.update_doc, (DOC_BEGIN, DOC_END),
+                       lambda harness: any(row.get("failed") for row in harness.rows))
 
 
 if __name__ == "__main__":
