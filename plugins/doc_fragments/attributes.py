@@ -23,6 +23,9 @@ attributes:
     # Action-only modules that run on the controller and write the results directory.
     CONTROLLER = r"""
 attributes:
+  action:
+    support: full
+    description: All the work is done by the action plugin on the controller.
   diff_mode:
     support: none
     description: Returns no diff.

@@ -77,9 +77,6 @@ options:
 extends_documentation_fragment:
   - gpufleet.acceptance.attributes.controller
 attributes:
-  action:
-    support: full
-    description: All the work is done by the action plugin on the controller.
   check_mode:
     support: full
     description: Writes the results directory in check mode too (it is controller-side, not node state).

@@ -48,9 +48,6 @@ options:
 extends_documentation_fragment:
   - gpufleet.acceptance.attributes.controller
 attributes:
-  action:
-    support: full
-    description: All the work is done by the action plugin on the controller.
   check_mode:
     support: full
     description: Only reads; the same in check mode.

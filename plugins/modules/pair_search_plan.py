@@ -77,9 +77,6 @@ options:
 extends_documentation_fragment:
   - gpufleet.acceptance.attributes.controller
 attributes:
-  action:
-    support: full
-    description: All the work is done by the action plugin on the controller.
   bypass_host_loop:
     support: none
     description: Use C(run_once=true); one plan serves every host of the play.
