@@ -13,7 +13,7 @@ Two options are the controller's and never reach the node:
 - ``collector: separate`` runs the four fact modules one by one (four round trips) instead of
   node_facts once; the groups come out the same (tests/playbooks/test_node_facts.py).
 - ``record`` writes the host's record and raw outputs into the results directory here, the moment
-  they are parsed (RunDir.record_facts, what results_record does), and the raw outputs are then left
+  they are parsed (results_store.record_host_facts, as results_record does), and the raw outputs are then left
   out of the task's result. At fleet scale that matters: every byte of a result is pickled to
   Ansible's main process, walked and copied there, and templated again by any task that passes it
   on (docs/performance.md). A node that cannot be reached is recorded unreachable before the
@@ -32,7 +32,7 @@ from ansible_collections.gpufleet.acceptance.plugins.action.host_facts import Ac
 from ansible_collections.gpufleet.acceptance.plugins.action.nic_facts import ActionModule as NicFacts
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
 from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.fact_action import FactError, RawReader
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, RunDir, to_plain
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, record_host_facts, to_plain
 
 MODULE = "gpufleet.acceptance.node_facts"
 # group -> the action plugin whose build_facts parses it, in the order the groups run.
@@ -127,13 +127,6 @@ def check_record(record):
     return record, None
 
 
-def write_record(host, groups, record):
-    """Write ``host``'s record from ``groups`` into ``record["run_dir"]``; return the record written."""
-    run = RunDir.open(record["run_dir"])
-    request = {"profile": record.get("profile"), "overrides": record.get("profile_overrides")}
-    return run, run.record_facts(host, groups, claim=record.get("claim"), settings=record.get("settings"), profile_request=request)
-
-
 class ActionModule(ActionBase):
     """Run gpufleet.acceptance.node_facts once; set each group's facts as its own action plugin would."""
 
@@ -182,7 +175,7 @@ class ActionModule(ActionBase):
                 # the verdict then says UNREACHABLE with this message (Ansible reports the host the same way)
                 lost = {"changed": False, "unreachable": True, "msg": to_text(exc)}
                 try:
-                    write_record(host, dict((name, lost) for name in requested), record)
+                    record_host_facts(host, dict((name, lost) for name in requested), record)
                 except (ResultsError, OSError):
                     pass  # fleet_verdict judges a host that left the play without a record UNREACHABLE too
             raise
@@ -209,7 +202,7 @@ class ActionModule(ActionBase):
     def _record(host, groups, record, result):
         """Write the host's record; leave the raw outputs (now on disk) out of the result."""
         try:
-            run, written = write_record(host, groups, record)
+            run, written = record_host_facts(host, groups, record)
         except (ResultsError, OSError) as exc:
             result["failed"] = True
             result["msg"] = "facts gathered but not recorded: results directory %s: %s" % (record["run_dir"], exc)

@@ -16,6 +16,7 @@ from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store 
     FACT_GROUPS,
     ResultsError,
     RunDir,
+    record_host_facts,
     to_plain,
 )
 
@@ -100,9 +101,7 @@ class ActionModule(ActionBase):
         unknown = sorted(set(results) - set(FACT_GROUPS))
         if unknown:
             raise ResultsError("results has unknown fact group(s) %s; known: %s" % (", ".join(unknown), ", ".join(FACT_GROUPS)))
-        run = RunDir.open(run_dir)
-        request = {"profile": args.get("profile"), "overrides": args.get("profile_overrides")}
-        record = run.record_facts(host, results, claim=args.get("claim"), settings=args.get("settings"), profile_request=request)
+        run, record = record_host_facts(host, results, dict(args, run_dir=run_dir))
         return {
             "changed": True,
             "host": host,

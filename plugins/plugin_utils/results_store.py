@@ -245,6 +245,17 @@ def split_fact_results(results):
     return facts, errors, None
 
 
+def record_host_facts(host, results, options):
+    """Write ``host``'s record from the fact results into the run directory ``options["run_dir"]``.
+
+    ``options`` are those of results_record (phase facts) and of node_facts' ``record``: ``run_dir``,
+    ``claim``, ``settings``, ``profile``, ``profile_overrides``. Returns ``(RunDir, record written)``.
+    """
+    run = RunDir.open(options["run_dir"])
+    request = {"profile": options.get("profile"), "overrides": options.get("profile_overrides")}
+    return run, run.record_facts(host, results, claim=options.get("claim"), settings=options.get("settings"), profile_request=request)
+
+
 class RunDir:
     """One run's results directory. Create it with :meth:`create`, reopen it with :meth:`open`."""
 

@@ -12,7 +12,7 @@ import pytest
 from ansible.errors import AnsibleConnectionFailure
 
 from ansible_collections.gpufleet.acceptance.plugins.action import node_facts
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import RunDir
+from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import RunDir, record_host_facts
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 TOPO = os.path.join(REPO_ROOT, "tests", "fixtures", "topo", "mlengineering-8x-h100-nv18-2numa-ht-no-legend.txt")
@@ -118,10 +118,10 @@ def test_bad_record_option_is_refused_with_what_is_wrong(record, message):
     assert node_facts.check_record(record) == (None, message)
 
 
-def test_write_record_unreachable_host(tmp_path):
+def test_record_host_facts_unreachable_host(tmp_path):
     run = RunDir.create(str(tmp_path / "run"), inventory=[], playbook=None, hosts=["h1"])
     lost = {"changed": False, "unreachable": True, "msg": "ssh: connect to host 10.0.0.7 port 22: Connection refused"}
-    _run, record = node_facts.write_record("h1", {"topology": lost, "gpu": lost}, {"run_dir": run.path, "claim": {"gpu_count": 8}})
+    _run, record = record_host_facts("h1", {"topology": lost, "gpu": lost}, {"run_dir": run.path, "claim": {"gpu_count": 8}})
     assert record["unreachable"] == "ssh: connect to host 10.0.0.7 port 22: Connection refused"
     assert record["claim"] == {"gpu_count": 8} and record["raw"] == {} and record["phases"]["facts"]["complete"] is False
     with open(run.host_file("h1"), encoding="utf-8") as handle:
