@@ -362,7 +362,7 @@ class Harness:
         target = self.synthetic_run(source, nodes)
         self.log("report: rendering %d SYNTHETIC nodes (%s)" % (nodes, os.path.relpath(target, REPO_ROOT)))
         code = ("import sys\n"
-                "from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.report.render import render_report\n"
+                "from gpufleet.report.render import render_report\n"
                 "render_report(sys.argv[1])\n")
         env = dict(os.environ)
         env["PYTHONPATH"] = COLLECTIONS + os.pathsep + env.get("PYTHONPATH", "")
@@ -390,7 +390,7 @@ class Harness:
     def run_search(self):
         sys.path.insert(0, COLLECTIONS)
         # pylint: disable-next=import-outside-toplevel
-        from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench import pair_search
+        from gpufleet.plan import pair_search
         self.log("search: k = 1..4 bad among N = %s, %d seeds each" % (",".join(map(str, self.args.search_sizes)), self.args.search_seeds))
         for size in self.args.search_sizes:
             for bad_count in range(1, 5):

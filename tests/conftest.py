@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""How `make unit` shares the suite between its two pytest-xdist workers (--dist loadfile).
+"""Makes the collection importable (the gpufleet library is installed; the collection's own plugins are
+imported as ``ansible_collections.gpufleet.acceptance``), and how `make unit` shares the suite between its two pytest-xdist workers (--dist loadfile).
 
 Each worker takes whole files, so a file's module-scoped fixtures (an SSH fleet, a replayed run) are
 built once. The files below all rebuild the one shared replayed fleet of inventories/simulated/ in
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sys
 
 import pytest
 
@@ -29,6 +31,29 @@ SHARED_SIMULATED_FLEET = frozenset((
 ))
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOCK = os.path.join(REPO_ROOT, "tests", "output", ".simulated-fleet.lock")
+
+
+def _ensure_collection_importable():
+    """Import ``ansible_collections.gpufleet.acceptance`` from this checkout.
+
+    ansible-test runs from ``.../ansible_collections/gpufleet/acceptance`` and already has
+    it on sys.path; a plain ``pytest`` in the checkout uses the untracked link that
+    ``make`` creates under collections/.
+    """
+    parts = REPO_ROOT.split(os.sep)
+    if len(parts) > 3 and parts[-3] == "ansible_collections":
+        base = os.sep.join(parts[:-3])
+    else:
+        base = os.path.join(REPO_ROOT, "collections")
+        link = os.path.join(base, "ansible_collections", "gpufleet", "acceptance")
+        if not os.path.exists(link):
+            os.makedirs(os.path.dirname(link), exist_ok=True)
+            os.symlink(os.path.relpath(REPO_ROOT, os.path.dirname(link)), link)
+    if base not in sys.path:
+        sys.path.insert(0, base)
+
+
+_ensure_collection_importable()
 
 
 # autouse and module-scoped: set up before the module's own fixtures (which build the fleet), torn

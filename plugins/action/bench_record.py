@@ -12,15 +12,8 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench.records import plain_record
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import (
-    BENCHMARK_KINDS,
-    BENCHMARK_OUTCOMES,
-    ResultsError,
-    RunDir,
-    to_plain,
-    utc_now,
-)
+from gpufleet.results.bench import plain_record
+from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, ResultsError, RunDir, to_plain, utc_now
 
 OPTIONS = ("run_dir", "kind", "name", "record_host", "hosts", "outcome", "reason", "result", "repeat", "round", "group")
 NAMES = {"iperf3_concurrent": "iperf3 concurrent", "allreduce_single": "all_reduce_perf", "allreduce_multi": "all_reduce_perf",

@@ -17,15 +17,9 @@ import os
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.common import ParseError
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.registry import KINDS, parse
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import (
-    BENCHMARK_KINDS,
-    ResultsError,
-    RunDir,
-    to_plain,
-    utc_now,
-)
+from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.registry import KINDS, parse
+from gpufleet.results.store import BENCHMARK_KINDS, ResultsError, RunDir, to_plain, utc_now
 
 NODE_OPTIONS = ("argv", "env", "timeout", "grace", "job_id", "cwd", "max_output")
 CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm", "repeat", "round", "group")

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.flags import SETTING, ThresholdError, flagged, judge
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.records import KINDS, record_burn_in
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.samples import SamplesError
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, RunDir, to_plain
+from gpufleet.checks.burn_in_flags import SETTING, ThresholdError, flagged, judge
+from gpufleet.results.burn_in import KINDS, record_burn_in
+from gpufleet.facts.nvml_samples import SamplesError
+from gpufleet.results.store import ResultsError, RunDir, to_plain
 
 
 def finding_lines(findings):

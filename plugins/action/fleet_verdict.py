@@ -18,13 +18,13 @@ import numbers
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.records import judging_settings as burn_in_settings
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.records import read_history
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.engine import run_checks
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.model import FACT_GROUPS, NodeContext
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, RunDir, to_plain
+from gpufleet.results.burn_in import judging_settings as burn_in_settings
+from gpufleet.results.burn_in import read_history
+from gpufleet.checks.engine import run_checks
+from gpufleet.checks.model import FACT_GROUPS, NodeContext
+from gpufleet.results.store import ResultsError, RunDir, to_plain
 
-PROFILES_MODULE = "ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.profiles"
+PROFILES_MODULE = "gpufleet.checks.profiles"
 
 # Inventory variables handed to the checks as NodeContext.settings when a host defines them.
 SETTINGS_VARS = (

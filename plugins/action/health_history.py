@@ -5,7 +5,7 @@
 
 Runs once, on the controller. Reads the burn-in records of the run's hosts from the results
 directory (written by burn_in_record), appends one row per (run, host, GPU) to the history store
-(plugins/plugin_utils/burnin/history.py), computes the drift flags of this run against the runs
+(gpufleet/history/store.py), computes the drift flags of this run against the runs
 before it, and writes ``history.json`` into the run directory: each GPU's trend and the flags,
 which the burn_in check family (fleet_verdict) and the report read. docs/burn-in.md.
 """
@@ -16,7 +16,7 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.history import (
+from gpufleet.history.store import (
     DEFAULT_CLOCK_DROP_SHARE,
     DEFAULT_MAX_POINTS,
     DEFAULT_MIN_PREVIOUS,
@@ -26,8 +26,8 @@ from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.history
     history_document,
     rows_from_record,
 )
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.records import HISTORY_FILE, HISTORY_SCHEMA, records_of
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, RunDir, to_plain, write_json_atomic
+from gpufleet.results.burn_in import HISTORY_FILE, HISTORY_SCHEMA, records_of
+from gpufleet.results.store import ResultsError, RunDir, to_plain, write_json_atomic
 
 
 def append_run(run, db, hosts=None, run_id=None, record_name=None, clock_drop_share=DEFAULT_CLOCK_DROP_SHARE, min_previous=DEFAULT_MIN_PREVIOUS,

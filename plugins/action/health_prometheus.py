@@ -4,7 +4,7 @@
 """Action gpufleet.acceptance.health_prometheus: a host's latest NVML metrics as Prometheus text.
 
 Runs on the controller only and writes nothing: reads the host's burn-in record and samples from
-the results directory and returns the exposition text (plugins/plugin_utils/burnin/prometheus.py)
+the results directory and returns the exposition text (gpufleet/history/prometheus.py)
 in ``content``, for the playbook to write into node_exporter's textfile-collector directory with
 ``ansible.builtin.copy`` (which writes atomically). docs/burn-in.md.
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.flags import SETTING, ThresholdError, judge
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.prometheus import FILE_NAME, latest, render_samples
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.burnin.records import load_samples, read_history, records_of
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.burn_in import drift_results
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, RunDir, to_plain
+from gpufleet.checks.burn_in_flags import SETTING, ThresholdError, judge
+from gpufleet.history.prometheus import FILE_NAME, latest, render_samples
+from gpufleet.results.burn_in import load_samples, read_history, records_of
+from gpufleet.checks.burn_in import drift_results
+from gpufleet.results.store import ResultsError, RunDir, to_plain
 
 
 def host_findings(host_record, parsed, load, thresholds, drift):

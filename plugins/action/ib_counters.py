@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench.records import counters_record, snapshot
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, RunDir, to_plain, utc_now
+from gpufleet.results.bench import counters_record, snapshot
+from gpufleet.results.store import ResultsError, RunDir, to_plain, utc_now
 
 NODE_OPTIONS = ("sysfs_root", "devices")
 CONTROLLER_OPTIONS = ("before", "benchmark", "run_dir", "record_host")

@@ -5,7 +5,7 @@
 
 Runs once, on the controller. Reads each host's ``gpufleet_nic``, ``gpufleet_host`` (the NCCL
 version) and ``gpufleet_claim`` from hostvars and hands them to the pure derivation in
-``plugin_utils/nccl_env.py``; fails, naming the host, when an override matches nothing usable or
+``gpufleet/plan/nccl_env.py``; fails, naming the host, when an override matches nothing usable or
 when no setting can be derived, so nothing is written and no benchmark starts.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.nccl_env import derive, summary_lines
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import to_plain
+from gpufleet.plan.nccl_env import derive, summary_lines
+from gpufleet.results.store import to_plain
 
 
 def fleet_nodes(hostvars, hosts):

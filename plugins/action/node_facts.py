@@ -3,10 +3,10 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Controller half of gpufleet.acceptance.node_facts: one module run, then each group parsed as its own action would.
 
-Each group's raw output goes through the ``build_facts`` of that group's action plugin
-(gpu_topology_facts, gpu_facts, nic_facts, host_facts) with the same RawReader, so the facts and
-the failure messages are the ones the four tasks would have produced. ``groups`` in the result
-holds, per group, what that group's own task would have registered.
+The groups are built by the library (``gpufleet.facts.node``): each group's raw output goes through
+that group's builder, so the facts and the failure messages are the ones the four single-group
+tasks would have produced. ``groups`` in the result holds, per group, what that group's own task
+would have registered.
 
 Two options are the controller's and never reach the node:
 
@@ -26,92 +26,14 @@ from ansible.errors import AnsibleConnectionFailure
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.action.gpu_facts import ActionModule as GpuFacts
-from ansible_collections.gpufleet.acceptance.plugins.action.gpu_topology_facts import ActionModule as TopologyFacts
-from ansible_collections.gpufleet.acceptance.plugins.action.host_facts import ActionModule as HostFacts
-from ansible_collections.gpufleet.acceptance.plugins.action.nic_facts import ActionModule as NicFacts
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.fact_action import FactError, RawReader
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, record_host_facts, to_plain
+from gpufleet.facts.node import COLLECTORS, CONTROLLER_OPTIONS, GROUPS, MODULE, group_results, separate_results
+from gpufleet.results.store import ResultsError, record_host_facts, to_plain
 
-MODULE = "gpufleet.acceptance.node_facts"
-# group -> the action plugin whose build_facts parses it, in the order the groups run.
-BUILDERS = (("topology", TopologyFacts), ("gpu", GpuFacts), ("nic", NicFacts), ("host", HostFacts))
-GROUPS = tuple(name for name, _action in BUILDERS)
+RECORD_KEYS = ("run_dir", "claim", "profile", "profile_overrides", "settings")
 # group -> the options its own module takes (collector: separate passes each module only its own)
 MODULE_OPTIONS = {"topology": topology_collect.ARGUMENT_SPEC, "gpu": gpu_collect.ARGUMENT_SPEC, "nic": nic_collect.ARGUMENT_SPEC,
                   "host": host_collect.ARGUMENT_SPEC}
-COLLECTORS = ("combined", "separate")
-RECORD_KEYS = ("run_dir", "claim", "profile", "profile_overrides", "settings")
-# options of the action alone: never sent to the node
-CONTROLLER_OPTIONS = ("collector", "record")
-
-
-def group_results(host, requested, module_result, build):
-    """``{group: registered-result-like dict}`` from the module's result.
-
-    ``build(action_class, reader)`` returns a group's facts (FactError when they cannot be
-    established). A module run that failed as a whole (it crashed, bad arguments) fails every
-    requested group with its message.
-    """
-    node = None if module_result.get("failed") else module_result.get("groups")
-    out = {}
-    for name, action in BUILDERS:
-        if name not in requested:
-            out[name] = {"changed": False, "skipped": True, "skip_reason": "%s is not in groups" % name}
-            continue
-        entry = (node or {}).get(name)
-        if not isinstance(entry, dict):
-            why = module_result.get("msg") or "the collector returned nothing for this group"
-            out[name] = {"changed": False, "failed": True, "msg": why}
-            continue
-        raw = entry.get("raw") or {}
-        if entry.get("failed"):
-            out[name] = {"changed": False, "failed": True, "msg": entry.get("msg") or "%s failed without a message" % name, "raw": raw}
-            continue
-        try:
-            facts = build(action, RawReader(host, raw))
-        except FactError as exc:
-            out[name] = {"changed": False, "failed": True, "msg": str(exc), "raw": raw}
-            continue
-        out[name] = {"changed": False, "raw": raw, "ansible_facts": facts}
-    return out
-
-
-def separate_results(host, requested, args, execute, build):
-    """``{group: registered-result-like dict}`` from the four fact modules run one by one.
-
-    ``execute(module, module_args)`` runs a module on the node; ``build`` as in group_results.
-    Mirrors the four tasks of a playbook: each module gets only its own options, a group's failure
-    does not stop the next, and once the node drops its connection the groups after it are skipped
-    (when it answered nothing at all, the connection error is raised as Ansible would report it).
-    """
-    out, answered, lost = {}, False, False
-    for name, action in BUILDERS:
-        if name not in requested:
-            out[name] = {"changed": False, "skipped": True, "skip_reason": "%s is not in groups" % name}
-            continue
-        if lost:
-            out[name] = {"changed": False, "skipped": True, "skip_reason": "the host became unreachable"}
-            continue
-        module_args = dict((key, value) for key, value in args.items() if key in MODULE_OPTIONS[name])
-        try:
-            module_result = execute(action.MODULE, module_args)
-        except AnsibleConnectionFailure as exc:
-            if not answered:
-                raise
-            out[name], lost = {"changed": False, "unreachable": True, "msg": to_text(exc)}, True
-            continue
-        answered = True
-        outcome = dict((key, value) for key, value in module_result.items() if key in ("changed", "failed", "msg", "raw"))
-        outcome["changed"] = False
-        if not module_result.get("failed"):
-            try:
-                outcome["ansible_facts"] = build(action, RawReader(host, module_result.get("raw") or {}))
-            except FactError as exc:
-                outcome.update(failed=True, msg=str(exc))
-        out[name] = outcome
-    return out
 
 
 def check_record(record):
@@ -132,10 +54,6 @@ class ActionModule(ActionBase):
 
     _supports_check_mode = True
     _supports_async = False
-
-    def _build(self, action, reader):
-        # build_facts uses nothing of its instance: call it with this one.
-        return action.build_facts(self, reader)
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
@@ -166,10 +84,10 @@ class ActionModule(ActionBase):
         try:
             if collector == "separate":
                 module_result = {}
-                groups = separate_results(host, requested, args, execute, self._build)
+                groups = separate_results(host, requested, args, execute, MODULE_OPTIONS)
             else:
                 module_result = self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
-                groups = group_results(host, requested, module_result, self._build)
+                groups = group_results(host, requested, module_result)
         except AnsibleConnectionFailure as exc:
             if record is not None:
                 # the verdict then says UNREACHABLE with this message (Ansible reports the host the same way)

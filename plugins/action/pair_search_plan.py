@@ -17,14 +17,9 @@ from __future__ import annotations
 from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench.pair_search import (
-    DEFAULT_TOLERANCE,
-    MODES,
-    PairSearch,
-    pair_key,
-)
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.benchmarks import pair_measurements, search_label
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import ResultsError, RunDir, to_plain
+from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, MODES, PairSearch, pair_key
+from gpufleet.checks.benchmarks import pair_measurements, search_label
+from gpufleet.results.store import ResultsError, RunDir, to_plain
 
 
 class PlanError(Exception):

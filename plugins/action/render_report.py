@@ -5,16 +5,16 @@
 
 Runs on the controller only (it never contacts a node): reads the results directory
 (docs/results-schema.md) and writes report.html, report.md, results.json and junit.xml with
-plugins/plugin_utils/report/render.py.
+gpufleet/report/render.py.
 """
 
 from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.report.model import ReportError
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.report.render import FORMATS, render_report
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import to_plain
+from gpufleet.report.model import ReportError
+from gpufleet.report.render import FORMATS, render_report
+from gpufleet.results.store import to_plain
 
 
 class ActionModule(ActionBase):

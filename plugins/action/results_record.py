@@ -10,15 +10,14 @@ facts, fact errors and raw outputs the moment they arrive. See docs/results-sche
 
 from __future__ import annotations
 
+import os
+
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import (
-    FACT_GROUPS,
-    ResultsError,
-    RunDir,
-    record_host_facts,
-    to_plain,
-)
+from gpufleet.results.store import FACT_GROUPS, ResultsError, RunDir, record_host_facts, to_plain
+
+# The collection this plugin belongs to (an installed copy or the checkout): run.json records which one judged.
+THIS_COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PHASES = ("start", "facts")
 
@@ -80,6 +79,7 @@ class ActionModule(ActionBase):
             hosts=[str(host) for host in hosts],
             profile_choices=args.get("profile") or {"requested": _requested_profiles(task_vars.get("hostvars"), hosts)},
             extra={"ansible_version": (task_vars.get("ansible_version") or {}).get("full")},
+            collection=THIS_COLLECTION,
         )
         resume = run.resume(hosts=[str(host) for host in hosts])
         skip = resume["complete"] if args.get("resume", True) else []

@@ -78,21 +78,40 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench import network_plan as plan
+try:
+    from gpufleet.plan import network as _network
+except ImportError as exc:  # the filters say so when used, not when Ansible loads them (ansible-doc, other filters)
+    _network = None
+    _LIBRARY_ERROR = exc
+else:
+    _LIBRARY_ERROR = None
+
+
+def _plan():
+    """The library's network planning (gpufleet.plan.network); a filter error naming the fix when it is missing."""
+    if _network is None:
+        raise AnsibleFilterError("the gpufleet Python library is missing on the controller (%s): install it as the "
+                                 "collection's requirements.txt says (docs/install.md)" % _LIBRARY_ERROR)
+    return _network
 
 
 def rail_hcas(nic, nccl_ib_hca=None):
     """The compute-rail HCAs of a node's ``gpufleet_nic`` (Active RDMA ports; ``NCCL_IB_HCA`` syntax restricts)."""
+    plan = _plan()
     return plan.rail_hcas(nic or {}, nccl_ib_hca or None)
 
 
 def perftest_has_cuda(help_text):
     """True when ``ib_write_bw --help`` printed ``--use_cuda``: the build can do GPUDirect RDMA."""
+    plan = _plan()
     return plan.perftest_has_cuda(help_text)
 
 
-def perftest_plan(hosts, info, tool="ib_write_bw", path=None, port=plan.PERFTEST_PORT, size=None, iterations=plan.PERFTEST_LAT_ITERS, forks=None):
-    """``{runs, skipped}`` of ``tool`` over ``hosts`` from each host's ``info`` (bench/network_plan.py perftest_plan)."""
+def perftest_plan(hosts, info, tool="ib_write_bw", path=None, port=None, size=None, iterations=None, forks=None):
+    """``{runs, skipped}`` of ``tool`` over ``hosts`` from each host's ``info`` (gpufleet.plan.network.perftest_plan)."""
+    plan = _plan()
+    port = plan.PERFTEST_PORT if port is None else port
+    iterations = plan.PERFTEST_LAT_ITERS if iterations is None else iterations
     try:
         return plan.perftest_plan([str(host) for host in hosts or []], {str(key): value for key, value in (info or {}).items()}, tool=tool,
                                   port_base=int(port), path=path or None, size=None if size in (None, "") else int(size),
@@ -119,6 +138,7 @@ def _plan_vars(hostvars, hosts):
 
 def nvbandwidth_argv(testcases=None, tool="nvbandwidth"):
     """``[tool, -t, testcase...]`` (testcase names checked; default H2D, D2H and D2D copy-engine cases)."""
+    plan = _plan()
     try:
         return plan.nvbandwidth_argv(list(testcases) if testcases else plan.NVBANDWIDTH_TESTCASES, tool=str(tool or "nvbandwidth"))
     except plan.PlanError as exc:
@@ -134,6 +154,7 @@ def _max_runs(forks):
 
 def rack_groups(hosts, hostvars):
     """``{rack: [host, ...]}`` of the labelled hosts (``gpufleet_claim.rack``, else ``gpufleet_rack``)."""
+    plan = _plan()
     hosts = [str(host) for host in hosts or []]
     return plan.group_by_rack(hosts, _plan_vars(hostvars, hosts))
 
@@ -143,9 +164,14 @@ def _address(hostvars, host):
     return str(values.get("gpufleet_iperf3_address") or values.get("ansible_host") or host)
 
 
-def network_plan(hosts, mode="alone", hostvars=None, streams=plan.IPERF3_STREAMS, seconds=plan.IPERF3_SECONDS,
-                 omit=plan.IPERF3_OMIT, port=plan.IPERF3_PORT, iperf3="iperf3", forks=None):
+def network_plan(hosts, mode="alone", hostvars=None, streams=None, seconds=None, omit=None, port=None, iperf3="iperf3",
+                 forks=None):
     """The runs of ``mode`` with their argv lists."""
+    plan = _plan()
+    streams = plan.IPERF3_STREAMS if streams is None else streams
+    seconds = plan.IPERF3_SECONDS if seconds is None else seconds
+    omit = plan.IPERF3_OMIT if omit is None else omit
+    port = plan.IPERF3_PORT if port is None else port
     hosts = [str(host) for host in hosts or []]
     hostvars = _plan_vars(hostvars, hosts)
     try:

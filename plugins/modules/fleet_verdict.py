@@ -54,7 +54,7 @@ options:
     elements: str
   profiles_dir:
     description:
-      - A directory of profile YAML files to use instead of the collection's C(profiles/).
+      - A directory of profile YAML files to use instead of the shipped ones (C(gpufleet/profiles/) in the gpufleet package).
     type: path
 extends_documentation_fragment:
   - gpufleet.acceptance.attributes.controller

@@ -12,7 +12,7 @@ short_description: Plan the next round of the all-reduce bad-node search from th
 description:
   - Controller-side only; the action plugin of the same name does the work and never contacts a node. Run it once
     (C(run_once=true)).
-  - Rebuilds the pairwise bad-node search (C(plugins/plugin_utils/bench/pair_search.py) in the collection) from
+  - Rebuilds the pairwise bad-node search (C(gpufleet/plan/pair_search.py) in the collection) from
     O(hosts), O(seed), O(mode), O(tolerance) and O(confirm), and from the C(allreduce_pair) benchmark records of this
     search in O(run_dir) (those whose C(job_id) starts with O(job)C(-pair-)), then returns the pairs of round
     O(round). The same inputs always give the same plan; an empty plan means the search is settled.

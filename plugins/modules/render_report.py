@@ -44,7 +44,7 @@ options:
     default: [html, md, json, junit]
   profiles_dir:
     description:
-      - A directory of profile YAML files to read benchmark floors from instead of the collection's C(profiles/)
+      - A directory of profile YAML files to read benchmark floors from instead of the shipped ones (C(gpufleet/profiles/) in the gpufleet package)
         (used only for the single-node all-reduce chart when no check result carries the floor).
     type: path
   title:

@@ -41,9 +41,9 @@ pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium n
 
 def _add_hostile_node_and_rejudge(results_dir):
     from ansible_collections.gpufleet.acceptance.plugins.action.fleet_verdict import Judge, judge_run  # pylint: disable=import-outside-toplevel
-    from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.gpu_inventory import build_inventory  # pylint: disable=import-outside-toplevel
-    from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.registry import parse  # pylint: disable=import-outside-toplevel
-    from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import RunDir  # pylint: disable=import-outside-toplevel
+    from gpufleet.facts.gpu import build_inventory  # pylint: disable=import-outside-toplevel
+    from gpufleet.parsers.registry import parse  # pylint: disable=import-outside-toplevel
+    from gpufleet.results.store import RunDir  # pylint: disable=import-outside-toplevel
 
     with open(os.path.join(REPO_ROOT, "tests", "fixtures", "smi", "gpud-nvidia-smi-q-8x-h100-535.161.08.txt"), encoding="utf-8") as handle:
         text = handle.read().replace("NVIDIA H100 80GB HBM3", HOSTILE_GPU, 1)  # SYNTHETIC edit of a real recording
@@ -150,7 +150,7 @@ def demo_report_fixture(tmp_path_factory):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert (results_dir / "report.html").exists() and (results_dir / "junit.xml").exists()  # the role ran inside the playbook
     _add_hostile_node_and_rejudge(str(results_dir))
-    from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.report.render import render_report  # pylint: disable=import-outside-toplevel
+    from gpufleet.report.render import render_report  # pylint: disable=import-outside-toplevel
     render_report(str(results_dir))
     return results_dir
 

@@ -38,7 +38,7 @@ def test_preflight_refuses_a_directory_that_is_not_a_run(tmp_path):
 
 
 def test_role_writes_the_four_files(tmp_path):
-    from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import RunDir  # pylint: disable=import-outside-toplevel
+    from gpufleet.results.store import RunDir  # pylint: disable=import-outside-toplevel
     run = RunDir.create(str(tmp_path / "run"), hosts=["node-a"])
     record = run.new_host_record("node-a")
     record["unreachable"] = "ssh: connect to host node-a port 22: Connection refused"

@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "collections"))
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.registry import parse  # noqa: E402  pylint: disable=wrong-import-position
+from gpufleet.parsers.registry import parse  # noqa: E402  pylint: disable=wrong-import-position
 
 BASE_PORT = 5201
 

@@ -38,7 +38,7 @@ from conftest import REPO_ROOT, fleet_sh, missing_requirements  # pylint: disabl
 sys.path.insert(0, os.path.join(REPO_ROOT, "collections"))
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import run_tagged  # noqa: E402  pylint: disable=wrong-import-position
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.registry import parse  # noqa: E402  pylint: disable=wrong-import-position
+from gpufleet.parsers.registry import parse  # noqa: E402  pylint: disable=wrong-import-position
 
 STANDIN = os.path.join(REPO_ROOT, "tests", "standin", "all_reduce_perf_standin.py")
 MPIRUN = shutil.which("mpirun")

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.parsers.registry import parse
+from gpufleet.parsers.registry import parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STANDIN = os.path.join(HERE, "all_reduce_perf_standin.py")

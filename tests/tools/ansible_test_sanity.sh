@@ -23,4 +23,19 @@ mkdir -p "$tree"
     | xargs -0 cp --parents -t "$tree")
 cd "$tree"
 git init -q && git add -A
+
+# The collection's controller plugins import the gpufleet library (the collection's requirements.txt),
+# which ansible-test's import-test virtualenv does not install (it holds ansible-core's own needs only).
+# Prime that virtualenv, then give it this tree's library and the library's third-party needs, as a
+# controller that installed the collection and `pip install -r requirements.txt` has them.
+PATH="$bin_dir:$PATH" "$bin_dir/ansible-test" sanity --local --python "$python_version" --test import --prime-venvs --color no >/dev/null
+needs="$("$bin_dir/python" -c 'import sys, tomllib; deps = tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]
+print(" ".join(d for d in deps if not d.startswith(("ansible-core", "ansible-runner"))))' "$tree/pyproject.toml")"
+# That virtualenv has no pip: the needs are installed beside the tree and both reach it through a .pth file.
+# shellcheck disable=SC2086  # one argument per requirement
+"$bin_dir/python" -m pip install -q --disable-pip-version-check --target "$work/import-needs" $needs
+for venv in ~/.ansible/test/venv/sanity.import.plugin/"$python_version"/*/; do
+    site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+    printf '%s\n%s\n' "$tree" "$work/import-needs" >"$site/gpufleet-sanity.pth"
+done
 PATH="$bin_dir:$PATH" "$bin_dir/ansible-test" sanity --local --python "$python_version" --color no

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from ansible_collections.gpufleet.acceptance.plugins.action import fleet_verdict
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks import engine
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.model import FAIL, PASS, result
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import RunDir
+from gpufleet.checks import engine
+from gpufleet.checks.model import FAIL, PASS, result
+from gpufleet.results.store import RunDir
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 FAMILY = __name__

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpufleet.acceptance.plugins.action.pair_search_plan import PlanError, plan, search_records
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench.pair_search import PairSearch
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks import benchmarks
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.model import NodeContext
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import RunDir
+from gpufleet.plan.pair_search import PairSearch
+from gpufleet.checks import benchmarks
+from gpufleet.checks.model import NodeContext
+from gpufleet.results.store import RunDir
 
 JOB = "gpufleet-20260101T000000Z"
 

@@ -18,10 +18,10 @@ import pytest
 
 from ansible_collections.gpufleet.acceptance.plugins.action.bench_record import build
 from ansible_collections.gpufleet.acceptance.plugins.modules import ib_counters
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.bench.records import counters_record, snapshot
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks import bench_network
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.checks.model import NodeContext
-from ansible_collections.gpufleet.acceptance.plugins.plugin_utils.results_store import RunDir
+from gpufleet.results.bench import counters_record, snapshot
+from gpufleet.checks import bench_network
+from gpufleet.checks.model import NodeContext
+from gpufleet.results.store import RunDir
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs"))

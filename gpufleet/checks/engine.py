@@ -1,0 +1,132 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The checks engine: one pass over every node's facts, then the fleet-wide rules.
+
+Check families live in modules beside this one (``checks/<family>.py``). Each registers
+its checks with :func:`node_check` (judges one node) or :func:`fleet_check` (needs every
+node at once: outliers, consistency). :func:`run_checks` calls them and turns their results
+into verdicts. A check that raises becomes an ``error`` result naming the exception, so one
+bug never hides the other checks' evidence.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from gpufleet.checks.model import ERROR, FAIL, SKIP, fleet_verdict, node_verdict, result
+
+_PACKAGE = "gpufleet.checks"
+
+# The families run by default, in report order.
+DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "network", "software", "fleet", "benchmarks", "bench_network",
+                    "burn_in")
+
+_NODE_CHECKS = {}
+_FLEET_CHECKS = {}
+
+
+def node_check(check_id, requires=()):
+    """Register ``func(node) -> [result, ...]`` as check ``check_id`` needing fact groups ``requires``."""
+
+    def register(func):
+        _NODE_CHECKS[check_id] = (tuple(requires), func)
+        return func
+
+    return register
+
+
+def fleet_check(check_id, requires=()):
+    """Register ``func(nodes) -> {node_name: [result, ...]}`` as fleet-wide check ``check_id``."""
+
+    def register(func):
+        _FLEET_CHECKS[check_id] = (tuple(requires), func)
+        return func
+
+    return register
+
+
+def load_families(families=None):
+    """Import the check family modules (registering their checks); return their module names.
+
+    A family is a module of this package named by its short name (``"topology"``) or any
+    importable dotted name (tests register families of their own).
+    """
+    modules = []
+    for name in DEFAULT_FAMILIES if families is None else families:
+        modules.append(importlib.import_module(name if "." in name else "%s.%s" % (_PACKAGE, name)).__name__)
+    return tuple(modules)
+
+
+def _checks_of(registry, modules):
+    return [(check_id, requires, func) for check_id, (requires, func) in registry.items() if func.__module__ in modules]
+
+
+def _missing(node, requires):
+    return [group for group in requires if node.group(group) is None]
+
+
+def _skip_for_missing(check_id, node, missing):
+    why = "; ".join("%s facts %s" % (group, "failed: " + node.fact_errors[group] if group in node.fact_errors else "not gathered")
+                    for group in missing)
+    return result(check_id, SKIP, "not judged: %s" % why)
+
+
+def _fact_group_results(node):
+    """A fact group that failed to gather is itself a failure: the node could not be verified."""
+    return [
+        result("facts.%s" % group, FAIL, "could not gather %s facts: %s" % (group, message), subject=group)
+        for group, message in sorted(node.fact_errors.items())
+    ]
+
+
+def run_checks(nodes, families=None):
+    """Judge ``nodes`` (a list of NodeContext). Returns ``{"nodes": {...}, "fleet": {...}}``.
+
+    ``nodes[name]`` is ``{"verdict", "unreachable", "profile", "checks": [result...]}``;
+    ``fleet`` holds the fleet verdict and counts. Unreachable nodes are judged by nothing.
+    """
+    names = load_families(families)
+    node_checks = _checks_of(_NODE_CHECKS, names)
+    fleet_checks = _checks_of(_FLEET_CHECKS, names)
+    reachable = [node for node in nodes if not node.unreachable]
+    per_node = {node.name: [] for node in nodes}
+
+    for node in reachable:
+        per_node[node.name].extend(_fact_group_results(node))
+        for check_id, requires, func in node_checks:
+            missing = _missing(node, requires)
+            if missing:
+                per_node[node.name].append(_skip_for_missing(check_id, node, missing))
+                continue
+            try:
+                per_node[node.name].extend(func(node))
+            except Exception as exc:  # pylint: disable=broad-exception-caught
+                per_node[node.name].append(result(check_id, ERROR, "check raised %s: %s" % (type(exc).__name__, exc)))
+
+    for check_id, requires, func in fleet_checks:
+        judged = []
+        for node in reachable:
+            missing = _missing(node, requires)
+            if missing:
+                per_node[node.name].append(_skip_for_missing(check_id, node, missing))
+            else:
+                judged.append(node)
+        try:
+            outcome = func(judged) if judged else {}
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            outcome = {node.name: [result(check_id, ERROR, "check raised %s: %s" % (type(exc).__name__, exc))] for node in judged}
+        for name, items in outcome.items():
+            per_node[name].extend(items)
+
+    report = {}
+    for node in nodes:
+        checks = per_node[node.name]
+        report[node.name] = {
+            "verdict": node_verdict(checks, unreachable=node.unreachable),
+            "unreachable": node.unreachable,
+            "profile": (node.profile or {}).get("name"),
+            "checks": checks,
+            "failed": [item["id"] for item in checks if item["status"] == FAIL],
+        }
+    return {"nodes": report, "fleet": fleet_verdict({name: entry["verdict"] for name, entry in report.items()})}

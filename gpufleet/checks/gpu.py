@@ -1,0 +1,401 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""GPU checks from ``gpufleet_gpu``: count, model, memory, health and state of every GPU.
+
+One result per GPU that is off (``subject`` ``GPU3``), or one ``pass`` when all are fine; a
+value nvidia-smi did not print is never read as fine: a GPU without it is left out and the
+check says so, or skips when no GPU printed it.
+
+| id | judges | status |
+|---|---|---|
+| ``gpu.count`` | GPUs NVML lists vs the claim's ``gpu_count`` / profile ``expect.gpu_count`` | fail |
+| ``gpu.visible`` | NVIDIA GPUs on the PCI bus (lspci) vs GPUs NVML lists: fell off the bus, driver not bound | fail |
+| ``gpu.model`` | each GPU's name vs the claim's ``gpu_model`` / profile ``expect.gpu_name`` (regex) | fail |
+| ``gpu.memory`` | each GPU's memory vs the claim's ``gpu_memory_gb`` (as sold: 10^9 bytes) / ``expect.gpu_memory_min`` | fail |
+| ``gpu.consistency`` | the profile's ``fleet.consistent_gpu_fields`` agree between the node's GPUs (mixed batch) | fail |
+| ``gpu.ecc`` | ECC mode: off on a data-center GPU fails, on a workstation GPU warns; pending change warns | fail/warn |
+| ``gpu.ecc_errors`` | uncorrectable ECC errors: volatile (since boot) fail, aggregate (lifetime) warn | fail/warn |
+| ``gpu.retired_pages`` | page retirement pending fails; retired pages present warn (pre-A100 GPUs) | fail/warn |
+| ``gpu.row_remap`` | row remapping pending or failed fails; rows remapped for uncorrectable errors warn (A100+) | fail/warn |
+| ``gpu.mig`` | MIG mode enabled | fail |
+| ``gpu.persistence`` | persistence mode off | warn |
+| ``gpu.processes`` | compute processes already on a freshly rented GPU | fail |
+| ``gpu.fabric`` | Fabric state not Completed / status not Success on NVSwitch systems (Fabric Manager) | fail |
+| ``gpu.throttle`` | HW slowdown / HW thermal / HW power brake fail; SW power cap / SW thermal warn | fail/warn |
+| ``gpu.temperature`` | temperature at or above the profile's ``host.temperature_max``, else the GPU's own slowdown temperature | warn |
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from gpufleet.checks.engine import node_check
+from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
+from gpufleet.checks.profiles import expectation, profile_value
+
+DEFAULT_CONSISTENT_FIELDS = ("name", "vbios_version", "board_part_number", "memory_total_mib", "power_limit_w", "clocks_max_sm_mhz")
+HW_THROTTLE = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
+SW_THROTTLE = ("sw_power_cap", "sw_thermal_slowdown")
+REASON_WORDS = {
+    "hw_slowdown": "HW Slowdown",
+    "hw_thermal_slowdown": "HW Thermal Slowdown",
+    "hw_power_brake_slowdown": "HW Power Brake Slowdown",
+    "sw_power_cap": "SW Power Cap",
+    "sw_thermal_slowdown": "SW Thermal Slowdown",
+}
+CONSUMER_BRANDS = ("geforce", "titan")
+WORKSTATION_BRANDS = ("quadro", "nvidia rtx", "rtx")
+NVIDIA_SMI = "nvidia-smi -q"
+
+
+def _gpus(node):
+    return node.group("gpu").get("gpus") or []
+
+
+def _label(gpu):
+    return "GPU%s" % gpu.get("index")
+
+
+def _collapse(check_id, items, judged, pass_message, skip_message, **pass_fields):
+    """The non-pass items; else one pass (when any GPU was judged) or one skip."""
+    if items:
+        return items
+    if not judged:
+        return [result(check_id, SKIP, "not judged: %s" % skip_message)]
+    return [result(check_id, PASS, pass_message, **pass_fields)]
+
+
+@node_check("gpu.count", requires=("gpu",))
+def count(node):
+    """GPUs NVML lists against the claim/profile."""
+    measured = node.group("gpu").get("gpu_count")
+    expected, source = expectation(node, "gpu_count", "expect.gpu_count")
+    if expected is None:
+        return [result("gpu.count", SKIP, "not judged: no claim and profile %s sets no expect.gpu_count; %s GPU(s) seen"
+                       % ((node.profile or {}).get("name"), measured), measured=measured)]
+    status = PASS if measured == expected else FAIL
+    return [result("gpu.count", status, "%s GPU(s) visible to nvidia-smi, expected %s" % (measured, expected),
+                   measured=measured, expected=expected, threshold_source=source)]
+
+
+@node_check("gpu.visible", requires=("gpu",))
+def visible(node):
+    """NVIDIA GPUs on the PCI bus against the GPUs NVML lists."""
+    facts = node.group("gpu")
+    on_bus, nvml = facts.get("lspci_gpu_count"), facts.get("gpu_count")
+    if on_bus is None:
+        return [result("gpu.visible", SKIP, "not judged: no lspci listing (lspci missing or not collected)")]
+    missing = facts.get("lspci_only_bus_ids") or []
+    if on_bus > nvml or missing:
+        where = " (%s)" % ", ".join(missing) if missing else ""
+        return [result("gpu.visible", FAIL, "lspci lists %d NVIDIA GPU(s), nvidia-smi sees %d: %d fell off the bus or have no driver%s"
+                       % (on_bus, nvml, max(on_bus - nvml, len(missing)), where), measured=nvml, expected=on_bus,
+                       threshold_source="lspci: NVIDIA GPUs on the PCI bus", subject=", ".join(missing) or None)]
+    return [result("gpu.visible", PASS, "all %d GPU(s) on the PCI bus are visible to nvidia-smi" % on_bus,
+                   measured=nvml, expected=on_bus, threshold_source="lspci: NVIDIA GPUs on the PCI bus")]
+
+
+def _model_matches(claimed, name):
+    def norm(text):
+        return re.sub(r"\s+", " ", re.sub(r"^nvidia\s+", "", text.strip().lower()))
+
+    return norm(claimed) == norm(name) or norm(claimed) in norm(name)
+
+
+@node_check("gpu.model", requires=("gpu",))
+def model(node):
+    """Every GPU's model against the claim (name) or the profile (regex)."""
+    claimed = (node.claim or {}).get("gpu_model")
+    pattern, source = profile_value(node.profile, "expect.gpu_name")
+    if claimed:
+        source = "claim"
+    elif pattern is None:
+        return [result("gpu.model", SKIP, "not judged: no claim and profile %s sets no expect.gpu_name" % (node.profile or {}).get("name"))]
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        name = gpu.get("name")
+        if not name:
+            continue
+        judged += 1
+        good = _model_matches(claimed, name) if claimed else re.search(pattern, name)
+        if not good:
+            want = claimed or "a GPU matching %r" % pattern
+            items.append(result("gpu.model", FAIL, "%s is %s, expected %s" % (_label(gpu), name, want),
+                                measured=name, expected=claimed or pattern, threshold_source=source, subject=_label(gpu)))
+    names = sorted({gpu.get("name") for gpu in _gpus(node) if gpu.get("name")})
+    return _collapse("gpu.model", items, judged, "%d GPU(s) %s as expected" % (judged, ", ".join(names)), "nvidia-smi printed no GPU name",
+                     measured=names, expected=claimed or pattern, threshold_source=source)
+
+
+@node_check("gpu.memory", requires=("gpu",))
+def memory(node):
+    """Every GPU's memory against the claim (GB as sold) or the profile's minimum (MiB)."""
+    claim_gb = (node.claim or {}).get("gpu_memory_gb")
+    if claim_gb:
+        # Sellers quote "80 GB" in decimal units: an H100 80GB reports 81559 MiB (< 80 GiB).
+        minimum, source = int(claim_gb * 10 ** 9 / 2 ** 20), "claim"
+        want = "%s GB claimed (%d MiB)" % (claim_gb, minimum)
+    else:
+        minimum, source = profile_value(node.profile, "expect.gpu_memory_min")
+        if minimum is None:
+            return [result("gpu.memory", SKIP, "not judged: no claim and profile %s sets no expect.gpu_memory_min" % (node.profile or {}).get("name"))]
+        want = "at least %d MiB" % minimum
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        size = gpu.get("memory_total_mib")
+        if size is None:
+            continue
+        judged += 1
+        if size < minimum:
+            items.append(result("gpu.memory", FAIL, "%s has %d MiB, expected %s" % (_label(gpu), size, want),
+                                measured=size, expected=minimum, threshold_source=source, subject=_label(gpu)))
+    sizes = sorted({gpu.get("memory_total_mib") for gpu in _gpus(node) if gpu.get("memory_total_mib") is not None})
+    return _collapse("gpu.memory", items, judged, "%d GPU(s) with %s MiB, expected %s" % (judged, "/".join(map(str, sizes)), want),
+                     "nvidia-smi printed no memory size", measured=min(sizes) if sizes else None, expected=minimum, threshold_source=source)
+
+
+@node_check("gpu.consistency", requires=("gpu",))
+def consistency(node):
+    """The node's GPUs agree on model, VBIOS, board part, memory, power limit and max clocks."""
+    fields, source = profile_value(node.profile, "fleet.consistent_gpu_fields")
+    if fields is None:
+        fields, source = DEFAULT_CONSISTENT_FIELDS, "gpufleet default consistency fields"
+    gpus = _gpus(node)
+    items, compared = [], []
+    for field in fields:
+        values = [(gpu, gpu.get(field)) for gpu in gpus if gpu.get(field) is not None]
+        if len(values) < 2:
+            continue
+        compared.append(field)
+        common, _count = Counter(value for _gpu, value in values).most_common(1)[0]
+        for gpu, value in values:
+            if value != common:
+                items.append(result("gpu.consistency", FAIL, "%s %s is %s, the node's other GPUs have %s (mixed batch)"
+                                    % (_label(gpu), field, value, common), measured=value, expected=common,
+                                    threshold_source=source, subject=_label(gpu)))
+    return _collapse("gpu.consistency", items, compared, "%d GPU(s) agree on %s" % (len(gpus), ", ".join(compared)),
+                     "fewer than two GPUs print %s" % ", ".join(fields), threshold_source=source)
+
+
+def _brand(gpu):
+    text = "%s %s" % (gpu.get("product_brand") or "", gpu.get("name") or "")
+    text = text.lower()
+    if any(word in text for word in CONSUMER_BRANDS):
+        return "consumer"
+    if any(word in text for word in WORKSTATION_BRANDS):
+        return "workstation"
+    return "datacenter"
+
+
+@node_check("gpu.ecc", requires=("gpu",))
+def ecc(node):
+    """ECC mode on; a pending change reported."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        current, pending = gpu.get("ecc_mode_current"), gpu.get("ecc_mode_pending")
+        kind = _brand(gpu)
+        if current is None or kind == "consumer":
+            continue
+        judged += 1
+        if current is False:
+            status = FAIL if kind == "datacenter" else WARN
+            items.append(result("gpu.ecc", status, "%s (%s) has ECC disabled, expected enabled on a %s GPU" % (_label(gpu), gpu.get("name"), kind),
+                                measured=False, expected=True, threshold_source=NVIDIA_SMI, subject=_label(gpu)))
+        elif pending is False:
+            items.append(result("gpu.ecc", WARN, "%s: ECC is on but set to turn off at the next reboot" % _label(gpu),
+                                measured={"current": current, "pending": pending}, expected=True, threshold_source=NVIDIA_SMI,
+                                subject=_label(gpu)))
+    return _collapse("gpu.ecc", items, judged, "ECC enabled on %d GPU(s)" % judged,
+                     "no GPU reports an ECC mode (consumer GPUs have none)", measured=True, expected=True, threshold_source=NVIDIA_SMI)
+
+
+@node_check("gpu.ecc_errors", requires=("gpu",))
+def ecc_errors(node):
+    """Uncorrectable ECC errors since boot (fail) and over the GPU's life (warn)."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        volatile, aggregate = gpu.get("ecc_errors_volatile_uncorrectable"), gpu.get("ecc_errors_aggregate_uncorrectable")
+        if volatile is None and aggregate is None:
+            continue
+        judged += 1
+        if volatile:
+            items.append(result("gpu.ecc_errors", FAIL, "%s: %d uncorrectable ECC errors since boot, expected 0" % (_label(gpu), volatile),
+                                measured=volatile, expected=0, threshold_source=NVIDIA_SMI, subject=_label(gpu)))
+        elif aggregate:
+            items.append(result("gpu.ecc_errors", WARN, "%s: %d uncorrectable ECC errors over its life (none since boot)" % (_label(gpu), aggregate),
+                                measured=aggregate, expected=0, threshold_source=NVIDIA_SMI, subject=_label(gpu)))
+    return _collapse("gpu.ecc_errors", items, judged, "no uncorrectable ECC error on %d GPU(s)" % judged,
+                     "no GPU reports ECC error counts", measured=0, expected=0, threshold_source=NVIDIA_SMI)
+
+
+@node_check("gpu.retired_pages", requires=("gpu",))
+def retired_pages(node):
+    """Page retirement pending (fail) or pages retired (warn)."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        pages = gpu.get("retired_pages")
+        if not pages:
+            continue
+        judged += 1
+        sbe, dbe = pages.get("single_bit_ecc") or 0, pages.get("double_bit_ecc") or 0
+        counts = {"single_bit_ecc": sbe, "double_bit_ecc": dbe, "pending": pages.get("pending")}
+        if pages.get("pending") is True:
+            items.append(result("gpu.retired_pages", FAIL, "%s: page retirement pending (%d double-bit, %d single-bit pages retired): "
+                                "needs a GPU reset, RMA candidate" % (_label(gpu), dbe, sbe), measured=counts, expected={"pending": False},
+                                threshold_source=NVIDIA_SMI, subject=_label(gpu)))
+        elif sbe or dbe:
+            items.append(result("gpu.retired_pages", WARN, "%s: %d double-bit and %d single-bit ECC pages retired" % (_label(gpu), dbe, sbe),
+                                measured=counts, expected={"single_bit_ecc": 0, "double_bit_ecc": 0}, threshold_source=NVIDIA_SMI,
+                                subject=_label(gpu)))
+    return _collapse("gpu.retired_pages", items, judged, "no retired page on %d GPU(s)" % judged,
+                     "no GPU reports page retirement (A100 and later remap rows instead)", measured=0, expected=0, threshold_source=NVIDIA_SMI)
+
+
+@node_check("gpu.row_remap", requires=("gpu",))
+def row_remap(node):
+    """Row remapping pending or failed (fail); rows remapped for uncorrectable errors (warn)."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        rows = gpu.get("remapped_rows")
+        if not rows:
+            continue
+        judged += 1
+        if rows.get("failure") is True or rows.get("pending") is True:
+            what = "row remapping FAILED (RMA)" if rows.get("failure") else "row remapping pending (needs a GPU reset)"
+            items.append(result("gpu.row_remap", FAIL, "%s: %s, %s uncorrectable rows remapped" % (_label(gpu), what, rows.get("uncorrectable")),
+                                measured=rows, expected={"pending": False, "failure": False}, threshold_source=NVIDIA_SMI, subject=_label(gpu)))
+        elif rows.get("uncorrectable"):
+            items.append(result("gpu.row_remap", WARN, "%s: %d rows remapped for uncorrectable errors" % (_label(gpu), rows["uncorrectable"]),
+                                measured=rows, expected={"uncorrectable": 0}, threshold_source=NVIDIA_SMI, subject=_label(gpu)))
+    return _collapse("gpu.row_remap", items, judged, "no pending or failed row remapping on %d GPU(s)" % judged,
+                     "no GPU reports row remapping (before A100, or N/A under MIG)", threshold_source=NVIDIA_SMI)
+
+
+@node_check("gpu.mig", requires=("gpu",))
+def mig(node):
+    """MIG mode off: the node is sold as whole GPUs."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        mode = gpu.get("mig_mode_current")
+        if mode is None:
+            continue
+        judged += 1
+        if mode.lower() == "enabled":
+            devices = " (%d MIG devices)" % len(gpu["mig_devices"]) if gpu.get("mig_devices") else ""
+            items.append(result("gpu.mig", FAIL, "%s has MIG enabled%s, expected whole GPUs" % (_label(gpu), devices),
+                                measured="Enabled", expected="Disabled",
+                                threshold_source=NVIDIA_SMI, subject=_label(gpu)))
+    return _collapse("gpu.mig", items, judged, "MIG disabled on %d GPU(s)" % judged, "no GPU reports a MIG mode (not MIG-capable)",
+                     measured="Disabled", expected="Disabled", threshold_source=NVIDIA_SMI)
+
+
+@node_check("gpu.persistence", requires=("gpu",))
+def persistence(node):
+    """Persistence mode on (off: every job pays driver initialisation, state is lost between jobs)."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        mode = gpu.get("persistence_mode")
+        if mode is None:
+            continue
+        judged += 1
+        if mode is False:
+            items.append(result("gpu.persistence", WARN, "%s has persistence mode off" % _label(gpu), measured=False, expected=True,
+                                threshold_source=NVIDIA_SMI, subject=_label(gpu)))
+    return _collapse("gpu.persistence", items, judged, "persistence mode on for %d GPU(s)" % judged, "no GPU reports persistence mode",
+                     measured=True, expected=True, threshold_source=NVIDIA_SMI)
+
+
+@node_check("gpu.processes", requires=("gpu",))
+def processes(node):
+    """No compute process on a GPU that was just handed over."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        procs = gpu.get("processes")
+        if procs is None:
+            continue
+        judged += 1
+        if procs:
+            used = sum(proc.get("used_memory_mib") or 0 for proc in procs)
+            shown = ", ".join("pid %s %s" % (proc.get("pid"), proc.get("name")) for proc in procs[:3])
+            items.append(result("gpu.processes", FAIL, "%s runs %d process(es) using %d MiB (%s%s): the GPU is not free"
+                                % (_label(gpu), len(procs), used, shown, ", ..." if len(procs) > 3 else ""),
+                                measured=len(procs), expected=0, threshold_source="a freshly rented GPU runs nothing", subject=_label(gpu)))
+    return _collapse("gpu.processes", items, judged, "no process on %d GPU(s)" % judged, "nvidia-smi printed no process list",
+                     measured=0, expected=0, threshold_source="a freshly rented GPU runs nothing")
+
+
+def _nvswitch_expected(node):
+    interconnect, source = expectation(node, "interconnect", "expect.interconnect")
+    fabric_manager, fm_source = profile_value(node.profile, "expect.fabric_manager")
+    if interconnect is not None and (node.claim or {}).get("interconnect"):
+        return interconnect == "nvswitch", source
+    if fabric_manager is not None:
+        return fabric_manager, fm_source
+    return interconnect == "nvswitch" if interconnect else None, source
+
+
+@node_check("gpu.fabric", requires=("gpu",))
+def fabric(node):
+    """Fabric Manager registration Completed/Success on NVSwitch systems."""
+    nvswitch, source = _nvswitch_expected(node)
+    gpus = _gpus(node)
+    states = [(gpu, gpu.get("fabric") or {}) for gpu in gpus if (gpu.get("fabric") or {}).get("state") is not None]
+    if not states:
+        if nvswitch:
+            return [result("gpu.fabric", SKIP, "not judged: NVSwitch system but nvidia-smi prints no Fabric state (A100 and older "
+                           "drivers do not); check nvidia-fabricmanager by hand", threshold_source=source)]
+        return [result("gpu.fabric", SKIP, "not judged: not an NVSwitch system and no Fabric state printed")]
+    items = []
+    for gpu, info in states:
+        state, status = info.get("state"), info.get("status")
+        if state.lower() != "completed" or (status or "Success").lower() != "success":
+            items.append(result("gpu.fabric", FAIL if nvswitch is not False else WARN,
+                                "%s fabric %s / %s, expected Completed / Success (Fabric Manager)" % (_label(gpu), state, status),
+                                measured={"state": state, "status": status}, expected={"state": "Completed", "status": "Success"},
+                                threshold_source=source or NVIDIA_SMI, subject=_label(gpu)))
+    return _collapse("gpu.fabric", items, states, "fabric Completed / Success on %d GPU(s)" % len(states), "",
+                     measured={"state": "Completed", "status": "Success"}, expected={"state": "Completed", "status": "Success"},
+                     threshold_source=source or NVIDIA_SMI)
+
+
+@node_check("gpu.throttle", requires=("gpu",))
+def throttle(node):
+    """Clock event reasons: hardware slowdowns fail, software caps warn."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        reasons = gpu.get("clock_event_reasons")
+        if not reasons or all(value is None for value in reasons.values()):
+            continue
+        judged += 1
+        hard = [name for name in HW_THROTTLE if reasons.get(name) is True]
+        soft = [name for name in SW_THROTTLE if reasons.get(name) is True]
+        if hard or soft:
+            words = ", ".join(REASON_WORDS[name] for name in hard + soft)
+            items.append(result("gpu.throttle", FAIL if hard else WARN, "%s clocks held down: %s Active (clocks %s/%s MHz SM)"
+                                % (_label(gpu), words, gpu.get("clocks_sm_mhz"), gpu.get("clocks_max_sm_mhz")),
+                                measured=hard + soft, expected=[], threshold_source=NVIDIA_SMI + " Clocks Event Reasons", subject=_label(gpu)))
+    return _collapse("gpu.throttle", items, judged, "no throttle reason active on %d GPU(s)" % judged, "no GPU reports clock event reasons",
+                     measured=[], expected=[], threshold_source=NVIDIA_SMI + " Clocks Event Reasons")
+
+
+@node_check("gpu.temperature", requires=("gpu",))
+def temperature(node):
+    """Temperature below the profile's maximum, else below the GPU's own slowdown temperature."""
+    limit, source = profile_value(node.profile, "host.temperature_max")
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        temp = gpu.get("temperature_c")
+        own = gpu.get("temperature_slowdown_c")
+        gpu_limit, gpu_source = (limit, source) if limit is not None else (own, "%s: GPU Slowdown Temp of %s" % (NVIDIA_SMI, _label(gpu)))
+        if temp is None or gpu_limit is None:
+            continue
+        judged += 1
+        if temp >= gpu_limit:
+            items.append(result("gpu.temperature", WARN, "%s at %s C, limit %s C" % (_label(gpu), temp, gpu_limit),
+                                measured=temp, expected=gpu_limit, threshold_source=gpu_source, subject=_label(gpu)))
+    hottest = max([gpu["temperature_c"] for gpu in _gpus(node) if gpu.get("temperature_c") is not None], default=None)
+    return _collapse("gpu.temperature", items, judged, "%d GPU(s) below their limit (hottest %s C)" % (judged, hottest),
+                     "no temperature limit: the profile sets no host.temperature_max and nvidia-smi printed no slowdown temperature",
+                     measured=hottest, expected=limit, threshold_source=source)

@@ -1,0 +1,178 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Host checks (pure): GPUDirect RDMA, ACS on GPU<->NIC paths, IOMMU, memlock, Xids in the kernel log.
+
+Reads ``gpufleet_host`` (see docs/facts/host_facts.md). Whether RDMA matters on a node comes from
+the claim's InfiniBand/RoCE NICs or the profile's compute rail (``network.rdma_rails``), and for
+memlock also from Active RDMA ports in ``gpufleet_nic``. What the facts could not establish is a
+warning that says why ("could not verify"), never a pass.
+"""
+
+from __future__ import annotations
+
+from gpufleet.checks.engine import node_check
+from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
+from gpufleet.checks.network import active_rdma_ports, profile_source, profile_value, rdma_rails
+
+GDR_SOURCE = "NVIDIA GPUDirect RDMA docs: nvidia-peermem, or dma-buf (kernel >= 5.12, open kernel module)"
+ACS_SOURCE = "NCCL troubleshooting docs, PCI Access Control Services: ACS redirect must be off on GPU/NIC paths"
+IOMMU_SOURCE = "NCCL troubleshooting docs, IOMMU: translated DMA slows GPUDirect P2P/RDMA (iommu=pt)"
+MEMLOCK_SOURCE = "RDMA memory registration pins pages: memlock must be unlimited (host_facts docs)"
+XID_SOURCE = "NVIDIA Xid catalog, Resolution Bucket (Immediate Action): docs.nvidia.com/deploy/xid-errors"
+
+
+def rdma_expected(node):
+    """``(expected, source)``: does the claim or profile promise RDMA compute rails (or require GPUDirect)?"""
+    rails = rdma_rails(node)
+    if rails:
+        return True, rails[0]["source"]
+    required = profile_value(node, "host", "gpudirect_required")
+    if required:
+        return True, profile_source(node, "host.gpudirect_required")
+    return False, "claim" if rails is not None else None
+
+
+@node_check("host.gpudirect", requires=("host",))
+def check_gpudirect(node):
+    """GPUDirect RDMA possible: nvidia-peermem loaded, or dma-buf possible."""
+    check_id = "host.gpudirect"
+    gdr = node.group("host").get("gpudirect_rdma") or {}
+    expected, source = rdma_expected(node)
+    reasons = "; ".join(gdr.get("reasons") or []) or "no reason recorded"
+    measured = {"peermem_loaded": gdr.get("peermem_loaded"), "dmabuf_possible": gdr.get("dmabuf_possible")}
+    if gdr.get("ok"):
+        how = "nvidia-peermem (%s) loaded" % gdr.get("peermem_module") if gdr.get("peermem_loaded") else "dma-buf possible (kernel and open kernel module)"
+        return [result(check_id, PASS, "GPUDirect RDMA available: %s" % how, measured=measured, expected="peermem or dma-buf", threshold_source=GDR_SOURCE)]
+    if gdr.get("ok") is None:
+        return [result(check_id, WARN, "could not verify GPUDirect RDMA: %s" % reasons, measured=measured, expected="peermem or dma-buf",
+                       threshold_source=GDR_SOURCE)]
+    if expected:
+        return [result(check_id, FAIL, "GPUDirect RDMA unavailable on a node sold with RDMA compute rails: %s" % reasons, measured=measured,
+                       expected="peermem or dma-buf", threshold_source=source)]
+    return [result(check_id, WARN, "GPUDirect RDMA unavailable (no RDMA rail claimed, so not rejected): %s" % reasons, measured=measured,
+                   expected="peermem or dma-buf", threshold_source=GDR_SOURCE)]
+
+
+@node_check("host.acs", requires=("host",))
+def check_acs(node):
+    """ACS redirect off on every PCIe bridge between GPUs and RDMA NICs."""
+    check_id = "host.acs"
+    acs = node.group("host").get("acs") or {}
+    state = acs.get("state")
+    if state == "enabled_on_path":
+        out = []
+        for bridge in acs.get("bridges_with_acs_on_path") or []:
+            out.append(result(
+                check_id, FAIL,
+                "ACS redirect on (%s) at bridge %s%s above %s: GPU peer-to-peer and GPUDirect RDMA traffic is forced up to the root complex" % (
+                    ", ".join(bridge.get("enabled") or []), bridge["address"], " (%s)" % bridge["description"] if bridge.get("description") else "",
+                    ", ".join(bridge.get("devices") or [])),
+                measured=bridge.get("enabled"), expected="ReqRedir- CmpltRedir-", threshold_source=ACS_SOURCE, subject=bridge["address"]))
+        return out
+    if state == "disabled":
+        bridges = acs.get("bridges_on_path") or []
+        why = acs.get("reason") or "%d bridge(s) on the GPU/NIC paths, none redirecting" % len(bridges)
+        return [result(check_id, PASS, "ACS redirect off on the GPU/NIC paths: %s" % why, measured="disabled", expected="disabled",
+                       threshold_source=ACS_SOURCE)]
+    return [result(check_id, WARN, "could not verify ACS on the GPU/NIC paths: %s" % (acs.get("reason") or "state unknown"), measured=state,
+                   expected="disabled", threshold_source=ACS_SOURCE)]
+
+
+@node_check("host.iommu", requires=("host",))
+def check_iommu(node):
+    """IOMMU off or in passthrough; translated DMA mode warns."""
+    check_id = "host.iommu"
+    iommu = node.group("host").get("iommu") or {}
+    mode = iommu.get("mode")
+    if mode in ("off", "passthrough"):
+        return [result(check_id, PASS, "IOMMU %s" % mode, measured=mode, expected="off or passthrough", threshold_source=IOMMU_SOURCE)]
+    if mode == "translated":
+        types = ", ".join("%s x%s" % (name, count) for name, count in sorted((iommu.get("group_types") or {}).items()))
+        return [result(check_id, WARN, "IOMMU in translated DMA mode (groups %s): every GPU/NIC DMA is remapped; set iommu=pt" % (types or "DMA"),
+                       measured=mode, expected="off or passthrough", threshold_source=IOMMU_SOURCE)]
+    return [result(check_id, SKIP, "not judged: IOMMU mode unknown (%s)" % (iommu.get("reason") or "no reason recorded"), measured=mode)]
+
+
+@node_check("host.memlock", requires=("host",))
+def check_memlock(node):
+    """The locked-memory limit is unlimited (RDMA pins memory)."""
+    check_id = "host.memlock"
+    if profile_value(node, "host", "memlock_unlimited") is False:
+        return [result(check_id, SKIP, "not judged: the profile does not require an unlimited memlock limit",
+                       threshold_source=profile_source(node, "host.memlock_unlimited"))]
+    memlock = node.group("host").get("memlock") or {}
+    source = profile_source(node, "host.memlock_unlimited") if profile_value(node, "host", "memlock_unlimited") else MEMLOCK_SOURCE
+    if memlock.get("ok"):
+        return [result(check_id, PASS, "memlock soft limit unlimited", measured="unlimited", expected="unlimited", threshold_source=source)]
+    if memlock.get("ok") is None:
+        return [result(check_id, WARN, "could not verify the memlock limit (neither /proc/self/limits nor getrlimit was read)", measured=None,
+                       expected="unlimited", threshold_source=source)]
+    expected, why = rdma_expected(node)
+    active = active_rdma_ports(node.group("nic"))
+    limit = "memlock soft limit %s bytes (of the Ansible session; jobs inherit their daemon's limit), expected unlimited" % memlock.get("soft")
+    if expected or active:
+        reason = "RDMA compute rails claimed" if expected else "Active RDMA ports %s" % ", ".join(active)
+        return [result(check_id, FAIL, "%s: %s" % (limit, reason), measured=memlock.get("soft"), expected="unlimited",
+                       threshold_source=why if expected else source)]
+    return [result(check_id, WARN, "%s (no RDMA on this node, so not rejected)" % limit, measured=memlock.get("soft"), expected="unlimited",
+                   threshold_source=source)]
+
+
+def _xid_status(node):
+    if profile_value(node, "host", "xid_critical_fail") is False:
+        return WARN, profile_source(node, "host.xid_critical_fail")
+    if profile_value(node, "host", "xid_critical_fail"):
+        return FAIL, profile_source(node, "host.xid_critical_fail")
+    return FAIL, XID_SOURCE
+
+
+@node_check("host.xid", requires=("host",))
+def check_xid(node):
+    """Critical Xids in this boot's kernel log fail (one result per Xid, with its count); others warn."""
+    check_id = "host.xid"
+    xid = node.group("host").get("xid") or {}
+    if xid.get("state") != "read":
+        return [result(check_id, WARN, "could not verify Xids: kernel log unreadable (%s)" % (xid.get("reason") or "no reason recorded"),
+                       expected=0, threshold_source=XID_SOURCE)]
+    status, source = _xid_status(node)
+    out = []
+    critical = {item["xid"] for item in xid.get("critical") or []}
+    for item in xid.get("critical") or []:
+        out.append(result(check_id, status, "Xid %d (%s) x%d in the kernel log (%s)" % (item["xid"], item["meaning"], item["count"], xid.get("source")),
+                          measured=item["count"], expected=0, threshold_source=source, subject="Xid %d" % item["xid"]))
+    others = sorted((int(key), count) for key, count in (xid.get("counts") or {}).items() if int(key) not in critical)
+    if others:
+        out.append(result(check_id, WARN, "non-critical Xids in the kernel log (application faults, e.g. a previous tenant's job): %s" % ", ".join(
+            "%d x%d" % pair for pair in others), measured=dict((str(key), count) for key, count in others), expected=0, threshold_source=XID_SOURCE,
+            subject="Xid %s" % ",".join(str(key) for key, _count in others)))
+    if out:
+        return out
+    return [result(check_id, PASS, "no Xid in the kernel log (%s)" % xid.get("source"), measured=0, expected=0, threshold_source=XID_SOURCE)]
+
+
+@node_check("host.fallen_off_bus", requires=("host",))
+def check_fallen_off_bus(node):
+    """A GPU that fell off the bus in this boot fails, naming its PCI address."""
+    check_id = "host.fallen_off_bus"
+    xid = node.group("host").get("xid") or {}
+    if xid.get("state") != "read":
+        return [result(check_id, WARN, "could not verify: kernel log unreadable (%s)" % (xid.get("reason") or "no reason recorded"),
+                       threshold_source=XID_SOURCE)]
+    out = [result(check_id, FAIL, "GPU %s has fallen off the bus (kernel log, %s)" % (pci, xid.get("source")), measured="fallen off the bus",
+                  expected="on the bus", threshold_source=XID_SOURCE, subject=pci) for pci in xid.get("fallen_off_bus") or []]
+    return out or [result(check_id, PASS, "no GPU fell off the bus in this boot's kernel log", threshold_source=XID_SOURCE)]
+
+
+@node_check("host.peermem_errors", requires=("host",))
+def check_peermem_errors(node):
+    """nvidia-peermem errors in the kernel log warn (GPUDirect RDMA registrations failing)."""
+    check_id = "host.peermem_errors"
+    xid = node.group("host").get("xid") or {}
+    if xid.get("state") != "read":
+        return [result(check_id, SKIP, "not judged: kernel log unreadable")]
+    count = xid.get("peermem_errors") or 0
+    if count:
+        return [result(check_id, WARN, "%d nvidia-peermem error line(s) in the kernel log: GPUDirect RDMA registrations failed" % count,
+                       measured=count, expected=0, threshold_source=GDR_SOURCE)]
+    return [result(check_id, PASS, "no nvidia-peermem error in the kernel log", measured=0, expected=0, threshold_source=GDR_SOURCE)]

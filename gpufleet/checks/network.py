@@ -1,0 +1,396 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Network checks (pure): NICs against the claim, RDMA rails, IB port error counters, NCCL settings.
+
+Reads ``gpufleet_nic`` (see docs/facts/nic_facts.md), the claim's ``nics`` and the profile's
+``expect.compute_rail``. A "link" here is one thing a seller can sell: an RDMA port (InfiniBand,
+or RoCE with its Ethernet netdev folded in) or a physical Ethernet interface without RDMA.
+"""
+
+from __future__ import annotations
+
+from gpufleet.checks.engine import node_check
+from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
+from gpufleet.plan.nccl_env import parse_spec
+
+# The claim's NIC type -> the RDMA link layer it needs (``ethernet`` needs none).
+CLAIM_LINK_LAYER = {"ib": "InfiniBand", "roce": "Ethernet"}
+# Claims are matched in this order (RDMA first, so an Ethernet claim never takes a RoCE rail).
+CLAIM_TYPE_ORDER = {"ib": 0, "roce": 1, "ethernet": 2}
+# Linux ARP type of an IPoIB interface (include/uapi/linux/if_arp.h ARPHRD_INFINIBAND): its link is
+# the InfiniBand port, judged as the port.
+ARPHRD_INFINIBAND = 32
+# Physical port states in which a port carries no traffic (sysfs/ibstat spelling).
+BAD_PHYSICAL_STATES = ("Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkErrorRecovery", "Phy Test", "PhyTest")
+
+# Widths of the IB PortCounters error counters (InfiniBand Architecture Specification vol. 1,
+# PortCounters attribute; the Linux sysfs ports/N/counters files show them unchanged): a counter
+# at its maximum has stopped counting, so its value is a floor ("saturated"), not a count.
+COUNTER_MAX = {
+    "symbol_error": 0xFFFF,
+    "link_error_recovery": 0xFF,
+    "link_downed": 0xFF,
+    "port_rcv_errors": 0xFFFF,
+    "port_rcv_remote_physical_errors": 0xFFFF,
+    "port_rcv_switch_relay_errors": 0xFFFF,
+    "port_xmit_discards": 0xFFFF,
+    "port_xmit_constraint_errors": 0xFF,
+    "port_rcv_constraint_errors": 0xFF,
+    "local_link_integrity_errors": 0xF,
+    "excessive_buffer_overrun_errors": 0xF,
+    "VL15_dropped": 0xFFFF,
+}
+COUNTER_SOURCE = "InfiniBand Architecture Specification vol. 1, PortCounters (error counters must read 0; widths give saturation)"
+
+NCCL_ENV_SETTING = "gpufleet_nccl_env"
+
+
+# --- shared helpers (host.py imports these) -------------------------------------------------------
+
+
+def num(value):
+    """A figure for a message: ``400`` not ``400.0``; ``unknown`` for None."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def profile_source(node, key):
+    """``"profile <name>: <citation>"`` for dotted profile key ``key``."""
+    profile = node.profile or {}
+    cite = (profile.get("sources") or {}).get(key)
+    return "profile %s: %s" % (profile.get("name") or "(unnamed)", cite or "no source recorded for %s" % key)
+
+
+def profile_value(node, section, key):
+    """``profile[section][key]`` or None."""
+    return ((node.profile or {}).get(section) or {}).get(key)
+
+
+def rdma_rails(node):
+    """The RDMA rails the node should have: ``[{role, type, link_layer, count, gbps, source}]``.
+
+    From the claim's ``ib``/``roce`` NICs when the claim lists NICs (an empty list: the seller
+    promised none), else the profile's ``expect.compute_rail``; None when neither says.
+    """
+    claim = node.claim or {}
+    if claim.get("nics") is not None:
+        return [{"role": nic.get("role"), "type": nic.get("type"), "link_layer": CLAIM_LINK_LAYER[nic.get("type")], "count": nic.get("count") or 0,
+                 "gbps": nic.get("gbps"), "source": "claim"}
+                for nic in claim["nics"] if nic.get("type") in CLAIM_LINK_LAYER]
+    rail = profile_value(node, "expect", "compute_rail")
+    if rail:
+        return [{"role": "compute", "type": "ib" if rail.get("link_layer") == "InfiniBand" else "roce", "link_layer": rail.get("link_layer"),
+                 "count": rail.get("count") or 0, "gbps": rail.get("rate"), "source": profile_source(node, "expect.compute_rail")}]
+    return None
+
+
+def active_rdma_ports(nic):
+    """``dev/port`` names of the Active RDMA ports in ``gpufleet_nic`` (empty without facts)."""
+    return [name for name, port in _ports(nic) if port.get("state") == "Active"]
+
+
+# --- links ------------------------------------------------------------------------------------
+
+
+def _ports(nic):
+    return [("%s/%s" % (dev["device"], port["port"]), port) for dev in (nic or {}).get("rdma") or [] for port in dev.get("ports") or []]
+
+
+def _iface_up(iface):
+    ethtool = iface.get("ethtool") or {}
+    return iface.get("operstate") == "up" and iface.get("carrier") is not False and ethtool.get("link_detected") is not False
+
+
+def _iface_gbps(iface):
+    mbps = iface.get("speed_mbps")
+    if mbps is None:
+        mbps = (iface.get("ethtool") or {}).get("speed_mbps")
+    return None if mbps is None else mbps / 1000.0
+
+
+def links(nic):
+    """Every sellable link of a node: RDMA ports and the physical Ethernet interfaces without RDMA."""
+    ifaces = {iface["name"]: iface for iface in nic.get("interfaces") or []}
+    out = []
+    for name, port in _ports(nic):
+        iface = ifaces.get(port.get("netdev"))
+        gbps = port.get("rate_gbps")
+        if gbps is None and iface is not None and port.get("link_layer") == "Ethernet":
+            gbps = _iface_gbps(iface)
+        out.append({"kind": "rdma", "name": name, "link_layer": port.get("link_layer"), "state": port.get("state"),
+                    "physical_state": port.get("physical_state"), "gbps": gbps})
+    for iface in nic.get("interfaces") or []:
+        if iface.get("virtual") or iface.get("rdma_device") or iface.get("arp_type") == ARPHRD_INFINIBAND:
+            continue
+        ethtool = iface.get("ethtool") or {}
+        out.append({"kind": "iface", "name": iface["name"], "link_layer": "Ethernet", "up": _iface_up(iface), "operstate": iface.get("operstate"),
+                    "link_detected": ethtool.get("link_detected"), "gbps": _iface_gbps(iface)})
+    return out
+
+
+def _link_up(link):
+    if link["kind"] == "rdma":
+        return link["state"] == "Active" and link["physical_state"] not in BAD_PHYSICAL_STATES
+    return link["up"]
+
+
+def _link_ok(link, gbps):
+    return _link_up(link) and link["gbps"] is not None and gbps is not None and link["gbps"] >= gbps
+
+
+def _state_words(link):
+    if link["kind"] == "rdma":
+        return "%s%s" % (link["state"] or "state unknown", " (physical state %s)" % link["physical_state"] if link["physical_state"] else "")
+    if link["link_detected"] is False:
+        return "without link (Link detected: no)"
+    return "operstate %s" % (link["operstate"] or "unknown")
+
+
+def _speed_words(gbps):
+    return "speed unknown" if gbps is None else "%s Gb/s" % num(gbps)
+
+
+def describe_problem(link):
+    """What is wrong with ``link`` (a buyer's sentence, without the expectation)."""
+    if not _link_up(link):
+        return "%s is %s, %s" % (link["name"], _state_words(link), _speed_words(link["gbps"]))
+    if link["gbps"] is None:
+        return "%s is up but reports no speed" % link["name"]
+    return "%s runs at %s Gb/s" % (link["name"], num(link["gbps"]))
+
+
+def _candidates(links_, nic_type, taken):
+    layer = CLAIM_LINK_LAYER.get(nic_type)
+    if layer:
+        return [link for link in links_ if link["kind"] == "rdma" and link["link_layer"] == layer and link["name"] not in taken]
+    return [link for link in links_ if link["link_layer"] == "Ethernet" and link["name"] not in taken]
+
+
+@node_check("network.nic_speed", requires=("nic",))
+def check_nic_speed(node):
+    """Each claimed NIC (count x Gb/s, by type) is present, up and at least as fast as claimed."""
+    check_id = "network.nic_speed"
+    claim = node.claim or {}
+    if not claim.get("nics"):
+        return [result(check_id, SKIP, "not judged: the claim lists no NICs (the profile's compute rail is judged by network.rdma_port_state)")]
+    links_ = links(node.group("nic"))
+    taken = set()
+    failures, matched = [], []
+    order = sorted(claim["nics"], key=lambda nic: (CLAIM_TYPE_ORDER.get(nic.get("type"), 9), -(nic.get("gbps") or 0)))
+    for entry in order:
+        count, gbps = entry.get("count") or 0, entry.get("gbps")
+        label = "%s %s" % (entry.get("role"), entry.get("type"))
+        candidates = _candidates(links_, entry.get("type"), taken)
+        good = sorted((link for link in candidates if _link_ok(link, gbps)), key=lambda link: link["gbps"])[:count]
+        taken.update(link["name"] for link in good)
+        matched.append("%d of %dx %s Gb/s %s" % (len(good), count, num(gbps), label))
+        short = count - len(good)
+        if short <= 0:
+            continue
+        rest = [link for link in candidates if link["name"] not in taken]
+        rest.sort(key=lambda link: (not _link_up(link), -(link["gbps"] or 0), link["name"]))
+        for link in rest[:short]:
+            taken.add(link["name"])
+            # An up link whose speed nothing reported (a virtual NIC, a rate not recorded) cannot be
+            # verified: a warning, as network.rdma_port_state does; a link proven down or slow fails.
+            unverified = _link_up(link) and link["gbps"] is None
+            failures.append(result(check_id, WARN if unverified else FAIL,
+                                   "%s, claimed %dx %s Gb/s %s%s" % (describe_problem(link), count, num(gbps), label,
+                                                                     ": could not verify" if unverified else ""),
+                                   measured=link["gbps"], expected=gbps, threshold_source="claim", subject=link["name"]))
+        missing = short - len(rest[:short])
+        if missing > 0:
+            found = count - missing
+            failures.append(result(check_id, FAIL, "claimed %dx %s Gb/s %s NICs, found %d such links on the node" % (count, num(gbps), label, found),
+                                   measured=found, expected=count, threshold_source="claim", subject=label))
+    if failures:
+        return failures
+    return [result(check_id, PASS, "claimed NICs present, up and at speed: %s" % "; ".join(matched),
+                   measured=sum(entry.get("count") or 0 for entry in claim["nics"]), expected=sum(entry.get("count") or 0 for entry in claim["nics"]),
+                   threshold_source="claim")]
+
+
+@node_check("network.rdma_port_state", requires=("nic",))
+def check_rdma_port_state(node):
+    """RDMA ports of the claimed (else profiled) rails are Active / LinkUp at the rail's rate."""
+    check_id = "network.rdma_port_state"
+    rails = rdma_rails(node)
+    if rails is None:
+        return [result(check_id, SKIP, "not judged: neither the claim nor the profile names an RDMA rail (InfiniBand/RoCE)")]
+    if not rails:
+        return [result(check_id, SKIP, "not judged: the claim lists no InfiniBand or RoCE NIC")]
+    links_ = [link for link in links(node.group("nic")) if link["kind"] == "rdma"]
+    out, summary = [], []
+    for layer in sorted({rail["link_layer"] for rail in rails}):
+        group = [rail for rail in rails if rail["link_layer"] == layer]
+        count = sum(rail["count"] for rail in group)
+        rate = min(rail["gbps"] for rail in group if rail["gbps"] is not None) if any(rail["gbps"] is not None for rail in group) else None
+        source = group[0]["source"]
+        ports = [link for link in links_ if link["link_layer"] == layer]
+        good = [link for link in ports if _link_ok(link, rate)]
+        summary.append("%d of %d %s ports Active at >= %s Gb/s (%d wanted)" % (len(good), len(ports), layer, num(rate), count))
+        if not ports:
+            out.append(result(check_id, FAIL, "no %s RDMA port on the node; %d wanted" % (layer, count), measured=0, expected=count,
+                              threshold_source=source, subject=layer))
+            continue
+        enough = len(good) >= count
+        for link in ports:
+            if link in good:
+                continue
+            if _link_up(link) and link["gbps"] is None:
+                status, message = WARN, "%s is Active but reports no rate: could not verify %s Gb/s" % (link["name"], num(rate))
+            elif not _link_up(link):
+                status = WARN if enough else FAIL
+                message = "%s is %s, expected Active / LinkUp" % (link["name"], _state_words(link))
+            else:
+                status = WARN if enough else FAIL
+                message = "%s is Active at %s Gb/s, expected %s Gb/s" % (link["name"], num(link["gbps"]), num(rate))
+            if enough:
+                message += " (not needed: %d good %s ports cover the %d wanted)" % (len(good), layer, count)
+            measured = link["state"] if not _link_up(link) else link["gbps"]
+            expected = "Active" if not _link_up(link) else rate
+            out.append(result(check_id, status, message, measured=measured, expected=expected, threshold_source=source, subject=link["name"]))
+        if len(good) < count and len(ports) < count:
+            out.append(result(check_id, FAIL, "only %d %s RDMA ports on the node; %d wanted" % (len(ports), layer, count), measured=len(ports),
+                              expected=count, threshold_source=source, subject=layer))
+    if out:
+        return out
+    return [result(check_id, PASS, "; ".join(summary), threshold_source=rails[0]["source"])]
+
+
+def counter_findings(errors):
+    """``[(name, value, saturated)]`` of the non-zero error counters, in COUNTER_MAX order."""
+    out = []
+    for name in COUNTER_MAX:
+        value = (errors or {}).get(name)
+        if value:
+            out.append((name, value, value >= COUNTER_MAX[name]))
+    return out
+
+
+@node_check("network.ib_port_errors", requires=("nic",))
+def check_ib_port_errors(node):
+    """IB port error counters: non-zero warns with the values; a saturated counter fails (its true value is unknown)."""
+    check_id = "network.ib_port_errors"
+    ports = _ports(node.group("nic"))
+    readable = [(name, port) for name, port in ports if any(value is not None for value in (port.get("counters") or {}).values())]
+    if not readable:
+        why = "no RDMA port" if not ports else "no port error counters readable (ports/N/counters not in sysfs, or N/A)"
+        return [result(check_id, SKIP, "not judged: %s" % why)]
+    out = []
+    for name, port in readable:
+        findings = counter_findings(port.get("errors"))
+        if not findings:
+            continue
+        words = []
+        for counter, value, saturated in findings:
+            if saturated:
+                words.append("%s %d (SATURATED: the counter is pinned at its %d-bit maximum, the real count is %d or more)" % (
+                    counter, value, COUNTER_MAX[counter].bit_length(), value))
+            else:
+                words.append("%s %d" % (counter, value))
+        status = FAIL if any(saturated for _c, _v, saturated in findings) else WARN
+        out.append(result(check_id, status, "%s error counters: %s; expected 0" % (name, ", ".join(words)),
+                          measured={counter: value for counter, value, _s in findings}, expected=0, threshold_source=COUNTER_SOURCE, subject=name))
+    if out:
+        return out
+    return [result(check_id, PASS, "error counters are 0 on %d RDMA port(s)" % len(readable), measured=0, expected=0, threshold_source=COUNTER_SOURCE)]
+
+
+# --- NCCL settings ------------------------------------------------------------------------------
+
+
+def nccl_list(value):
+    """NCCL's list syntax: ``(exclude, [(exact, name, port)])``; port -1 when none is given.
+
+    Read by :func:`nccl_env.parse_spec`, NCCL's own rules: ``^`` excludes and a ``=`` after it
+    makes the WHOLE list exact (``=mlx5_0:1,mlx5_1:1`` never takes ``mlx5_10``).
+    """
+    exclude, exact, entries = parse_spec(value)
+    return exclude, [(exact, name, port) for name, port in entries]
+
+
+def _matches(exact, pattern, name):
+    return name == pattern if exact else name.startswith(pattern)
+
+
+def _up_interfaces(nic):
+    return [iface["name"] for iface in nic.get("interfaces") or []
+            if iface.get("operstate") == "up" or (iface.get("operstate") == "unknown" and iface.get("carrier"))]
+
+
+def _check_socket_ifname(check_id, value, nic):
+    exclude, entries = nccl_list(value)
+    names = [iface["name"] for iface in nic.get("interfaces") or []]
+    up = _up_interfaces(nic)
+    subject = "NCCL_SOCKET_IFNAME"
+    if exclude:
+        left = [name for name in up if name != "lo" and not any(_matches(exact, pattern, name) for exact, pattern, _port in entries)]
+        if not left:
+            return [result(check_id, FAIL, "NCCL_SOCKET_IFNAME=%s excludes every up interface (up: %s)" % (value, ", ".join(up) or "none"),
+                           measured=value, expected="an up interface left", threshold_source="NCCL environment variables doc", subject=subject)]
+        return []
+    out = []
+    for exact, pattern, _port in entries:
+        matched = [name for name in names if _matches(exact, pattern, name)]
+        matched_up = [name for name in matched if name in up]
+        if not matched_up:
+            said = "matches %s, none up" % ", ".join(matched) if matched else "matches no interface on the node"
+            out.append(result(check_id, FAIL, "NCCL_SOCKET_IFNAME entry %s%s %s (up: %s)" % ("=" if exact else "", pattern, said, ", ".join(up) or "none"),
+                              measured=matched, expected="an up interface", threshold_source="NCCL environment variables doc", subject=subject))
+    return out
+
+
+def _check_ib_hca(check_id, value, nic):
+    exclude, entries = nccl_list(value)
+    ports = _ports(nic)
+    subject = "NCCL_IB_HCA"
+    out = []
+    if exclude:
+        left = [name for name, port in ports if port.get("state") == "Active"
+                and not any(_matches(exact, pattern, name.split("/")[0]) for exact, pattern, _port in entries)]
+        if not left:
+            out.append(result(check_id, FAIL, "NCCL_IB_HCA=%s excludes every Active RDMA port" % value, measured=value, expected="an Active port left",
+                              threshold_source="NCCL environment variables doc", subject=subject))
+        return out
+    for exact, device, port_no in entries:
+        pattern = device if port_no == -1 else "%s:%d" % (device, port_no)
+        matched = [(name, port) for name, port in ports
+                   if _matches(exact, device, name.split("/")[0]) and (port_no == -1 or port.get("port") == port_no)]
+        if not matched:
+            out.append(result(check_id, FAIL, "NCCL_IB_HCA entry %s names no RDMA port on the node" % pattern, measured=None, expected="Active",
+                              threshold_source="NCCL environment variables doc", subject=subject))
+            continue
+        for name, port in matched:
+            if port.get("state") != "Active":
+                state = port.get("state") or "in an unknown state"
+                out.append(result(check_id, FAIL, "NCCL_IB_HCA entry %s selects %s, which is %s, not Active" % (pattern, name, state),
+                                  measured=port.get("state"), expected="Active", threshold_source="NCCL environment variables doc", subject=name))
+    return out
+
+
+@node_check("network.nccl_env", requires=("nic",))
+def check_nccl_env(node):
+    """NCCL_SOCKET_IFNAME names an up interface; NCCL_IB_HCA selects only Active ports."""
+    check_id = "network.nccl_env"
+    env = node.settings.get(NCCL_ENV_SETTING)
+    if env is None:
+        return [result(check_id, SKIP, "not judged: no %s chosen for this node" % NCCL_ENV_SETTING)]
+    nic = node.group("nic")
+    out = []
+    judged = []
+    if env.get("NCCL_SOCKET_IFNAME"):
+        judged.append("NCCL_SOCKET_IFNAME=%s" % env["NCCL_SOCKET_IFNAME"])
+        out.extend(_check_socket_ifname(check_id, env["NCCL_SOCKET_IFNAME"], nic))
+    if env.get("NCCL_IB_HCA"):
+        judged.append("NCCL_IB_HCA=%s" % env["NCCL_IB_HCA"])
+        out.extend(_check_ib_hca(check_id, env["NCCL_IB_HCA"], nic))
+    if out:
+        return out
+    if not judged:
+        return [result(check_id, PASS, "%s sets neither NCCL_SOCKET_IFNAME nor NCCL_IB_HCA: nothing to hold against the node" % NCCL_ENV_SETTING)]
+    return [result(check_id, PASS, "%s consistent with the node's interfaces and ports" % ", ".join(judged), threshold_source="NCCL environment variables doc")]

@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the ``gpufleet`` subcommands share: where the collection is, reading a results directory,
+the summary table, text from nodes made safe for a terminal, and the report renderer."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import sys
+
+from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json
+
+# Exit codes of validate / demo / report / bundle.
+EXIT_OK = 0
+EXIT_FAILED = 1  # the run (or the command) itself failed: playbook error, bad inventory, invalid claim/profile, bad input
+EXIT_REJECTED = 2  # the run worked and some node is REJECTed or UNREACHABLE
+
+ACCEPTED = ("ACCEPT", "ACCEPT WITH WARNINGS")
+FAILING = ("REJECT", "UNREACHABLE")
+# Failing nodes first in every listing: what a reader must act on.
+VERDICT_ORDER = {"REJECT": 0, "UNREACHABLE": 1, None: 2, "ACCEPT WITH WARNINGS": 3, "ACCEPT": 4}
+
+# The report renderer (gpufleet/report/render.py); where it is missing or broken, `validate`
+# still prints its summary and says that no report was rendered.
+RENDER_MODULE = "gpufleet.report.render"
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def say(text):
+    """One line of progress or diagnosis on stderr (never mixed into the summary on stdout)."""
+    sys.stderr.write(text.rstrip("\n") + "\n")
+    sys.stderr.flush()
+
+
+def terminal_text(value, limit=None):
+    """``value`` as one line a terminal shows as text: control and bidi characters (a node's hostname,
+    a tool's message) become ``\\xNN`` escapes, whitespace runs one space, cut at ``limit``."""
+    text = " ".join(str("" if value is None else value).split())
+    text = _UNPRINTABLE.sub(lambda match: "\\x%02x" % ord(match.group(0)) if ord(match.group(0)) < 256 else "\\u%04x" % ord(match.group(0)), text)
+    if limit and len(text) > limit:
+        text = text[: max(limit - 3, 1)] + "..."
+    return text
+
+
+def load_run(results_dir):
+    """``(run, fleet, hosts)`` of a results directory: run.json, fleet.json (None when the run never
+    finished) and every host record by name. ResultsError when it is not a schema v1 results directory."""
+    run_dir = RunDir.open(results_dir)
+    run = run_dir.read_run()
+    fleet_path = os.path.join(run_dir.path, FLEET_FILE)
+    fleet = read_json(fleet_path) if os.path.exists(fleet_path) else None
+    if fleet is not None and (not isinstance(fleet, dict) or fleet.get("schema") != run.get("schema")):
+        raise ResultsError("%s: not a %s fleet verdict" % (fleet_path, run.get("schema")))
+    return run, fleet, run_dir.host_records()
+
+
+def node_verdicts(run, fleet, hosts):
+    """Every node of the run with its verdict: ``{host: verdict or None}`` (None: never judged).
+
+    fleet.json is the authority when the run finished; else the host records, and the run's host
+    list for nodes with no record at all.
+    """
+    verdicts = {}
+    for host in run.get("hosts") or []:
+        verdicts[str(host)] = None
+    for host, record in hosts.items():
+        verdicts[host] = record.get("verdict") or ("UNREACHABLE" if record.get("unreachable") else None)
+    if fleet:
+        for host, entry in (fleet.get("node_verdicts") or {}).items():
+            verdicts[host] = (entry or {}).get("verdict")
+    return verdicts
+
+
+def failing_checks(record):
+    """The checks that decide a node's rejection (status ``fail``), in report order."""
+    return [item for item in (record or {}).get("checks") or [] if isinstance(item, dict) and item.get("status") == "fail"]
+
+
+def reasons(record, verdict, count=2):
+    """The first ``count`` reasons for ``verdict`` in words: the failing checks of a REJECT, the warnings
+    of an ACCEPT WITH WARNINGS, the connection error of an UNREACHABLE node."""
+    record = record or {}
+    if verdict == "UNREACHABLE":
+        return [record.get("unreachable") or "unreachable"]
+    if verdict is None:
+        return ["not judged (the run did not finish)"]
+    wanted = ("fail",) if verdict == "REJECT" else ("warn", "error")
+    found = [item.get("message") or item.get("id") for item in record.get("checks") or [] if isinstance(item, dict) and item.get("status") in wanted]
+    more = len(found) - count
+    return found[:count] + (["and %d more" % more] if more > 0 else [])
+
+
+def sort_nodes(verdicts):
+    """Host names, failing nodes first, then by name."""
+    return sorted(verdicts, key=lambda host: (VERDICT_ORDER.get(verdicts[host], 2), host))
+
+
+def summary_table(verdicts, hosts, width=160):
+    """The summary table: one line per node (node, verdict, first reasons), failing nodes first."""
+    rows = [(terminal_text(host, 60), verdicts[host] or "NOT JUDGED",
+             "; ".join(terminal_text(reason, 200) for reason in reasons(hosts.get(host), verdicts[host])))
+            for host in sort_nodes(verdicts)]
+    node_w = max([len("NODE")] + [len(row[0]) for row in rows])
+    verdict_w = max([len("VERDICT")] + [len(row[1]) for row in rows])
+    why_w = max(width - node_w - verdict_w - 4, 20)
+    lines = ["%-*s  %-*s  %s" % (node_w, "NODE", verdict_w, "VERDICT", "FIRST REASONS")]
+    for node, verdict, why in rows:
+        lines.append(("%-*s  %-*s  %s" % (node_w, node, verdict_w, verdict, terminal_text(why, why_w))).rstrip())
+    return "\n".join(lines)
+
+
+def fleet_line(verdicts):
+    """``fleet REJECT: 1 ACCEPT, 2 REJECT`` from the node verdicts."""
+    counts = {}
+    for verdict in verdicts.values():
+        counts[verdict or "NOT JUDGED"] = counts.get(verdict or "NOT JUDGED", 0) + 1
+    if any(verdict is None for verdict in verdicts.values()) or not verdicts:
+        fleet = "INCOMPLETE"
+    elif counts.get("REJECT"):
+        fleet = "REJECT"
+    elif counts.get("UNREACHABLE"):
+        fleet = "UNREACHABLE"
+    elif counts.get("ACCEPT WITH WARNINGS"):
+        fleet = "ACCEPT WITH WARNINGS"
+    else:
+        fleet = "ACCEPT"
+    order = ["ACCEPT", "ACCEPT WITH WARNINGS", "REJECT", "UNREACHABLE", "NOT JUDGED"]
+    return "fleet %s: %s" % (fleet, ", ".join("%d %s" % (counts[name], name) for name in order if counts.get(name)))
+
+
+def exit_code_for(verdicts):
+    """0 when every node is accepted (with or without warnings), 2 when any is rejected, unreachable or not judged."""
+    return EXIT_OK if verdicts and all(verdict in ACCEPTED for verdict in verdicts.values()) else EXIT_REJECTED
+
+
+def renderer():
+    """``(render_report, error class, None)`` of the report renderer, or ``(None, None, why)`` while it is not installed."""
+    try:
+        module = importlib.import_module(RENDER_MODULE)
+    except ImportError as exc:
+        return None, None, "the report renderer is not available (%s)" % exc
+    function = getattr(module, "render_report", None)
+    if not callable(function):
+        return None, None, "the report renderer %s has no render_report()" % RENDER_MODULE
+    return function, getattr(module, "ReportError", ResultsError), None
+
+
+def render_report(results_dir, out_dir=None):
+    """Render ``results_dir`` into ``out_dir`` (default: the results directory itself) with the
+    report renderer (report/render.py ``render_report``).
+
+    Returns ``(report_path, None)`` or ``(None, why)``: the renderer is missing or failed. The
+    report is the HTML file when the renderer wrote one, else the directory it wrote into.
+    """
+    function, error, why = renderer()
+    out_dir = os.path.abspath(out_dir or results_dir)
+    if function is None:
+        return None, why
+    try:
+        produced = function(os.path.abspath(results_dir), out_dir)
+    except (error, ResultsError, OSError, ValueError) as exc:
+        return None, "rendering the report failed: %s" % exc
+    html = ((produced or {}).get("files") or {}).get("html") if isinstance(produced, dict) else None
+    return os.path.abspath(html) if html else out_dir, None

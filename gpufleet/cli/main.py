@@ -1,0 +1,81 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``gpufleet`` console script: the dispatcher of its subcommands.
+
+``gpufleet parse KIND FILE`` prints what gpufleet reads from a pasted tool output as JSON,
+so a user can check it before trusting a verdict built on it. Unparseable input exits 1
+with a one-line error naming the line.
+
+The others live in ``cli_commands/``, one module each: ``validate`` (the acceptance playbook on
+ansible-runner, with ``--retest-failed``), ``report`` (render a results directory again),
+``bundle`` (the dispute bundle) and ``demo`` (the replayed simulated fleet of the checkout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from gpufleet.cli import bundle
+from gpufleet.cli import demo
+from gpufleet.cli import report
+from gpufleet.cli import validate
+from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.registry import KINDS, parse
+
+EXIT_PARSE_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _read_input(path):
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, "r", encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
+def _cmd_parse(args):
+    try:
+        text = _read_input(args.file)
+    except OSError as exc:
+        sys.stderr.write("gpufleet parse: cannot read %s: %s\n" % (args.file, exc.strerror or exc))
+        return EXIT_USAGE
+    try:
+        result = parse(args.kind, text)
+    except ParseError as exc:
+        sys.stderr.write("gpufleet parse: %s: %s\n" % (args.file, " ".join(str(exc).split())))
+        return EXIT_PARSE_ERROR
+    json.dump(result, sys.stdout, indent=None if args.compact else 2, sort_keys=False)
+    sys.stdout.write("\n")
+    return 0
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="gpufleet", description="Measured acceptance of rented GPU servers.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    kinds_help = "; ".join("%s = %s" % (kind, what) for kind, (_m, _f, what) in sorted(KINDS.items()))
+    parse_cmd = commands.add_parser(
+        "parse",
+        help="parse a tool's output and print it as JSON",
+        description="Parse a tool's output (a file, or - for standard input) and print the result as JSON. KINDS: " + kinds_help,
+    )
+    parse_cmd.add_argument("kind", choices=sorted(KINDS), metavar="KIND", help="the format of FILE (see above)")
+    parse_cmd.add_argument("file", metavar="FILE", help="the tool's output; - reads standard input")
+    parse_cmd.add_argument("--compact", action="store_true", help="print JSON on one line")
+    parse_cmd.set_defaults(func=_cmd_parse)
+    for module in (validate, report, bundle, demo):
+        module.add_parser(commands)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

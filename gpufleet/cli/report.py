@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""``gpufleet report RESULTS_DIR [--out DIR]``: render a run's report again from its results
+directory, without contacting any node. Exit 0 when rendered, 1 when the directory is not a
+finished results directory or the report could not be rendered."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from gpufleet.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    fleet_line,
+    load_run,
+    node_verdicts,
+    render_report,
+    say,
+    summary_table,
+)
+from gpufleet.results.store import ResultsError
+
+
+def cmd_report(args):
+    results_dir = os.path.abspath(args.results_dir)
+    try:
+        run, fleet, hosts = load_run(results_dir)
+    except ResultsError as exc:
+        say("gpufleet report: %s" % exc)
+        return EXIT_FAILED
+    if fleet is None:
+        say("gpufleet report: %s has no fleet.json: the run did not finish (resume it with gpufleet validate --out %s)" % (results_dir, results_dir))
+        return EXIT_FAILED
+    out_dir = os.path.abspath(args.out) if args.out else results_dir
+    report, why = render_report(results_dir, out_dir)
+    verdicts = node_verdicts(run, fleet, hosts)
+    sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + fleet_line(verdicts) + "\n")
+    if not report:
+        say("gpufleet report: %s" % why)
+        return EXIT_FAILED
+    sys.stdout.write("report: %s\n" % report)
+    return EXIT_OK
+
+
+def add_parser(commands):
+    """``gpufleet report``."""
+    parser = commands.add_parser(
+        "report",
+        help="render the report of an earlier run again, without re-running it",
+        description="Render report.html, report.md, results.json and junit.xml from a results directory (nothing is run). "
+                    "Exit 0 when rendered, 1 when the directory is not a finished run or rendering failed.",
+    )
+    parser.add_argument("results_dir", metavar="RESULTS_DIR", help="the run's results directory")
+    parser.add_argument("--out", metavar="DIR", help="write the report here (default: RESULTS_DIR)")
+    parser.set_defaults(func=cmd_report)
+    return parser

@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""node_facts on the controller: every fact group of one node from one module run (or four).
+
+Each group's raw output goes through that group's library builder (``gpufleet.facts.topology``,
+``gpu``, ``nic``, ``host``: ``build_facts(reader)``) with the same RawReader, so the facts and the
+failure messages are the ones the four single-group fact tasks produce. ``group_results`` gives, per
+group, what that group's own task would have registered.
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleConnectionFailure
+from ansible.module_utils.common.text.converters import to_text
+
+from gpufleet.facts import gpu, host, nic, topology
+from gpufleet.facts.raw import FactError, RawReader
+
+MODULE = "gpufleet.acceptance.node_facts"
+# group -> (its own module, the library function that builds its facts), in the order the groups run.
+BUILDERS = (
+    ("topology", ("gpufleet.acceptance.gpu_topology_facts", topology.build_facts)),
+    ("gpu", ("gpufleet.acceptance.gpu_facts", gpu.build_facts)),
+    ("nic", ("gpufleet.acceptance.nic_facts", nic.build_facts)),
+    ("host", ("gpufleet.acceptance.host_facts", host.build_facts)),
+)
+GROUPS = tuple(name for name, _builder in BUILDERS)
+COLLECTORS = ("combined", "separate")
+# options of the action alone: never sent to the node
+CONTROLLER_OPTIONS = ("collector", "record")
+
+
+def group_results(host, requested, module_result):
+    """``{group: registered-result-like dict}`` from the module's result.
+
+    Each group's facts come from its library builder (FactError when they cannot be
+    established). A module run that failed as a whole (it crashed, bad arguments) fails every
+    requested group with its message.
+    """
+    node = None if module_result.get("failed") else module_result.get("groups")
+    out = {}
+    for name, (module, build) in BUILDERS:
+        if name not in requested:
+            out[name] = {"changed": False, "skipped": True, "skip_reason": "%s is not in groups" % name}
+            continue
+        entry = (node or {}).get(name)
+        if not isinstance(entry, dict):
+            why = module_result.get("msg") or "the collector returned nothing for this group"
+            out[name] = {"changed": False, "failed": True, "msg": why}
+            continue
+        raw = entry.get("raw") or {}
+        if entry.get("failed"):
+            out[name] = {"changed": False, "failed": True, "msg": entry.get("msg") or "%s failed without a message" % name, "raw": raw}
+            continue
+        try:
+            facts = build(RawReader(host, raw))
+        except FactError as exc:
+            out[name] = {"changed": False, "failed": True, "msg": str(exc), "raw": raw}
+            continue
+        out[name] = {"changed": False, "raw": raw, "ansible_facts": facts}
+    return out
+
+
+def separate_results(host, requested, args, execute, module_options):
+    """``{group: registered-result-like dict}`` from the four fact modules run one by one.
+
+    ``execute(module, module_args)`` runs a module on the node; ``module_options[group]`` names the options
+    that group's own module takes; facts built as in group_results.
+    Mirrors the four tasks of a playbook: each module gets only its own options, a group's failure
+    does not stop the next, and once the node drops its connection the groups after it are skipped
+    (when it answered nothing at all, the connection error is raised as Ansible would report it).
+    """
+    out, answered, lost = {}, False, False
+    for name, (module, build) in BUILDERS:
+        if name not in requested:
+            out[name] = {"changed": False, "skipped": True, "skip_reason": "%s is not in groups" % name}
+            continue
+        if lost:
+            out[name] = {"changed": False, "skipped": True, "skip_reason": "the host became unreachable"}
+            continue
+        module_args = dict((key, value) for key, value in args.items() if key in module_options[name])
+        try:
+            module_result = execute(module, module_args)
+        except AnsibleConnectionFailure as exc:
+            if not answered:
+                raise
+            out[name], lost = {"changed": False, "unreachable": True, "msg": to_text(exc)}, True
+            continue
+        answered = True
+        outcome = dict((key, value) for key, value in module_result.items() if key in ("changed", "failed", "msg", "raw"))
+        outcome["changed"] = False
+        if not module_result.get("failed"):
+            try:
+                outcome["ansible_facts"] = build(RawReader(host, module_result.get("raw") or {}))
+            except FactError as exc:
+                outcome.update(failed=True, msg=str(exc))
+        out[name] = outcome
+    return out

@@ -1,0 +1,164 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A node's latest NVML metrics in the Prometheus text exposition format (version 0.0.4).
+
+Written by the health check into node_exporter's textfile-collector directory on each node
+(``<dir>/gpufleet.prom``), so the fleet's own monitoring scrapes what gpufleet last measured.
+Every metric has ``# HELP`` and ``# TYPE`` lines and per-GPU labels ``gpu`` (index), ``uuid``
+and ``name``; names carry their base unit (``_celsius``, ``_hertz``, ``_watts``, ``_seconds``)
+and counters end in ``_total`` (Prometheus naming conventions). A value NVML did not give
+(null) is left out, never written as 0. No sample timestamps: the textfile collector refuses them.
+
+Label values come from the node (a GPU's name is whatever its driver says), so they are escaped
+as the format requires: backslash -> ``\\\\``, double quote -> ``\\"``, line feed -> ``\\n``; other
+control characters (which the format has no escape for) become a space, and text that is not
+valid UTF-8 is replaced.
+"""
+
+from __future__ import annotations
+
+import math
+
+from gpufleet.facts import nvml_samples as nvml
+
+PREFIX = "gpufleet_"
+FILE_NAME = "gpufleet.prom"
+
+# (name, type, help, per-GPU value reader)
+GAUGES = (
+    ("gpu_temperature_celsius", "GPU core temperature (NVML, the latest sample).", lambda sample: sample.get("temperature_c")),
+    ("gpu_sm_clock_hertz", "GPU SM clock (NVML, the latest sample).",
+     lambda sample: None if sample.get("sm_clock_mhz") is None else sample["sm_clock_mhz"] * 1000000),
+    ("gpu_power_watts", "GPU board power draw (NVML, the latest sample).", lambda sample: sample.get("power_w")),
+)
+
+
+def escape_label(value):
+    """A label value as the exposition format needs it (module docstring)."""
+    text = str(value).encode("utf-8", "replace").decode("utf-8")
+    out = []
+    for char in text:
+        if char == "\\":
+            out.append("\\\\")
+        elif char == '"':
+            out.append('\\"')
+        elif char == "\n":
+            out.append("\\n")
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(" ")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def escape_help(text):
+    """HELP text: backslash and line feed escaped."""
+    return str(text).replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def format_value(value):
+    """A sample value: integers as integers, floats in Go/Prometheus syntax (NaN, +Inf, -Inf)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    value = float(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def _labels(pairs):
+    return "{%s}" % ",".join('%s="%s"' % (name, escape_label(value)) for name, value in pairs)
+
+
+def latest(parsed):
+    """Per GPU in the samples: ``{"ident": {index, uuid, name, pci_bus_id}, "sample": its last sample}``, by index."""
+    series = nvml.by_gpu(parsed.get("samples") or [])
+    return [{"ident": nvml.gpu_identity(index, series[index], parsed.get("header")), "sample": series[index][-1]} for index in sorted(series)]
+
+
+def render(gpus, findings=None, sampled_at=None):
+    """The exposition text for ``gpus`` (:func:`latest`).
+
+    ``findings``: check results with a ``gpu`` key (flags.judge / the host's burn_in checks);
+    each GPU gets ``gpufleet_gpu_findings{status="warn"|"fail"}`` counts. ``sampled_at``: epoch
+    seconds of the samples, as ``gpufleet_health_last_sample_timestamp_seconds``.
+    """
+    families = []
+
+    def family(name, kind, text, lines):
+        if lines:
+            families.append("# HELP %s%s %s\n# TYPE %s%s %s\n%s" % (PREFIX, name, escape_help(text), PREFIX, name, kind, "".join(lines)))
+
+    def base(ident):
+        return [("gpu", ident["index"]), ("uuid", ident.get("uuid") or ""), ("name", ident.get("name") or "")]
+
+    for name, text, read in GAUGES:
+        lines = []
+        for item in gpus:
+            value = read(item["sample"])
+            if value is not None:
+                lines.append("%s%s%s %s\n" % (PREFIX, name, _labels(base(item["ident"])), format_value(value)))
+        family(name, "gauge", text, lines)
+
+    lines = []
+    for item in gpus:
+        for event in nvml.CLOCK_EVENTS:
+            value = (item["sample"].get("clock_event_ns") or {}).get(event)
+            if value is not None:
+                lines.append("%sgpu_clock_event_seconds_total%s %s\n" % (PREFIX, _labels(base(item["ident"]) + [("reason", event)]), format_value(value / 1e9)))
+    family("gpu_clock_event_seconds_total", "counter", "Time the GPU's clocks were held down, per reason, since the driver loaded (NVML clock-event counters).",
+           lines)
+
+    lines = []
+    for item in gpus:
+        for field in nvml.ECC_FIELDS:
+            value = (item["sample"].get("ecc") or {}).get(field)
+            if value is not None:
+                scope, kind = field.split("_", 1)
+                lines.append("%sgpu_ecc_errors_total%s %s\n" % (PREFIX, _labels(base(item["ident"]) + [("scope", scope), ("type", kind)]), format_value(value)))
+    family("gpu_ecc_errors_total", "counter", "ECC errors (volatile: since the driver loaded; aggregate: over the GPU's life).", lines)
+
+    lines = []
+    for item in gpus:
+        for field in nvml.NVLINK_FIELDS:
+            value = (item["sample"].get("nvlink") or {}).get(field)
+            if value is not None:
+                lines.append("%sgpu_nvlink_errors_total%s %s\n" % (PREFIX, _labels(base(item["ident"]) + [("type", field)]), format_value(value)))
+    family("gpu_nvlink_errors_total", "counter", "NVLink error counters summed over the GPU's active links, since the driver loaded.", lines)
+
+    lines = ["%sgpu_lost%s %d\n" % (PREFIX, _labels(base(item["ident"])), 1 if nvml.gpu_lost(item["sample"]) else 0) for item in gpus]
+    family("gpu_lost", "gauge", "1 when NVML said the GPU is lost (GPU_IS_LOST) in the latest sample.", lines)
+
+    if findings is not None:
+        counts = {}
+        for finding in findings:
+            gpu = finding.get("gpu") if isinstance(finding.get("gpu"), dict) else None
+            if gpu is None or finding.get("status") not in ("warn", "fail"):
+                continue
+            key = (gpu.get("index"), finding["status"])
+            counts[key] = counts.get(key, 0) + 1
+        lines = []
+        for item in gpus:
+            for status in ("warn", "fail"):
+                labels = _labels(base(item["ident"]) + [("status", status)])
+                lines.append("%sgpu_findings%s %d\n" % (PREFIX, labels, counts.get((item["ident"]["index"], status), 0)))
+        family("gpu_findings", "gauge", "Burn-in and health findings of the GPU in gpufleet's latest judging, by status.", lines)
+
+    if sampled_at is not None:
+        family("health_last_sample_timestamp_seconds", "gauge", "When gpufleet last sampled this node (Unix time).",
+               ["%shealth_last_sample_timestamp_seconds %s\n" % (PREFIX, format_value(sampled_at))])
+    return "".join(families)
+
+
+def render_samples(parsed, findings=None):
+    """:func:`render` of a whole sampler run: the last sample of each GPU, stamped with the last sample's time."""
+    gpus = latest(parsed)
+    times = [sample["t"] for sample in parsed.get("samples") or []]
+    return render(gpus, findings=findings, sampled_at=max(times) if times else None)

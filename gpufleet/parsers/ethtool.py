@@ -1,0 +1,295 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parsers for ``ethtool IFACE`` (KIND ``ethtool``) and ``ethtool -i IFACE`` (KIND ``ethtool-driver``).
+
+``parse_ethtool(text)`` returns::
+
+    {
+      "interface": str | None,            # from "Settings for eth0:"; None for a fragment without it
+      "speed_mbps": int | None,           # "25000Mb/s" -> 25000; None for "Unknown!". NOTE: printed
+                                          # even when "Link detected: no" -- judge link_detected too
+      "duplex": str | None,               # "Full" / "Half"; None for "Unknown! (255)"
+      "link_detected": bool | None,       # "yes"/"no"; None when not printed (fragment, crash)
+      "port": str | None,                 # "Direct Attach Copper", "Twisted Pair", "FIBRE", "Other"
+      "auto_negotiation": bool | None,    # "Auto-negotiation: on" -> True
+      "lanes": int | None,                # "Lanes: 8" (ethtool >= 5.10 with a driver that reports it)
+      "supported_ports": [str] | None,    # "[ TP  MII ]" -> ["TP", "MII"]; "[  ]" -> []
+      "supported_link_modes": [str] | None,   # ["10baseT/Half", ...]; None for "Not reported"
+      "advertised_link_modes": [str] | None,
+      "link_partner_advertised_link_modes": [str] | None,
+      "supported_fec_modes": [str] | None,    # ["None", "RS", "BASER"] ("None" = the no-FEC mode);
+      "advertised_fec_modes": [str] | None,   # None for "Not reported"
+      "supports_auto_negotiation": bool | None,
+      "advertised_auto_negotiation": bool | None,
+      "phyad": int | None,
+      "transceiver": str | None,
+      "message_level": int | None,        # "Current message level: 0x00000007 (7)" -> 7
+      "message_level_flags": [str],       # continuation line "drv probe link" -> ["drv", "probe", "link"]
+      "settings": {str: str},             # EVERY "Key: value" line, key snake_cased ("mdi_x",
+                                          # "wake_on", "supported_pause_frame_use"...), value as
+                                          # printed, continuation lines joined with single spaces
+      "errors": [{"line": int, "text": str}],  # "netlink error: Operation not permitted",
+                                          # "Cannot get ...: ...", "Segmentation fault (core dumped)"
+      "truncated": bool,                  # True when the text is known incomplete: the tool crashed
+                                          # (segfault...), an elision mark ("[..]") or grep
+                                          # separator ("--") is present, or there is no
+                                          # "Settings for" header (a ``| grep -A`` fragment)
+    }
+
+``parse_ethtool_driver(text)`` returns ``{"driver": str, "version": str | None,
+"firmware_version": str | None, "bus_info": str | None, ...}``: every ``key: value`` line with the
+key snake_cased (``expansion-rom-version`` -> ``expansion_rom_version``, ``supports-statistics``
+-> ``supports_statistics``); an empty value (``expansion-rom-version: ``) or N/A is None and the
+``supports_*`` yes/no values are booleans; ``errors``: [{"line", "text"}] for messages such as
+"Cannot get driver information: ..." printed next to the data.
+
+Raises :class:`ParseError` (1-based line) for: empty input; output with no setting at all
+(quoting the tool's message, e.g. "Cannot get device settings: No such device"); a second
+"Settings for" header or a repeated key (two captures concatenated); an unrecognised line (a
+line without "key:" that does not continue a list); a malformed value (speed not ``NMb/s`` or
+Unknown, link detected not yes/no, a link mode token that is not ``NbaseX[/Full|/Half]``,
+lanes/PHYAD not integers); and a full output (with its header) that ends before
+``Link detected:`` without a crash or a "Cannot get link status" message: a truncated capture
+names its last line. ``ethtool -i``: a line that is not ``key: value`` or no ``driver:`` line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpufleet.parsers.common import clean_lines, ParseError, is_not_available
+
+KIND = "ethtool"
+KIND_DRIVER = "ethtool-driver"
+
+# ------------------------------------------------------------------------------------------
+
+_HEADER_RE = re.compile(r"^Settings for (.+):$")
+_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 ./()\-]*?):(?:\s+(.*))?$")
+_ELISION = {"[..]", "[...]", "...", "\u2026", "--", "[snip]"}
+_CRASH_RE = re.compile(r"^(?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)\b")
+_ERROR_RE = re.compile(
+    r"^(?:netlink (?:error|warning)\b|Cannot \w|No data available|Operation not permitted|No such device|ethtool: |"
+    r"(?:sudo|bash|sh|zsh|timeout): )"
+)
+_LINK_MODE_RE = re.compile(r"^\d+base[A-Za-z0-9_]+(?:/(?:Half|Full))?$")
+_WORD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
+_FLAG_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_UNKNOWN_RE = re.compile(r"^Unknown!?(?:\s*\(\d+\))?$")
+_CONTINUED = re.compile(r"(link modes|FEC modes|message level)$")
+# Keys ethtool prints; recognised even without indentation (a capture that lost it).
+_KNOWN_KEYS = {
+    "Supported ports", "Supported link modes", "Supported pause frame use", "Supports auto-negotiation",
+    "Supported FEC modes", "Advertised link modes", "Advertised pause frame use", "Advertised auto-negotiation",
+    "Advertised FEC modes", "Link partner advertised link modes", "Link partner advertised pause frame use",
+    "Link partner advertised auto-negotiation", "Link partner advertised FEC modes", "Speed", "Lanes", "Duplex",
+    "Auto-negotiation", "Port", "PHYAD", "Transceiver", "MDI-X", "Supports Wake-on", "Wake-on",
+    "Current message level", "Link detected", "Master-slave cfg", "Master-slave status",
+}
+
+
+def _snake(key):
+    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+
+
+def _fail(message, number, line, kind=KIND):
+    raise ParseError(message, line=number, kind=kind, text=line)
+
+
+def _mode_list(value, pattern, what, entries):
+    """Tokens of a list value; None for "Not reported". ``entries`` are (line number, text)."""
+    if value.strip().lower() in ("not reported", "none reported"):
+        return None
+    tokens = []
+    for number, text in entries:
+        for token in text.split():
+            if not pattern.match(token):
+                _fail("not a %s: %r" % (what, token), number, text)
+            tokens.append(token)
+    return tokens
+
+
+def _yes_no(value, number, line, yes="yes", no="no", kind=KIND):
+    lowered = value.strip().lower()
+    if lowered == yes:
+        return True
+    if lowered == no:
+        return False
+    return _fail("expected %s/%s, got %r" % (yes, no, value), number, line, kind)
+
+
+def _integer(value, number, line):
+    if not re.fullmatch(r"\d+", value.strip()):
+        _fail("not an integer: %r" % value, number, line)
+    return int(value)
+
+
+def _interpret(result, key, entries):
+    """Set the typed keys from one setting; ``entries`` = [(line number, value text), ...]."""
+    number, value = entries[0]
+    line = value
+    if key == "Speed":
+        match = re.fullmatch(r"(\d+)\s*Mb/s", value)
+        if match:
+            result["speed_mbps"] = int(match.group(1))
+        elif _UNKNOWN_RE.match(value):
+            result["speed_mbps"] = None
+        else:
+            _fail("speed is not 'NMb/s' or 'Unknown!': %r" % value, number, line)
+    elif key == "Duplex":
+        if value in ("Full", "Half"):
+            result["duplex"] = value
+        elif _UNKNOWN_RE.match(value):
+            result["duplex"] = None
+        else:
+            _fail("duplex is not Full/Half/Unknown!: %r" % value, number, line)
+    elif key == "Link detected":
+        result["link_detected"] = _yes_no(value, number, line)
+    elif key == "Auto-negotiation":
+        result["auto_negotiation"] = _yes_no(value, number, line, "on", "off")
+    elif key in ("Supports auto-negotiation", "Advertised auto-negotiation"):
+        result[_snake(key)] = _yes_no(value, number, line)
+    elif key == "Lanes":
+        result["lanes"] = _integer(value, number, line)
+    elif key == "PHYAD":
+        result["phyad"] = _integer(value, number, line)
+    elif key in ("Port", "Transceiver"):
+        result[_snake(key)] = None if is_not_available(value) else value
+    elif key == "Supported ports":
+        match = re.fullmatch(r"\[(.*)\]", value)
+        if not match:
+            _fail("supported ports is not '[ ... ]': %r" % value, number, line)
+        result["supported_ports"] = match.group(1).split()
+    elif key.endswith("link modes"):
+        result[_snake(key)] = _mode_list(value, _LINK_MODE_RE, "link mode", entries)
+    elif key.endswith("FEC modes"):
+        result[_snake(key)] = _mode_list(value, _WORD_RE, "FEC mode", entries)
+    elif key == "Current message level":
+        match = re.fullmatch(r"0x[0-9a-fA-F]+\s+\((\d+)\)", value)
+        if not match:
+            _fail("message level is not '0xN (N)': %r" % value, number, line)
+        result["message_level"] = int(match.group(1))
+        result["message_level_flags"] = _mode_list("", _FLAG_RE, "message flag", entries[1:])
+
+
+def _new_result():
+    return {
+        "interface": None,
+        "speed_mbps": None,
+        "duplex": None,
+        "link_detected": None,
+        "port": None,
+        "auto_negotiation": None,
+        "lanes": None,
+        "supported_ports": None,
+        "supported_link_modes": None,
+        "advertised_link_modes": None,
+        "link_partner_advertised_link_modes": None,
+        "supported_fec_modes": None,
+        "advertised_fec_modes": None,
+        "supports_auto_negotiation": None,
+        "advertised_auto_negotiation": None,
+        "phyad": None,
+        "transceiver": None,
+        "message_level": None,
+        "message_level_flags": [],
+        "settings": {},
+        "errors": [],
+        "truncated": False,
+    }
+
+
+def parse_ethtool(text):
+    """Parse ``ethtool IFACE`` output; see the module docstring for the returned keys."""
+    result = _new_result()
+    settings = []  # [key, [(line number, text), ...]]
+    header_line = None
+    last_line = None
+    crashed = False
+    for number, line in clean_lines(text, KIND):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped in _ELISION:
+            result["truncated"] = True
+            continue
+        if _CRASH_RE.match(stripped) or _ERROR_RE.match(stripped):
+            crashed = crashed or bool(_CRASH_RE.match(stripped))
+            result["errors"].append({"line": number, "text": stripped})
+            continue
+        match = _HEADER_RE.match(stripped)
+        if match:
+            if header_line is not None or settings:
+                _fail("a second 'Settings for' header or a header after settings: one interface per parse", number, line)
+            header_line = number
+            result["interface"] = match.group(1).strip()
+            last_line = number
+            continue
+        match = _KEY_RE.match(stripped)
+        if match and (line[:1].isspace() or match.group(1) in _KNOWN_KEYS):
+            key = match.group(1)
+            if any(key == k for k, _e in settings):
+                _fail("%r printed twice: two captures concatenated?" % key, number, line)
+            settings.append([key, [(number, (match.group(2) or "").strip())]])
+            last_line = number
+            continue
+        if match and not line[:1].isspace():
+            # "prog: message" at column 0 that is not an ethtool key: a message, kept.
+            result["errors"].append({"line": number, "text": stripped})
+            continue
+        if settings and ":" not in stripped and _CONTINUED.search(settings[-1][0]) and settings[-1][1][-1][0] == last_line:
+            settings[-1][1].append((number, stripped))
+            last_line = number
+            continue
+        _fail("unrecognised ethtool line", number, line)
+    result["truncated"] = result["truncated"] or crashed or header_line is None
+    if not settings:
+        if result["errors"]:
+            first = result["errors"][0]
+            raise ParseError("ethtool printed no setting: %s" % first["text"], line=first["line"], kind=KIND, text=first["text"])
+        raise ParseError("no ethtool output (no 'Settings for' header and no 'Key: value' line)", line=header_line, kind=KIND)
+    for key, entries in settings:
+        result["settings"][_snake(key)] = " ".join(t for _n, t in entries if t)
+        _interpret(result, key, entries)
+    link_error = any(e["text"].startswith("Cannot get link status") for e in result["errors"])
+    if header_line is not None and not any(k == "Link detected" for k, _e in settings) and not (crashed or link_error):
+        raise ParseError("output ends before 'Link detected:' (truncated?)", line=last_line, kind=KIND)
+    return result
+
+
+_DRIVER_KEY_RE = re.compile(r"^([a-z][a-z0-9\-]*):(?:\s+(.*))?$")
+
+
+def parse_ethtool_driver(text):
+    """Parse ``ethtool -i IFACE`` output; see the module docstring for the returned keys."""
+    result = {}
+    messages = []
+    for number, line in clean_lines(text, KIND_DRIVER):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        match = _DRIVER_KEY_RE.match(stripped)
+        if match is None:
+            if _ERROR_RE.match(stripped) or _CRASH_RE.match(stripped):
+                messages.append((number, stripped))
+                continue
+            _fail("unrecognised ethtool -i line", number, line, KIND_DRIVER)
+        key = _snake(match.group(1))
+        if key in result:
+            _fail("%r printed twice: two captures concatenated?" % match.group(1), number, line, KIND_DRIVER)
+        value = (match.group(2) or "").strip()
+        if is_not_available(value):
+            result[key] = None
+        elif key.startswith("supports_"):
+            result[key] = _yes_no(value, number, line, kind=KIND_DRIVER)
+        else:
+            result[key] = value
+    if not result.get("driver"):
+        if messages:
+            raise ParseError("ethtool -i printed no driver: %s" % messages[0][1], line=messages[0][0], kind=KIND_DRIVER, text=messages[0][1])
+        raise ParseError("no 'driver:' line in ethtool -i output", kind=KIND_DRIVER)
+    result["errors"] = [{"line": n, "text": t} for n, t in messages]
+    for key in ("version", "firmware_version", "bus_info"):
+        result.setdefault(key, None)
+    return result

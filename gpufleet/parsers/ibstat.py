@@ -1,0 +1,255 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for ``ibstat`` (infiniband-diags / rdma-core), KIND ``ibstat``.
+
+``parse_ibstat(text)`` returns::
+
+    {
+      "devices": [                      # in the order ibstat printed them (lexical: mlx5_0, mlx5_1, mlx5_10 ...)
+        {
+          "name": str,                  # CA name, e.g. "mlx5_0", "mlx5_bond_0"
+          "ca_type": str | None,        # "MT4129"; None when printed empty (soft RoCE)
+          "num_ports": int | None,      # "Number of ports"
+          "firmware_version": str | None,
+          "hardware_version": str | None,   # as printed ("0", "1", "a0")
+          "node_guid": str | None,          # "0x58a2e10300a7820e" (lower case, as printed)
+          "system_image_guid": str | None,
+          "details": bool,              # False for a header-only device (``ibstat | grep mlx5``
+                                        # fragment): every other key is None and ports is []
+          "other": {str: str},          # device-level "Key: value" lines ibstat may add, snake_cased
+          "ports": [
+            {
+              "port": int,              # "Port 1:" -> 1
+              "state": str,             # "Active", "Down", "Initializing", "Armed", "???"
+              "physical_state": str,    # "LinkUp", "Polling", "Disabled", ...
+              "rate_gbps": int | float, # "Rate: 400" -> 400, FDR "56", "2.5"; printed even when Down
+              "base_lid": int,
+              "lmc": int,
+              "sm_lid": int,
+              "capability_mask": str,   # "0xa751e848", as printed
+              "port_guid": str,         # "0x0000000000000000" for CX-6 Dx Ethernet ports
+              "link_layer": str,        # "InfiniBand" or "Ethernet"
+              "other": {str: str},
+            }
+          ],
+        }
+      ],
+      "errors": [{"line": int, "text": str}],   # stderr lines ibstat printed between/after
+                                                # devices, e.g. "ibpanic: ... stat of IB device
+                                                # 'mlx5_8' failed: ..." (exit 255, partial output)
+    }
+
+Raises :class:`ParseError` (with the 1-based line) for: empty input, no device at all (quoting
+the first error line when there is one), an unrecognised line, a value that is not what the key
+takes (number, GUID, state word), a key outside a CA block or a port key outside a ``Port N:``
+block, a repeated key/port/device, and a device block that is incomplete (missing keys, fewer
+``Port N:`` blocks than ``Number of ports``, or a bare ``CA '...'`` line among detailed devices)
+-- which is what a truncated capture looks like. Only when EVERY device is a bare ``CA '...'``
+line (``ibstat | grep mlx5``) are devices without details accepted (``details: False``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpufleet.parsers.common import clean_lines, ParseError, is_not_available, parse_number
+
+KIND = "ibstat"
+
+# ------------------------------------------------------------------------------------------
+
+_CA_RE = re.compile(r"^CA '(.*)'$")
+_PORT_RE = re.compile(r"^Port (\d+):$")
+_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 _/()-]*?):(?:\s+(.*))?$")
+# stderr lines: "ibpanic: [123] main: ...", "ibwarn: ...", "ibstat: ...", "Segmentation fault".
+_ERROR_RE = re.compile(r"^(?:[\w.\-/]+(?:\[\d+\])?: \S.*|Segmentation fault.*|Bus error.*|Aborted.*|Killed)$")
+_GUID_RE = re.compile(r"^0x[0-9a-fA-F]{16}$")
+_MASK_RE = re.compile(r"^0x[0-9a-fA-F]{1,8}$")
+
+_STATES = {"???", "Down", "Initializing", "Armed", "Active"}
+_PHYS_STATES = {"No state change", "Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "PhyTest"}
+_LINK_LAYERS = {"InfiniBand", "Ethernet", "IB", "Unknown"}
+
+_DEVICE_KEYS = {
+    "CA type": "ca_type",
+    "Number of ports": "num_ports",
+    "Firmware version": "firmware_version",
+    "Hardware version": "hardware_version",
+    "Node GUID": "node_guid",
+    "System image GUID": "system_image_guid",
+}
+_PORT_KEYS = {
+    "State": "state",
+    "Physical state": "physical_state",
+    "Rate": "rate_gbps",
+    "Base lid": "base_lid",
+    "LMC": "lmc",
+    "SM lid": "sm_lid",
+    "Capability mask": "capability_mask",
+    "Port GUID": "port_guid",
+    "Link layer": "link_layer",
+}
+
+
+def _snake(key):
+    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+
+
+def _port_value(field, value, number, line):
+    if field in ("state", "physical_state", "link_layer"):
+        allowed = {"state": _STATES, "physical_state": _PHYS_STATES, "link_layer": _LINK_LAYERS}[field]
+        if value not in allowed:
+            raise ParseError("unknown %s %r" % (field.replace("_", " "), value), line=number, kind=KIND, text=line)
+        return value
+    if field in ("port_guid",):
+        if not _GUID_RE.match(value):
+            raise ParseError("not a GUID: %r" % value, line=number, kind=KIND, text=line)
+        return value
+    if field == "capability_mask":
+        if not _MASK_RE.match(value):
+            raise ParseError("not a capability mask: %r" % value, line=number, kind=KIND, text=line)
+        return value
+    # rate_gbps, base_lid, lmc, sm_lid: decimal numbers
+    if not re.fullmatch(r"\d+(\.\d+)?", value):
+        raise ParseError("%s is not a number: %r" % (field, value), line=number, kind=KIND, text=line)
+    result = parse_number(value, line=number, kind=KIND)
+    if field != "rate_gbps" and not isinstance(result, int):
+        raise ParseError("%s is not an integer: %r" % (field, value), line=number, kind=KIND, text=line)
+    return result
+
+
+def _device_value(field, value, number, line):
+    if is_not_available(value):
+        return None
+    if field == "num_ports":
+        if not value.isdigit():
+            raise ParseError("number of ports is not an integer: %r" % value, line=number, kind=KIND, text=line)
+        return int(value)
+    if field in ("node_guid", "system_image_guid") and not _GUID_RE.match(value):
+        raise ParseError("not a GUID: %r" % value, line=number, kind=KIND, text=line)
+    return value
+
+
+def _new_device(name):
+    device = {"name": name, "details": False}
+    for field in _DEVICE_KEYS.values():
+        device[field] = None
+    device["other"] = {}
+    device["ports"] = []
+    return device
+
+
+def _check_device(device, seen, last_line):
+    """A device with any detail must be complete; a truncated block names its last line."""
+    if not device["details"]:
+        return
+    missing = [key for key, field in _DEVICE_KEYS.items() if field not in seen["device"]]
+    if missing:
+        raise ParseError("CA %r is incomplete (no %s)" % (device["name"], ", ".join(missing)), line=last_line, kind=KIND)
+    for port, port_seen in zip(device["ports"], seen["ports"]):
+        missing = [key for key, field in _PORT_KEYS.items() if field not in port_seen]
+        if missing:
+            raise ParseError(
+                "CA %r port %d is incomplete (no %s)" % (device["name"], port["port"], ", ".join(missing)), line=last_line, kind=KIND
+            )
+    if device["num_ports"] is not None and len(device["ports"]) != device["num_ports"]:
+        raise ParseError(
+            "CA %r says %d port(s) but %d were printed" % (device["name"], device["num_ports"], len(device["ports"])),
+            line=last_line,
+            kind=KIND,
+        )
+
+
+def parse_ibstat(text):
+    """Parse ``ibstat`` output; see the module docstring for the returned keys."""
+    lines = clean_lines(text, KIND)
+    devices = []
+    errors = []
+    device = None
+    port = None
+    seen = None
+    last_line = None
+    names = set()
+
+    def finish():
+        if device is not None:
+            _check_device(device, seen, last_line)
+
+    for number, line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        match = _CA_RE.match(stripped)
+        if match and not line[:1].isspace():
+            finish()
+            name = match.group(1)
+            if not name or name in names:
+                raise ParseError("empty or repeated CA name %r" % name, line=number, kind=KIND, text=line)
+            names.add(name)
+            device = _new_device(name)
+            seen = {"device": set(), "ports": []}
+            devices.append(device)
+            port = None
+            last_line = number
+            continue
+        match = _PORT_RE.match(stripped)
+        if match:
+            if device is None or "num_ports" not in seen["device"]:
+                raise ParseError("port block outside a CA block", line=number, kind=KIND, text=line)
+            port_number = int(match.group(1))
+            if any(p["port"] == port_number for p in device["ports"]):
+                raise ParseError("port %d printed twice" % port_number, line=number, kind=KIND, text=line)
+            port = {"port": port_number}
+            for field in _PORT_KEYS.values():
+                port[field] = None
+            port["other"] = {}
+            device["ports"].append(port)
+            seen["ports"].append(set())
+            last_line = number
+            continue
+        match = _KEY_RE.match(stripped)
+        key = match.group(1) if match else None
+        value = (match.group(2) or "").strip() if match else None
+        if key in _DEVICE_KEYS:
+            if device is None:
+                raise ParseError("%r outside a CA block" % key, line=number, kind=KIND, text=line)
+            field = _DEVICE_KEYS[key]
+            if port is not None or field in seen["device"]:
+                raise ParseError("%r repeated or after a port block" % key, line=number, kind=KIND, text=line)
+            device[field] = _device_value(field, value, number, line)
+            device["details"] = True
+            seen["device"].add(field)
+            last_line = number
+            continue
+        if key in _PORT_KEYS:
+            if port is None:
+                raise ParseError("%r outside a 'Port N:' block" % key, line=number, kind=KIND, text=line)
+            field = _PORT_KEYS[key]
+            if field in seen["ports"][-1]:
+                raise ParseError("%r repeated in one port block" % key, line=number, kind=KIND, text=line)
+            port[field] = _port_value(field, value, number, line)
+            seen["ports"][-1].add(field)
+            last_line = number
+            continue
+        if line[:1].isspace() and match and device is not None and device["details"]:
+            # An indented "Key: value" ibstat may add in a later release: kept, never guessed at.
+            target = port if port is not None else device
+            target["other"][_snake(key)] = value
+            last_line = number
+            continue
+        if not line[:1].isspace() and _ERROR_RE.match(stripped):
+            errors.append({"line": number, "text": stripped})
+            continue
+        raise ParseError("unrecognised ibstat line", line=number, kind=KIND, text=line)
+    finish()
+    if any(d["details"] for d in devices):
+        for number, line in lines:
+            match = _CA_RE.match(line.strip())
+            if match and not line[:1].isspace() and not next(d for d in devices if d["name"] == match.group(1))["details"]:
+                raise ParseError("CA %r has no details while others do (truncated?)" % match.group(1), line=number, kind=KIND, text=line)
+    if not devices:
+        if errors:
+            raise ParseError("ibstat printed no device: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND, text=errors[0]["text"])
+        raise ParseError("no ibstat output (no \"CA '...'\" line)", kind=KIND)
+    return {"devices": devices, "errors": errors}

@@ -1,0 +1,251 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for ``ibv_devinfo`` / ``ibv_devinfo -v`` (libibverbs, rdma-core), KIND ``ibv-devinfo``.
+
+``parse_ibv_devinfo(text)`` returns::
+
+    {
+      "devices": [                        # in printed order
+        {
+          "name": str,                    # hca_id: "mlx5_ib0", "rocep1s0f0", "mlx4_0"
+          "transport": str,               # "InfiniBand (0)" -> "InfiniBand" (also "iWARP", ...)
+          "transport_code": int | None,   # the number in brackets
+          "fw_ver": str | None,           # "28.40.1702"; None when not printed (ibv_devinfo
+                                          # omits an empty firmware version)
+          "node_guid": str,               # "0015:5dff:fe34:0033" (as printed)
+          "sys_image_guid": str,          # "0000:0000:0000:0000" for Azure AN VFs
+          "vendor_id": int,               # "0x02c9" -> 713
+          "vendor_part_id": int,          # 4126 (ConnectX-7 VF), 4129 (ConnectX-7), 4099 (CX-3)
+          "hw_ver": int,                  # "0x80" -> 128
+          "board_id": str | None,         # "MSF0000000047"; None when not printed
+          "phys_port_cnt": int,
+          "attributes": {str: str},       # every other device "key: value" (``-v``: max_qp, ...),
+                                          # key snake_cased, value as printed; continuation lines
+                                          # (flag names) appended with single spaces
+          "ports": [
+            {
+              "port": int,
+              "state": str,               # "PORT_ACTIVE", "PORT_DOWN", "PORT_INIT", "PORT_ARMED"
+              "state_code": int,          # "PORT_ACTIVE (4)" -> 4
+              "max_mtu": int | None,      # bytes: "4096 (5)" -> 4096; None for "invalid MTU"
+              "active_mtu": int | None,   # 1024 on Ethernet/RoCE ports tied to a 1500 netdev
+              "sm_lid": int,
+              "port_lid": int,
+              "port_lmc": int,            # "0x00" -> 0
+              "link_layer": str,          # "InfiniBand", "Ethernet" (RoCE), "Unknown"
+              "attributes": {str: str},   # ``-v`` port keys: active_width, active_speed,
+                                          # phys_state, GID[  0] -> "gid_0", ...
+            }
+          ],
+        }
+      ],
+      "errors": [{"line": int, "text": str}],   # unindented messages between devices
+                                                # (e.g. "Failed to query port ...")
+    }
+
+Variants: TABs or spaces, the older libibverbs ``Device ports:`` line before the port blocks,
+``-v`` extra keys and their flag-name continuation lines, CRLF, ANSI escapes, prompt lines, one
+rank prefix. Raises :class:`ParseError` (1-based line) for: empty input, no ``hca_id:`` (quoting
+the first message, e.g. "No IB devices found"), an unrecognised line, a malformed core value
+(GUID, state, MTU, number), a repeated core key/port/device, a core device key after a port
+block, and an incomplete device (core key missing, or fewer port blocks than
+``phys_port_cnt``: a truncated capture). ``ibv_devinfo -i PORT`` (one port of several) is
+therefore rejected; run it without ``-i``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpufleet.parsers.common import clean_lines, ParseError
+
+KIND = "ibv-devinfo"
+
+# ------------------------------------------------------------------------------------------
+
+_KEY_RE = re.compile(r"^([A-Za-z][\w .\-\[\]]*?):(?:\s+(.*))?$")
+_GUID_RE = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){3}$")
+_CODED_RE = re.compile(r"^(.+?)\s*\((\d+)\)$")
+_MESSAGE_RE = re.compile(r"^[A-Za-z].*\s\S")
+
+_DEVICE_KEYS = ("transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id", "hw_ver", "board_id", "phys_port_cnt")
+_DEVICE_REQUIRED = ("transport", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id", "hw_ver", "phys_port_cnt")
+_PORT_KEYS = ("state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc", "link_layer")
+_LINK_LAYERS = {"InfiniBand", "Ethernet", "Unknown"}
+
+
+def _fail(message, number, line):
+    raise ParseError(message, line=number, kind=KIND, text=line)
+
+
+def _snake(key):
+    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+
+
+def _int(value, number, line, base=10):
+    pattern = r"\d+" if base == 10 else r"0[xX][0-9a-fA-F]+"
+    if not re.fullmatch(pattern, value):
+        _fail("not a %s number: %r" % ("decimal" if base == 10 else "hex", value), number, line)
+    return int(value, base if base == 10 else 16)
+
+
+def _device_value(key, value, number, line, device):
+    if key == "transport":
+        match = _CODED_RE.match(value)
+        device["transport"] = match.group(1) if match else value
+        device["transport_code"] = int(match.group(2)) if match else None
+        if not device["transport"]:
+            _fail("empty transport", number, line)
+    elif key in ("node_guid", "sys_image_guid"):
+        if not _GUID_RE.match(value):
+            _fail("not a GUID: %r" % value, number, line)
+        device[key] = value
+    elif key in ("vendor_id", "hw_ver"):
+        device[key] = _int(value, number, line, base=16)
+    elif key in ("vendor_part_id", "phys_port_cnt"):
+        device[key] = _int(value, number, line)
+    else:  # fw_ver, board_id
+        if not value:
+            _fail("empty %s" % key, number, line)
+        device[key] = value
+
+
+def _mtu(value, number, line):
+    match = _CODED_RE.match(value)
+    if not match:
+        _fail("MTU is not 'BYTES (CODE)': %r" % value, number, line)
+    if match.group(1).startswith("invalid"):
+        return None
+    return _int(match.group(1), number, line)
+
+
+def _port_value(key, value, number, line, port):
+    if key == "state":
+        match = _CODED_RE.match(value)
+        if not match or not re.fullmatch(r"PORT_[A-Z_]+|invalid state", match.group(1)):
+            _fail("port state is not 'PORT_X (N)': %r" % value, number, line)
+        port["state"], port["state_code"] = match.group(1), int(match.group(2))
+    elif key in ("max_mtu", "active_mtu"):
+        port[key] = _mtu(value, number, line)
+    elif key in ("sm_lid", "port_lid"):
+        port[key] = _int(value, number, line)
+    elif key == "port_lmc":
+        port[key] = _int(value, number, line, base=16)
+    else:  # link_layer
+        if value not in _LINK_LAYERS:
+            _fail("unknown link layer %r" % value, number, line)
+        port[key] = value
+
+
+def _new_device(name):
+    device = {"name": name, "transport_code": None}
+    for key in _DEVICE_KEYS:
+        device[key] = None
+    device["attributes"] = {}
+    device["ports"] = []
+    return device
+
+
+def _new_port(number):
+    port = {"port": number, "state_code": None}
+    for key in _PORT_KEYS:
+        port[key] = None
+    port["attributes"] = {}
+    return port
+
+
+def _check(device, seen, last):
+    if device is None:
+        return
+    missing = [key for key in _DEVICE_REQUIRED if key not in seen["device"]]
+    if missing:
+        raise ParseError("device %r is incomplete (no %s)" % (device["name"], ", ".join(missing)), line=last, kind=KIND)
+    for port, port_seen in zip(device["ports"], seen["ports"]):
+        missing = [key for key in _PORT_KEYS if key not in port_seen]
+        if missing:
+            raise ParseError("device %r port %d is incomplete (no %s)" % (device["name"], port["port"], ", ".join(missing)), line=last, kind=KIND)
+    if len(device["ports"]) != device["phys_port_cnt"]:
+        raise ParseError(
+            "device %r has phys_port_cnt %d but %d port block(s)" % (device["name"], device["phys_port_cnt"], len(device["ports"])),
+            line=last,
+            kind=KIND,
+        )
+
+
+def parse_ibv_devinfo(text):
+    """Parse ``ibv_devinfo [-v]`` output; see the module docstring for the returned keys."""
+    lines = clean_lines(text, KIND)
+    devices = []
+    errors = []
+    device = port = seen = None
+    last = None
+    attribute = None  # (dict, key) that a continuation line extends
+    for number, line in lines:
+        stripped = line.strip()
+        if not stripped:
+            attribute = None
+            continue
+        match = _KEY_RE.match(stripped)
+        key = match.group(1) if match else None
+        value = (match.group(2) or "").strip() if match else ""
+        if key == "hca_id" and not line[:1].isspace():
+            _check(device, seen, last)
+            if not value or any(d["name"] == value for d in devices):
+                _fail("empty or repeated hca_id %r" % value, number, line)
+            device = _new_device(value)
+            devices.append(device)
+            seen = {"device": set(), "ports": []}
+            port = attribute = None
+            last = number
+            continue
+        if device is not None and line[:1].isspace():
+            if key == "port" and value.isdigit() and not value.startswith("0"):
+                if any(p["port"] == int(value) for p in device["ports"]):
+                    _fail("port %s printed twice" % value, number, line)
+                port = _new_port(int(value))
+                device["ports"].append(port)
+                seen["ports"].append(set())
+                attribute = None
+                last = number
+                continue
+            if stripped == "Device ports:":
+                attribute = None
+                continue
+            if port is None and key in _DEVICE_KEYS:
+                if key in seen["device"]:
+                    _fail("%r repeated" % key, number, line)
+                _device_value(key, value, number, line, device)
+                seen["device"].add(key)
+                attribute, last = None, number
+                continue
+            if port is not None and key in _PORT_KEYS:
+                if key in seen["ports"][-1]:
+                    _fail("%r repeated in one port block" % key, number, line)
+                _port_value(key, value, number, line, port)
+                seen["ports"][-1].add(key)
+                attribute, last = None, number
+                continue
+            if key in _DEVICE_KEYS or key in _PORT_KEYS or key == "port":
+                _fail("%r out of place" % key, number, line)
+            if match:
+                target = (port or device)["attributes"]
+                name = _snake(key)
+                target[name] = value if name not in target else "%s %s" % (target[name], value)
+                attribute, last = (target, name), number
+                continue
+            if attribute is not None and ":" not in stripped:
+                target, name = attribute
+                target[name] = ("%s %s" % (target[name], stripped)).strip()
+                last = number
+                continue
+        if not line[:1].isspace() and _MESSAGE_RE.match(stripped):
+            errors.append({"line": number, "text": stripped})
+            continue
+        _fail("unrecognised ibv_devinfo line", number, line)
+    _check(device, seen, last)
+    if not devices:
+        if errors:
+            raise ParseError("ibv_devinfo printed no device: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND, text=errors[0]["text"])
+        raise ParseError("no ibv_devinfo output (no 'hca_id:' line)", kind=KIND)
+    return {"devices": devices, "errors": errors}

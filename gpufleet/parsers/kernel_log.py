@@ -1,0 +1,164 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for the kernel log's NVIDIA events, KIND ``kernel-log``.
+
+``parse_kernel_log(text)`` reads ``dmesg``, ``dmesg -T``, ``dmesg --time-format iso``,
+``dmesg --decode`` (``kern  :warn  : `` prefix, with or without ``--time-format iso``),
+``journalctl -k -o short-iso`` and ``journalctl -k`` (``short``) and returns::
+
+    {
+      "format": str | None,        # prefix of the first timestamped line: "dmesg" ([  12.345678]),
+                                   # "dmesg-ctime" (-T), "iso" (--time-format iso), "journal-short-iso",
+                                   # "journal-short"; None when no line had a timestamp
+      "decoded": bool,             # lines carried the --decode "facility:level :" prefix
+      "line_count": int,           # non-empty lines read (journalctl "-- ... --" marks excluded)
+      "no_entries": bool,          # journalctl printed "-- No entries --"
+      "events": [                  # one per "NVRM: Xid (...)" line, in log order
+        {
+          "line": int,             # 1-based line number in the text
+          "timestamp": str | None, # as printed ("2024-11-15T12:02:03,470068+00:00", "315905.140245",
+                                   # "Sun Feb 23 16:24:18 2025")
+          "pci": str,              # as printed without "PCI:" ("0000:19:00"; the Xid line has no function)
+          "xid": int,
+          "pid": int | None,       # None for pid='<unknown>' or when the Xid prints no pid
+          "process": str | None,   # name=...; None for <unknown> or when absent
+          "message": str,          # the rest of the line ("Ch 00000008", the raw hex words of Xid 62)
+        }
+      ],
+      "xid_counts": {str: int},    # "48" -> occurrences (keys are strings: they become JSON keys)
+      "fallen_off_bus": [str],     # GPU addresses reported as "fallen off the bus" (multi-line NVRM
+                                   # message or Xid 79), first-seen order, each once
+      "peermem_errors": int,       # nvidia-peermem / nv_peer_mem lines saying ERROR
+      "peermem_first_line": int | None,
+    }
+
+Continuation lines (the indented second and third lines of a multi-line ``NVRM:`` message under
+plain ``dmesg``) are joined to the message they continue. Raises :class:`ParseError` (1-based
+line) for text that is not a string and for an ``NVRM: Xid`` line whose address or number cannot
+be read (a truncated line). Empty text is not an error here (``line_count`` 0): a kernel log
+with nothing in it says nothing, and the caller decides what that means.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpufleet.parsers.common import ParseError, numbered_lines, strip_ansi
+
+KIND = "kernel-log"
+
+_DECODE_RE = re.compile(r"^([a-z]+)\s*:([a-z]+)\s*: ")
+_MONO_RE = re.compile(r"^\[\s*(\d+\.\d+)\]\s?")
+_CTIME_RE = re.compile(r"^\[((?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})\]\s?")
+_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:[+-]\d\d:?\d\d|Z)?"
+_JOURNAL_ISO_RE = re.compile(r"^(" + _ISO + r") (\S+) kernel: ?")
+_ISO_RE = re.compile(r"^(" + _ISO + r")\s")
+_JOURNAL_SHORT_RE = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (\S+) kernel: ?")
+_JOURNAL_MARK_RE = re.compile(r"^-- .* --$")
+
+_XID_START_RE = re.compile(r"NVRM: Xid\b")
+_XID_RE = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): (\d+)(?:,\s*|\s*$)(.*)$")
+_PID_RE = re.compile(r"^pid=('?<unknown>'?|\d+),\s*")
+_NAME_RE = re.compile(r"^name=([^,]*),?\s*")
+_GPU_ADDR_RE = re.compile(r"(?:NVIDIA GPU|GPU at PCI:|GPU) ((?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\b")
+# A multi-line NVRM message logged one line per record names the GPU at most this many records earlier.
+_CONTINUATION_RECORDS = 3
+_PEERMEM_RE = re.compile(r"\b(?:nvidia[-_]peermem|nv_peer_mem)\b.*\bERROR\b")
+
+
+def _strip_prefix(line):
+    """``(format, timestamp, message, decoded)`` of one line, the prefixes removed."""
+    decoded = False
+    match = _DECODE_RE.match(line)
+    if match:
+        decoded = True
+        line = line[match.end():]
+    for fmt, regex in (("journal-short-iso", _JOURNAL_ISO_RE), ("iso", _ISO_RE), ("dmesg", _MONO_RE),
+                       ("dmesg-ctime", _CTIME_RE), ("journal-short", _JOURNAL_SHORT_RE)):
+        match = regex.match(line)
+        if match:
+            return fmt, match.group(1), line[match.end():], decoded
+    return None, None, line, decoded
+
+
+def _xid_event(number, timestamp, message, line):
+    match = _XID_RE.search(message)
+    if not match:
+        raise ParseError("an NVRM Xid line whose address or Xid number cannot be read", line=number, kind=KIND, text=line)
+    pci, xid, rest = match.group(1).lower(), int(match.group(2)), match.group(3).strip()
+    pid = process = None
+    pid_match = _PID_RE.match(rest)
+    if pid_match:
+        pid = int(pid_match.group(1)) if pid_match.group(1).isdigit() else None
+        rest = rest[pid_match.end():]
+        name_match = _NAME_RE.match(rest)
+        if name_match:
+            process = name_match.group(1).strip()
+            if process in ("<unknown>", "'<unknown>'", ""):
+                process = None
+            rest = rest[name_match.end():]
+    return {"line": number, "timestamp": timestamp, "pci": pci, "xid": xid, "pid": pid, "process": process, "message": rest.strip()}
+
+
+def parse_kernel_log(text):
+    """Parse a kernel log (see the module docstring for the keys)."""
+    if not isinstance(text, str):
+        raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND)
+    result = {
+        "format": None,
+        "decoded": False,
+        "line_count": 0,
+        "no_entries": False,
+        "events": [],
+        "xid_counts": {},
+        "fallen_off_bus": [],
+        "peermem_errors": 0,
+        "peermem_first_line": None,
+    }
+    records = []  # [first line number, timestamp, message text]
+    for number, raw in numbered_lines(text):
+        line = strip_ansi(raw).rstrip()
+        if not line.strip():
+            continue
+        if _JOURNAL_MARK_RE.match(line.strip()):
+            if line.strip() == "-- No entries --":
+                result["no_entries"] = True
+            continue
+        result["line_count"] += 1
+        fmt, timestamp, message, decoded = _strip_prefix(line)
+        result["decoded"] = result["decoded"] or decoded
+        if fmt is None and not decoded and line[:1].isspace() and records:
+            # plain dmesg indents the further lines of a multi-line message under its text
+            records[-1][2] += " " + line.strip()
+            records[-1][3].append((number, line))
+            continue
+        if fmt is not None and result["format"] is None:
+            result["format"] = fmt
+        records.append([number, timestamp, message.strip(), [(number, line)]])
+
+    last_named = None  # (record index, address) of the last record naming a GPU address
+    for index, (number, timestamp, message, lines) in enumerate(records):
+        named = _GPU_ADDR_RE.search(message)
+        if named:
+            last_named = (index, named.group(1).lower())
+        if _XID_START_RE.search(message):
+            event = _xid_event(number, timestamp, message, lines[0][1])
+            result["events"].append(event)
+            key = str(event["xid"])
+            result["xid_counts"][key] = result["xid_counts"].get(key, 0) + 1
+            if event["xid"] == 79:
+                _add_once(result["fallen_off_bus"], event["pci"])
+        elif "fallen off the bus" in message and last_named is not None and index - last_named[0] <= _CONTINUATION_RECORDS:
+            # the address is on this line, or on the first line of a message logged line by line
+            _add_once(result["fallen_off_bus"], last_named[1])
+        if _PEERMEM_RE.search(message):
+            result["peermem_errors"] += 1
+            if result["peermem_first_line"] is None:
+                result["peermem_first_line"] = number
+    return result
+
+
+def _add_once(items, value):
+    if value not in items:
+        items.append(value)

@@ -1,0 +1,558 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for nccl-tests output (KIND ``nccl``): all_reduce_perf and its siblings
+(all_gather, reduce_scatter, alltoall, broadcast, reduce, sendrecv, gather, scatter,
+hypercube).
+
+``parse_nccl_tests(text)`` returns a dict with these keys (a public contract):
+
+- ``failed`` (bool): the run did not produce a trustworthy result: a ``Test NCCL failure`` /
+  ``Test CUDA failure`` / ``Test failure`` line, ``Out of bounds values : N FAILED``, no
+  result row at all (hang or crash after the header, MPI/UCX launch failure), an abort
+  (``Abort COMPLETE``, ``MPI_ABORT``, segfault), an error line printed by the launcher, or
+  ``single_rank_runs``.
+- ``errors`` (list[{line, text}]): failure lines, launcher/UCX/MPI error lines (a message
+  wrapped over a few lines is joined), NCCL WARN lines (multi-line WARNs joined) and the
+  parser's own findings (``no result rows``...; ``line`` is None for those about the whole
+  text). ``line`` is 1-based in the text as given.
+- ``warnings`` (list[{line, text, host}]): the NCCL WARN lines alone.
+- ``ranks`` (int|None): number of ranks: the largest of (highest ``Rank N`` of the
+  ``# Using devices`` lines + 1) and the largest ``nranks N`` of NCCL INFO lines.
+- ``hosts`` (list[str]): distinct host names of the device lines (else of the NCCL lines).
+- ``devices`` (list[{rank, group, pid, host, device, bus_id, name, line}]): the
+  ``#  Rank N Group G Pid P on HOST device D [BUS] NAME`` lines (``group`` None in the old
+  format without Group; ``bus_id`` as printed: ``0x18``, ``0000:61:00``, ``0x00`` under
+  Hyper-V).
+- ``devices_compact`` (bool): fewer device lines than ranks (nccl-tests >= 2.17 prints only
+  the first and last rank of each node).
+- ``collective`` (str|None): ``all_reduce_perf``... from ``# Collective test starting:`` /
+  ``concluded:``, else from the command line in the text, else None.
+- ``nccl_version`` (str|None): ``2.16.2`` from ``NCCL version 2.16.2+cuda11.6`` (also in INFO
+  lines), else from the banner's ``nccl-library=22903``; ``nccl_version_full`` (str|None) as
+  printed.
+- ``nccl_tests_version`` (str|None): from ``# nccl-tests version 2.17.9 ...``.
+- ``params`` (dict|None): from the ``# nThread`` line: ``nthread``, ``ngpus``, ``min_bytes``,
+  ``max_bytes``, ``step`` (int), ``step_kind`` (``factor``|``bytes``), ``warmup_iters``,
+  ``iters``, ``agg_iters``, ``validation``, ``graph`` (ints; None when not printed).
+- ``reduced_max_bytes`` (int|None): ``# Reducing maxBytes to N due to memory limitation``.
+- ``header_format`` (``"new"``|``"old"``|None): ``new`` has ``root`` and ``#wrong`` columns,
+  ``old`` (nccl-tests < 2.0) an ``error`` column; None when no column header was seen (the
+  format is then inferred per row from the cell count).
+- ``rows`` (list[dict]): one per result row, in order: ``{line, size_bytes, count, type,
+  redop, root, out_of_place: {time_us, algbw_gbs, busbw_gbs, wrong}, in_place: {...}}``.
+  ``redop``/``root`` are None when the format has no such column. ``wrong`` is an int
+  (``#wrong``), a float for ``#wrong`` printed in e-notation (``1.04858e+06``, approximate)
+  and for the old ``error`` column (max. error, e.g. ``7e-07``), None when printed ``N/A``
+  (``validation: 0``).
+- ``avg_busbw_gbs`` (int|float|None): ``# Avg bus bandwidth`` (None when absent).
+- ``max_busbw_gbs`` (float|None): highest out-of-place or in-place busbw over all rows.
+- ``largest_size_bytes`` (int|None) and ``busbw_at_largest_size_gbs`` (float|None):
+  out-of-place busbw of the (last) row with the largest size: what judges compare.
+- ``wrong_total`` (int|float|None): sum of the non-None ``#wrong`` cells (None for the old
+  ``error`` column or when every cell is N/A); ``max_error`` (float|None): largest old
+  ``error`` cell.
+- ``out_of_bounds`` (int|None) and ``out_of_bounds_status`` (``"OK"``|``"FAILED"``|None):
+  ``# Out of bounds values : 108 FAILED``.
+- ``complete`` (bool): the footer (``Out of bounds values``, ``Avg bus bandwidth`` or
+  ``Collective test concluded``) was seen after the rows. A recording that stops in the
+  table is ``complete: False`` (but not ``failed`` by that alone).
+- ``single_rank`` (bool): one rank (``ranks == 1``, or busbw 0.00 on every row while
+  algbw > 0): busbw is meaningless and algbw of in-place rows absurd.
+- ``interleaved`` (bool): rows of the same size/type/op repeat or go back in size within
+  one table, or rows came from more than one launcher rank prefix: several independent
+  runs printed into one output.
+- ``single_rank_runs`` (bool): ``interleaved`` and ``single_rank`` (or rows from several
+  launcher ranks): nccl-tests built without ``MPI=1`` launched by mpirun/srun; each process
+  ran alone. Sets ``failed``; never read as one multi-rank result.
+- ``tables`` (int): number of column headers seen.
+- ``elided`` (bool) and ``elided_lines`` (list[int]): author elision lines (``...``,
+  ``[...]``) skipped.
+- ``rank_prefix`` (str|None): launcher prefix seen: ``srun``, ``mpirun-tag-output``,
+  ``mpi-rank``.
+- ``debug`` (dict|None): :func:`parse_nccl_debug` of the same text when NCCL INFO/WARN/TRACE
+  lines are present; ``transports`` (dict), ``using_network`` (str|None) and
+  ``fallback_to_socket`` (bool|None) copy its keys (``{}``/None/None without debug lines).
+
+Raises :class:`ParseError` naming the line for a result row with the wrong number of cells
+or a cell that is not a number, and (without a line) for empty input or text with no
+nccl-tests content, NCCL line or error message at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.nccl_debug import (
+    collect_nccl_debug,
+    is_elision,
+    join_warnings,
+    match_nccl_line,
+    prepare_lines,
+    version_of,
+)
+
+KIND = "nccl"
+
+_INT_RE = re.compile(r"^[-+]?\d+$")
+_FLOAT_RE = re.compile(r"^[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?$")
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NA = ("N/A", "n/a", "NA")
+
+_BANNER_RE = re.compile(r"^#?\s*nccl-tests version (\S+)(?:.*?nccl-library=(\d+))?")
+_COLLECTIVE_RE = re.compile(r"^#?\s*Collective test (starting|concluded):\s*(\S+)")
+_NTHREAD_RE = re.compile(r"^#?\s*nThread\s+\d+\s+nGpus\s+\d+")
+_USING_DEVICES_RE = re.compile(r"^#?\s*Using devices\s*$")
+_DEVICE_RE = re.compile(
+    r"^#?\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)\s+"
+    r"device\s+(?P<device>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$"
+)
+_REDUCING_RE = re.compile(r"^#?\s*Reducing maxBytes to (\d+)")
+_OOB_RE = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\S+)\s+(OK|FAILED)\b")
+_AVG_RE = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(\S+)")
+_COMMAND_PERF_RE = re.compile(r"\b([a-z][a-z0-9_]*_perf)\b")
+
+# Failure / launcher error lines (searched in lines that are neither NCCL lines nor rows).
+_FAILURE_PATTERNS = (
+    re.compile(r"Test (?:NCCL |CUDA )?failure"),
+    re.compile(r"There are not enough slots available"),
+    re.compile(r"mpirun (?:noticed|was unable|has exited)"),
+    re.compile(r"Primary job\s+terminated"),
+    re.compile(r"ORTE (?:was unable|has lost)|PRTE has lost"),
+    re.compile(r"MPI_ABORT"),
+    re.compile(r"\b(?:srun|slurmstepd|salloc|sbatch):\s*error\b", re.IGNORECASE),
+    re.compile(r"UCX\s+ERROR"),
+    re.compile(r"Segmentation fault|Bus error|core dumped|\bAborted\b|\bKilled\b"),
+    re.compile(r"error while loading shared libraries"),
+    re.compile(r"command not found"),
+    re.compile(r"(?:^|\s)ERROR\b"),
+    re.compile(r"^(?:\S+:\s*)?(?:Error|error)\b\s*:"),
+)
+# NCCL INFO lines that mean the communicator died.
+_NCCL_ABORT_RE = re.compile(r"Abort COMPLETE|NCCL failure|Cuda failure")
+
+
+def _number(cell, number, what):
+    """int when integral in the source, float otherwise; anything else is damage."""
+    if _INT_RE.match(cell):
+        return int(cell)
+    if _FLOAT_RE.match(cell):
+        return float(cell)
+    raise ParseError("%s is not a number: %r" % (what, cell), line=number, kind=KIND)
+
+
+def _wrong_cell(cell, number):
+    if cell in _NA:
+        return None
+    return _number(cell, number, "#wrong/error")
+
+
+def _header_names(line):
+    """Column names of a ``#  size  count  type ...`` header line, else None."""
+    body = line.lstrip("#").split()
+    if len(body) >= 10 and body[0] == "size" and body[1] == "count" and "busbw" in body and "time" in body:
+        return body
+    return None
+
+
+def _layout_from_header(names, number):
+    """(leading field names, format) from the column names; 8 value columns follow."""
+    lead = names[:-8]
+    values = names[-8:]
+    known = {"size", "count", "type", "redop", "root"}
+    if not lead or not set(lead) <= known or lead[:2] != ["size", "count"]:
+        raise ParseError("unknown nccl-tests column header", line=number, kind=KIND)
+    if values[0::4] != ["time", "time"] or values[1::4] != ["algbw", "algbw"] or values[2::4] != ["busbw", "busbw"]:
+        raise ParseError("unknown nccl-tests column header", line=number, kind=KIND)
+    fmt = "old" if values[3] == "error" else "new"
+    return lead, fmt
+
+
+def _layout_from_cells(cells, number):
+    """Layout of a row seen without a column header, from its cell count."""
+    if len(cells) == 13:
+        return ["size", "count", "type", "redop", "root"], "new"
+    if len(cells) == 12:
+        if _INT_RE.match(cells[3]):
+            return ["size", "count", "type", "root"], "old"
+        return ["size", "count", "type", "redop"], "old"
+    raise ParseError("result row has %d cells, expected 12 or 13" % len(cells), line=number, kind=KIND)
+
+
+def _parse_row(cells, number, lead, fmt):
+    if len(cells) != len(lead) + 8:
+        raise ParseError("result row has %d cells, expected %d" % (len(cells), len(lead) + 8), line=number, kind=KIND)
+    fields = dict(zip(lead, cells))
+    size = _number(fields["size"], number, "size")
+    count = _number(fields["count"], number, "count")
+    if not isinstance(size, int) or not isinstance(count, int) or size < 0 or count < 0:
+        raise ParseError("size/count must be non-negative integers", line=number, kind=KIND)
+    if not _IDENT_RE.match(fields["type"]):
+        raise ParseError("bad data type %r" % fields["type"], line=number, kind=KIND)
+    redop = fields.get("redop")
+    if redop is not None and not _IDENT_RE.match(redop):
+        raise ParseError("bad reduction op %r" % redop, line=number, kind=KIND)
+    root = None
+    if "root" in fields:
+        root = _number(fields["root"], number, "root")
+        if not isinstance(root, int):
+            raise ParseError("root is not an integer: %r" % fields["root"], line=number, kind=KIND)
+    values = cells[len(lead):]
+    halves = []
+    for offset in (0, 4):
+        time_us = _number(values[offset], number, "time")
+        algbw = _number(values[offset + 1], number, "algbw")
+        busbw = _number(values[offset + 2], number, "busbw")
+        wrong = _wrong_cell(values[offset + 3], number)
+        if fmt == "new" and isinstance(wrong, float) and "e" not in values[offset + 3].lower():
+            raise ParseError("#wrong is not a count: %r" % values[offset + 3], line=number, kind=KIND)
+        halves.append({"time_us": time_us, "algbw_gbs": algbw, "busbw_gbs": busbw, "wrong": wrong})
+    return {
+        "line": number,
+        "size_bytes": size,
+        "count": count,
+        "type": fields["type"],
+        "redop": redop,
+        "root": root,
+        "out_of_place": halves[0],
+        "in_place": halves[1],
+    }
+
+
+def _params(line):
+    def grab(pattern):
+        match = re.search(pattern, line)
+        return int(match.group(1)) if match else None
+
+    step = re.search(r"step:\s*(\d+)\((\w+)\)", line)
+    return {
+        "nthread": grab(r"nThread\s+(\d+)"),
+        "ngpus": grab(r"nGpus\s+(\d+)"),
+        "min_bytes": grab(r"minBytes\s+(\d+)"),
+        "max_bytes": grab(r"maxBytes\s+(\d+)"),
+        "step": int(step.group(1)) if step else None,
+        "step_kind": step.group(2) if step else None,
+        "warmup_iters": grab(r"warmup iters:\s*(\d+)"),
+        "iters": grab(r"(?<!warmup )(?<!agg )\biters:\s*(\d+)"),
+        "agg_iters": grab(r"agg iters:\s*(\d+)"),
+        "validation": grab(r"validation:\s*(\d+)"),
+        "graph": grab(r"graph:\s*(\d+)"),
+    }
+
+
+def _library_version(code):
+    """nccl-library=22903 -> '2.29.3' (NCCL_VERSION_CODE = major*10000 + minor*100 + patch)."""
+    code = int(code)
+    if code >= 10000:
+        return "%d.%d.%d" % (code // 10000, (code // 100) % 100, code % 100)
+    return "%d.%d.%d" % (code // 1000, (code // 100) % 10, code % 100)
+
+
+def _is_row_candidate(line):
+    """A line meant as a result row: integer size and count, or mostly numeric cells.
+
+    Launcher prose that starts with a digit (``2 total processes killed``, ``1. Hostfile``)
+    is not a row; a row with a damaged cell still is, so that it raises.
+    """
+    cells = line.split()
+    if len(cells) < 3:
+        return False
+    if _INT_RE.match(cells[0]) and _INT_RE.match(cells[1]):
+        return True
+    numeric = sum(1 for cell in cells if _FLOAT_RE.match(cell) or cell in _NA)
+    return len(cells) >= 8 and numeric * 2 >= len(cells)
+
+
+def _new_result():
+    return {
+        "failed": False,
+        "errors": [],
+        "warnings": [],
+        "ranks": None,
+        "hosts": [],
+        "devices": [],
+        "devices_compact": False,
+        "collective": None,
+        "nccl_version": None,
+        "nccl_version_full": None,
+        "nccl_tests_version": None,
+        "params": None,
+        "reduced_max_bytes": None,
+        "header_format": None,
+        "rows": [],
+        "avg_busbw_gbs": None,
+        "max_busbw_gbs": None,
+        "largest_size_bytes": None,
+        "busbw_at_largest_size_gbs": None,
+        "wrong_total": None,
+        "max_error": None,
+        "out_of_bounds": None,
+        "out_of_bounds_status": None,
+        "complete": False,
+        "single_rank": False,
+        "interleaved": False,
+        "single_rank_runs": False,
+        "tables": 0,
+        "elided": False,
+        "elided_lines": [],
+        "rank_prefix": None,
+        "debug": None,
+        "transports": {},
+        "using_network": None,
+        "fallback_to_socket": None,
+    }
+
+
+class _Reader:
+    """Walks the prepared lines once and fills the result."""
+
+    def __init__(self, lines):
+        self.lines = lines
+        self.res = _new_result()
+        self.layout = None  # (lead, fmt) from the current column header
+        self.header_line = None
+        self.recognised = False
+        self.failure = False
+        self.command_collective = None
+        self.row_prefix_ranks = set()
+        self.last_size = {}
+        self.seen_keys = set()
+        self.footer_after_rows = False
+        self.consumed = set()
+
+    def error(self, number, text):
+        self.res["errors"].append({"line": number, "text": text})
+
+    def read(self):
+        warnings = join_warnings(self.lines)
+        for number, (text, host, used) in warnings.items():
+            self.consumed.update(used)
+            self.res["warnings"].append({"line": number, "text": text, "host": host})
+        index = 0
+        while index < len(self.lines):
+            number, line, kind, rank = self.lines[index]
+            if number in self.consumed:
+                index += 1
+                continue
+            if kind and self.res["rank_prefix"] is None:
+                self.res["rank_prefix"] = kind
+            index = self.read_line(index, number, line, rank)
+
+    def read_line(self, index, number, line, rank):
+        """Classify one line; return the index of the next line to read."""
+        stripped = line.strip()
+        if not stripped:
+            return index + 1
+        if is_elision(stripped):
+            self.res["elided"] = True
+            self.res["elided_lines"].append(number)
+            return index + 1
+        match = match_nccl_line(stripped)
+        if match:
+            self.recognised = True
+            if match.group("level") == "WARN":
+                text = next((w["text"] for w in self.res["warnings"] if w["line"] == number), stripped)
+                self.error(number, text)
+            elif _NCCL_ABORT_RE.search(match.group("msg")):
+                self.failure = True
+                self.error(number, stripped)
+            return index + 1
+        ver, full = version_of(stripped)
+        if ver:
+            self.recognised = True
+            if self.res["nccl_version"] is None:
+                self.res["nccl_version"], self.res["nccl_version_full"] = ver, full
+            return index + 1
+        if self.read_comment(number, stripped):
+            self.recognised = True
+            return index + 1
+        if _is_row_candidate(stripped):
+            self.read_row(number, stripped, rank)
+            self.recognised = True
+            return index + 1
+        return self.read_other(index, number, stripped)
+
+    def read_comment(self, number, stripped):
+        """Banner, device, header and footer lines (``#`` possibly lost); True if read."""
+        res = self.res
+        match = _BANNER_RE.match(stripped)
+        if match:
+            res["nccl_tests_version"] = match.group(1)
+            if match.group(2) and res["nccl_version"] is None:
+                res["nccl_version"] = _library_version(match.group(2))
+            return True
+        match = _COLLECTIVE_RE.match(stripped)
+        if match:
+            res["collective"] = match.group(2)
+            if match.group(1) == "concluded" and res["rows"]:
+                self.footer_after_rows = True
+            return True
+        if _NTHREAD_RE.match(stripped):
+            res["params"] = _params(stripped)
+            return True
+        if _USING_DEVICES_RE.match(stripped):
+            return True
+        match = _DEVICE_RE.match(stripped)
+        if match:
+            res["devices"].append(
+                {
+                    "rank": int(match.group("rank")),
+                    "group": int(match.group("group")) if match.group("group") is not None else None,
+                    "pid": int(match.group("pid")),
+                    "host": match.group("host"),
+                    "device": int(match.group("device")),
+                    "bus_id": match.group("bus"),
+                    "name": match.group("name"),
+                    "line": number,
+                }
+            )
+            return True
+        match = _REDUCING_RE.match(stripped)
+        if match:
+            res["reduced_max_bytes"] = int(match.group(1))
+            return True
+        match = _OOB_RE.match(stripped)
+        if match:
+            res["out_of_bounds"] = _number(match.group(1), number, "out of bounds values")
+            res["out_of_bounds_status"] = match.group(2)
+            if match.group(2) == "FAILED":
+                self.failure = True
+                self.error(number, stripped)
+            self.footer_after_rows = self.footer_after_rows or bool(res["rows"])
+            return True
+        match = _AVG_RE.match(stripped)
+        if match:
+            res["avg_busbw_gbs"] = _number(match.group(1), number, "Avg bus bandwidth")
+            self.footer_after_rows = self.footer_after_rows or bool(res["rows"])
+            return True
+        names = _header_names(stripped)
+        if names:
+            self.layout = _layout_from_header(names, number)
+            self.header_line = number
+            res["tables"] += 1
+            res["header_format"] = self.layout[1]
+            self.last_size = {}
+            self.seen_keys = set()
+            return True
+        return stripped.startswith("#")
+
+    def read_row(self, number, stripped, rank):
+        cells = stripped.split()
+        if self.layout is not None:
+            lead, fmt = self.layout
+        else:
+            lead, fmt = _layout_from_cells(cells, number)
+        row = _parse_row(cells, number, lead, fmt)
+        row["_fmt"] = fmt
+        key = (row["type"], row["redop"], row["root"])
+        full_key = key + (row["size_bytes"],)
+        if full_key in self.seen_keys or row["size_bytes"] < self.last_size.get(key, -1):
+            self.res["interleaved"] = True
+        self.seen_keys.add(full_key)
+        self.last_size[key] = row["size_bytes"]
+        if rank is not None:
+            self.row_prefix_ranks.add(rank)
+        self.res["rows"].append(row)
+
+    def read_other(self, index, number, stripped):
+        """Command lines, launcher messages and error text."""
+        match = _COMMAND_PERF_RE.search(stripped)
+        if match and self.command_collective is None:
+            self.command_collective = match.group(1)
+        if any(pattern.search(stripped) for pattern in _FAILURE_PATTERNS) and not re.match(r"^\S*\s*Warning\b", stripped):
+            self.recognised = True
+            self.failure = True
+            parts = [stripped]
+            follow = index + 1
+            while follow < len(self.lines) and len(parts) < 4:
+                nxt = self.lines[follow][1].strip()
+                if not nxt or nxt.startswith("#") or match_nccl_line(nxt) or _is_row_candidate(nxt) or is_elision(nxt):
+                    break
+                if any(pattern.search(nxt) for pattern in _FAILURE_PATTERNS) or nxt.startswith(("..", "-----")):
+                    break
+                parts.append(nxt)
+                follow += 1
+            self.error(number, re.sub(r"\s+", " ", " ".join(parts)))
+            return follow
+        return index + 1
+
+    def finish(self):
+        res = self.res
+        debug = collect_nccl_debug(self.lines)
+        if not self.recognised and debug is None:
+            raise ParseError("no nccl-tests output, NCCL line or error message found", kind=KIND)
+        self._summarise(debug)
+        return res
+
+    def _summarise(self, debug):
+        res = self.res
+        if debug is not None and debug["nccl_lines"]:
+            res["debug"] = debug
+            res["transports"] = dict(debug["transports"])
+            res["using_network"] = debug["using_network"]
+            res["fallback_to_socket"] = debug["fallback_to_socket"]
+            if res["nccl_version"] is None and debug is not None and debug["nccl_version"]:
+                res["nccl_version"], res["nccl_version_full"] = debug["nccl_version"], debug["nccl_version_full"]
+        if res["collective"] is None:
+            res["collective"] = self.command_collective
+        # Ranks and hosts.
+        candidates = []
+        if res["devices"]:
+            candidates.append(max(dev["rank"] for dev in res["devices"]) + 1)
+        if debug is not None and debug["nranks"] is not None:
+            candidates.append(debug["nranks"])
+        res["ranks"] = max(candidates) if candidates else None
+        res["devices_compact"] = bool(res["devices"]) and res["ranks"] is not None and len(res["devices"]) < res["ranks"]
+        for dev in res["devices"]:
+            if dev["host"] not in res["hosts"]:
+                res["hosts"].append(dev["host"])
+        if not res["hosts"] and debug is not None:
+            res["hosts"] = list(debug["hosts"])
+        self._summarise_rows()
+        res["complete"] = self.footer_after_rows
+        if not res["rows"]:
+            self.failure = True
+            where = "after the table header" if self.header_line is not None else "in the output"
+            res["errors"].append({"line": self.header_line, "text": "no result rows %s (hang, crash or launch failure)" % where})
+        if res["single_rank_runs"]:
+            self.failure = True
+            first = next((row["line"] for row in res["rows"]), None)
+            res["errors"].append(
+                {"line": first, "text": "rows of independent single-rank runs are interleaved (nccl-tests built without MPI=1?)"}
+            )
+        res["failed"] = self.failure
+        res["errors"].sort(key=lambda item: (item["line"] is None, item["line"] or 0))
+
+    def _summarise_rows(self):
+        res = self.res
+        rows = res["rows"]
+        fmts = {row.pop("_fmt") for row in rows}
+        if not rows:
+            return
+        busbws = [half["busbw_gbs"] for row in rows for half in (row["out_of_place"], row["in_place"])]
+        res["max_busbw_gbs"] = max(busbws)
+        largest = max(row["size_bytes"] for row in rows)
+        res["largest_size_bytes"] = largest
+        res["busbw_at_largest_size_gbs"] = [row for row in rows if row["size_bytes"] == largest][-1]["out_of_place"]["busbw_gbs"]
+        wrongs = [half["wrong"] for row in rows for half in (row["out_of_place"], row["in_place"]) if half["wrong"] is not None]
+        if "old" in fmts:
+            res["max_error"] = max(wrongs) if wrongs else None
+        elif wrongs:
+            res["wrong_total"] = sum(wrongs)
+        sized = [row for row in rows if row["size_bytes"] > 0]
+        busbw_zero = bool(sized) and all(
+            row["out_of_place"]["busbw_gbs"] == 0 and row["in_place"]["busbw_gbs"] == 0 for row in sized
+        ) and any(row["out_of_place"]["algbw_gbs"] > 0 for row in sized)
+        res["single_rank"] = res["ranks"] == 1 or busbw_zero
+        if len(self.row_prefix_ranks) > 1:
+            res["interleaved"] = True
+        res["single_rank_runs"] = res["interleaved"] and (res["single_rank"] or len(self.row_prefix_ranks) > 1)
+
+
+def parse_nccl_tests(text):
+    """Parse nccl-tests output; see the module docstring for the keys."""
+    lines = prepare_lines(text)
+    reader = _Reader(lines)
+    reader.read()
+    return reader.finish()

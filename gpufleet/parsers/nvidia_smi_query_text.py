@@ -1,0 +1,744 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for the text of ``nvidia-smi -q`` (KIND ``nvidia-smi-q``), plus two fragment readers.
+
+``parse_query_text(text)`` reads a whole ``nvidia-smi -q`` / ``nvidia-smi -a`` output, or a
+``-q -d TYPE`` / ``-q -i N`` subset of one, and returns::
+
+    timestamp        str | None   "Timestamp" as printed
+    driver_version   str | None
+    cuda_version     str | None
+    attached_gpus    int | None   "Attached GPUs" as printed (with -i it counts all GPUs)
+    gpus             list[dict]   one per "GPU <PCI bus id>" section, in output order
+    warnings         list[str]    things that are legal but worth a look, e.g. the
+                                  "Attached GPUs" count differing from the sections present
+
+Each GPU dict (the same key names as the XML and CSV parsers; None when absent or N/A):
+
+    index                                int   0-based order in the output
+    pci_bus_id                           str   from the section header, e.g. "00000000:53:00.0"
+    name, product_brand, product_architecture, uuid, serial, board_part_number,
+    vbios_version                        str
+    minor_number                         int
+    persistence_mode                     bool
+    mig_mode_current                     str   "MIG Mode / Current" as printed ("Enabled", ...)
+    memory_total_mib, memory_used_mib    int   "FB Memory Usage"
+    ecc_mode_current, ecc_mode_pending   bool
+    ecc_errors_volatile_correctable, ecc_errors_volatile_uncorrectable,
+    ecc_errors_aggregate_correctable, ecc_errors_aggregate_uncorrectable
+                                         int   summed over the memory types printed (SRAM +
+                                               DRAM, or the "Single Bit"/"Double Bit" Totals
+                                               of older drivers); None when all are N/A
+    retired_pages       {single_bit_ecc: int, double_bit_ecc: int, pending: bool} or None
+    remapped_rows       {correctable: int, uncorrectable: int, pending: bool, failure: bool} or None
+    temperature_c, temperature_slowdown_c, temperature_shutdown_c
+                                         int   absolute temperatures only ("GPU Slowdown Temp");
+                                               the relative "... T.Limit Temp" rows of R535+
+                                               Hopper/Ada are left in ``raw`` (slowdown/shutdown
+                                               are then None)
+    power_draw_w, power_limit_w (enforced / "Current Power Limit"), power_max_limit_w   float
+    clocks_graphics_mhz, clocks_sm_mhz, clocks_mem_mhz,
+    clocks_max_graphics_mhz, clocks_max_sm_mhz, clocks_max_mem_mhz                    int
+    clock_event_reasons {idle, applications_clocks_setting, sw_power_cap, hw_slowdown,
+                         hw_thermal_slowdown, hw_power_brake_slowdown, sync_boost,
+                         sw_thermal_slowdown, display_clock_setting} -> bool | None
+                         (from "Clocks Event Reasons" (R535+) or "Clocks Throttle Reasons")
+    pcie_link_gen_current, pcie_link_gen_max ("Max": what GPU and host allow together, as
+    the XML max_link_gen and CSV pcie.link.gen.max), pcie_link_gen_device_max (the GPU's own
+    "Device Max", R535+), pcie_link_width_current, pcie_link_width_max              int
+    fabric              {state, status, clique_id (int), cluster_uuid} or None when the
+                        section has no "Fabric" block or every field is N/A (no NVSwitch)
+    processes           [{pid: int, type, name, used_memory_mib: int,
+                          gpu_instance_id: int, compute_instance_id: int}]
+                        ([] for "Processes : None"; None when the section has no Processes)
+    replays_since_reset int
+    errors              list[str]  error text nvidia-smi printed inside this GPU's section
+                                   instead of data (e.g. "Unable to determine the device handle")
+    raw                 dict  the whole section as a tree: "Key : value" -> str, a header -> dict
+                              of its children; a key printed with both a value and children
+                              keeps the value under "_value"; a key printed several times
+                              ("MIG Device", "Process ID") -> list, in order.
+
+``parse_fabric_fragment(text)`` reads the output of ``nvidia-smi -q | grep -A2 Fabric`` or a
+pasted "Fabric" block and returns ``{"fabric": [{state, status, clique_id, cluster_uuid}, ...]}``.
+
+``parse_clock_event_fragment(text)`` reads a pasted "Clocks Event Reasons" / "Clocks Throttle
+Reasons" block (optionally with the "Clocks" / "Max Clocks" blocks) of ONE GPU and returns
+``{"clock_event_reasons": {...}, "reasons_block": str, "clocks_graphics_mhz", "clocks_sm_mhz",
+"clocks_mem_mhz", "clocks_max_graphics_mhz", "clocks_max_sm_mhz", "clocks_max_mem_mhz",
+"warnings": [str]}``.
+
+All three raise :class:`ParseError` naming the 1-based line for damaged text: a value that is
+not what the field holds (a number without its unit, "Act" for Active ...), indentation that
+matches no enclosing level, a "Key : value" line whose padded colon is out of line with its
+siblings (a hand-edited or damaged line), a GPU section cut before its "Processes" block,
+output that stops on a section header, tool error text where no data place exists, two
+outputs pasted together, or several ranks' output interleaved.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpufleet.parsers.common import ParseError, is_not_available, numbered_lines, parse_number, strip_ansi
+
+KIND = "nvidia-smi-q"
+
+_BANNER_RE = re.compile(r"^=+\s*NVSMI LOG\s*=+$", re.IGNORECASE)
+_GPU_HEADER_RE = re.compile(r"^GPU\s+(\S+)$")
+_BUS_ID_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
+# `srun -l` ("0: ") and `mpirun --tag-output` ("[1,0]<stdout>:") prefixes.
+_SRUN_RE = re.compile(r"^ *(\d+):(?: |$)")
+_MPI_RE = re.compile(r"^\[(\d+),(\d+)\]<(?:stdout|stderr)>:")
+# A shell prompt / command line a capture may carry ("$ nvidia-smi -q", "root@h:~# ...").
+_PROMPT_RE = re.compile(r"^\S*[$#%>](?:\s|$)")
+# "Key: value" with no space before the colon (re-spaced pastes); the key must look like a label.
+_LOOSE_KV_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 ._()/+-]*?)\s*:\s+(\S.*)$")
+# Error text the tool prints instead of data.
+_ERROR_RE = re.compile(
+    r"^(nvml\b|error\b|err!|failed\b|unable\b|no devices were found|nvidia-smi has failed|couldn't|could not"
+    r"|unknown error|gpu is lost|.*\bversion mismatch\b|.*\bnot supported\b|.*\brequires reset\b)",
+    re.IGNORECASE,
+)
+
+# Each yes/no field has its own words; any other word is damage, not a guess.
+_MODE = {"enabled": True, "disabled": False}
+_YES_NO = {"yes": True, "no": False}
+_ACTIVE = {"active": True, "not active": False}
+
+_REASON_KEYS = {
+    "idle": "idle",
+    "applications clocks setting": "applications_clocks_setting",
+    "sw power cap": "sw_power_cap",
+    "hw slowdown": "hw_slowdown",
+    "hw thermal slowdown": "hw_thermal_slowdown",
+    "hw power brake slowdown": "hw_power_brake_slowdown",
+    "sync boost": "sync_boost",
+    "sw thermal slowdown": "sw_thermal_slowdown",
+    "display clock setting": "display_clock_setting",
+}
+_REASON_BLOCKS = ("clocks event reasons", "clocks throttle reasons")
+
+
+def _norm(key):
+    return " ".join(key.split()).lower()
+
+
+class _Node:
+    """One printed line: a "Key : value" (value str) or a header (value None) with children."""
+
+    __slots__ = ("key", "value", "line", "indent", "colon", "children", "align", "is_error")
+
+    def __init__(self, key, value, line, indent, colon=None, is_error=False):
+        self.key = key
+        self.value = value
+        self.line = line
+        self.indent = indent
+        self.colon = colon
+        self.children = []
+        self.align = None
+        self.is_error = is_error
+
+    def child(self, *names):
+        """First child whose key is one of ``names`` (case and spacing ignored)."""
+        wanted = [_norm(n) for n in names]
+        for name in wanted:
+            for node in self.children:
+                if _norm(node.key) == name:
+                    return node
+        return None
+
+    def path(self, *names):
+        node = self
+        for name in names:
+            node = node.child(name) if node is not None else None
+        return node
+
+    def last_line(self):
+        node = self
+        while node.children:
+            node = node.children[-1]
+        return node.line
+
+    def walk(self):
+        for node in self.children:
+            yield node
+            yield from node.walk()
+
+
+def _err(message, line=None, text=None):
+    return ParseError(message, line=line, kind=KIND, text=text)
+
+
+# ---------------------------------------------------------------------------------------
+# Text -> lines -> tree
+
+
+def _prepare(text):
+    """(line number, line) pairs with ANSI escapes and rank prefixes removed, right-stripped."""
+    if text is None or not text.strip():
+        raise _err("empty input")
+    lines = [(n, strip_ansi(line).rstrip()) for n, line in numbered_lines(text)]
+    if lines and lines[0][1].startswith("\ufeff"):  # a byte-order mark from a Windows editor
+        lines[0] = (1, lines[0][1][1:])
+    first_tag = None
+    for n, line in lines:
+        if not line.strip():
+            continue
+        match = _MPI_RE.match(line) or _SRUN_RE.match(line)
+        if match:
+            first_tag = (n, match.re, match.groups())
+            break
+    if first_tag is None:
+        return lines
+    start, regex, rank = first_tag
+    out = []
+    for n, line in lines:
+        if n < start or not line.strip():
+            out.append((n, line if n < start else ""))
+            continue
+        match = regex.match(line)
+        if not match:
+            raise _err("line without the rank prefix inside rank-prefixed output", line=n, text=line)
+        if match.groups() != rank:
+            raise _err(
+                "output of several ranks interleaved (rank %s, then %s); parse one rank's lines at a time"
+                % (",".join(rank), ",".join(match.groups())),
+                line=n,
+                text=line,
+            )
+        out.append((n, line[match.end():].rstrip()))
+    return out
+
+
+def _split(line):
+    """``(key, value, colon_column, padded)`` of a line, value None for a header line."""
+    content = line.strip()
+    indent = len(line) - len(line.lstrip(" "))
+    pos = line.find(" : ")
+    if pos < 0 and line.endswith(" :"):
+        pos = len(line) - 2
+    if pos >= indent:
+        key = line[indent:pos].rstrip()
+        if key:
+            value = line[pos + 3:].strip() if pos + 3 <= len(line) else ""
+            padded = line[pos - 1:pos] == " " and pos - 1 >= indent + len(key)
+            return key, value, pos + 1, padded
+    match = _LOOSE_KV_RE.match(content)
+    if match and not _ERROR_RE.match(content):
+        return match.group(1).rstrip(), match.group(2).strip(), None, False
+    return content, None, None, False
+
+
+def _build_tree(lines, lenient_root=False):
+    """Build the indentation tree; raise on indentation or column damage."""
+    root = _Node("", None, 0, -1)
+    stack = [root]
+    banners = []
+    skipped = []
+    for n, raw in lines:
+        if not raw.strip():
+            continue
+        has_tab = "\t" in raw
+        line = raw.expandtabs(8)
+        indent = len(line) - len(line.lstrip(" "))
+        content = line.strip()
+        if _BANNER_RE.match(content):
+            banners.append(n)
+            stack = [root]
+            continue
+        if content == "--":  # grep -A/-B group separator
+            stack = [root]
+            continue
+        key, value, colon, padded = _split(line)
+        if value is None and indent == 0 and ("nvidia-smi" in content or _PROMPT_RE.match(content)):
+            skipped.append(n)
+            continue
+        while stack[-1].indent >= indent:
+            stack.pop()
+        parent = stack[-1]
+        if parent.children and parent.children[0].indent != indent and not (parent is root and lenient_root):
+            raise _err(
+                "indentation (%d) matches no enclosing level (siblings at %d)" % (indent, parent.children[0].indent),
+                line=n,
+                text=raw,
+            )
+        is_error = value is None and bool(_ERROR_RE.match(content))
+        node = _Node(key, value, n, indent, colon, is_error)
+        if colon is not None and padded and not has_tab:
+            if parent.align is None:
+                parent.align = (colon, n)
+            elif parent.align[0] != colon:
+                raise _err(
+                    "the ':' of %r is at column %d, its siblings' at column %d (line %d): hand-edited or damaged line"
+                    % (key, colon + 1, parent.align[0] + 1, parent.align[1]),
+                    line=n,
+                    text=raw,
+                )
+        parent.children.append(node)
+        stack.append(node)
+    return root, banners, skipped
+
+
+def _check_tail(root):
+    """Output that stops on a header line (nothing under it) was cut there."""
+    node = root
+    while node.children:
+        node = node.children[-1]
+    if node is not root and node.value is None and not node.is_error:
+        raise _err("output ends on the header %r with nothing under it: truncated" % node.key, line=node.line)
+
+
+def _to_raw(node):
+    if not node.children:
+        return node.value
+    out = {}
+    if node.value is not None:
+        out["_value"] = node.value
+    repeated = set()
+    for child in node.children:
+        value = _to_raw(child)
+        if child.key in out:
+            if child.key not in repeated:
+                out[child.key] = [out[child.key]]
+                repeated.add(child.key)
+            out[child.key].append(value)
+        else:
+            out[child.key] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Typed values
+
+
+def _text(node):
+    if node is None or node.value is None or is_not_available(node.value):
+        return None
+    return node.value
+
+
+def _number(node, unit=None):
+    """Number of a "Key : value" node; the unit, when given, must be printed."""
+    if node is None or node.value is None:
+        return None
+    value = node.value.strip()
+    if is_not_available(value):
+        return None
+    if unit is not None:
+        if not value.lower().endswith(unit.lower()):
+            raise _err("%r: expected a number in %s, got %r" % (node.key, unit, value), line=node.line)
+        value = value[: -len(unit)]
+    try:
+        return parse_number(value, line=node.line, kind=KIND)
+    except ParseError:
+        raise _err("%r: not a number: %r" % (node.key, node.value), line=node.line) from None
+
+
+def _int(node, unit=None):
+    number = _number(node, unit)
+    if isinstance(number, float):
+        raise _err("%r: expected a whole number, got %r" % (node.key, node.value), line=node.line)
+    return number
+
+
+def _bool(node, words):
+    if node is None or node.value is None or is_not_available(node.value):
+        return None
+    word = _norm(node.value)
+    if word not in words:
+        expected = "/".join(w.title() for w in words)
+        raise _err("%r: expected %s, got %r" % (node.key, expected, node.value), line=node.line)
+    return words[word]
+
+
+def _first(node, names, unit=None):
+    """First non-None number among children ``names`` of ``node``."""
+    if node is None:
+        return None
+    for name in names:
+        value = _number(node.child(name), unit)
+        if value is not None:
+            return value
+    return None
+
+
+def _sum(values):
+    values = [v for v in values if v is not None]
+    return sum(values) if values else None
+
+
+# ---------------------------------------------------------------------------------------
+# Blocks
+
+
+def _reasons(block, warnings):
+    reasons = dict.fromkeys(_REASON_KEYS.values())
+    if block is None:
+        return reasons
+    for node in block.walk():
+        if node.value is None:
+            continue
+        field = _REASON_KEYS.get(_norm(node.key))
+        if field is None:
+            warnings.append("line %d: unknown clock event reason %r = %r" % (node.line, node.key, node.value))
+            continue
+        reasons[field] = _bool(node, _ACTIVE)
+    return reasons
+
+
+def _reason_block(section):
+    for node in section.children:
+        if _norm(node.key) in _REASON_BLOCKS:
+            return node
+    return None
+
+
+def _fabric(block):
+    return {
+        "state": _text(block.child("State")),
+        "status": _text(block.child("Status")),
+        "clique_id": _int(block.child("CliqueId", "Clique Id", "Clique ID")),
+        "cluster_uuid": _text(block.child("ClusterUUID", "Cluster UUID")),
+    }
+
+
+def _ecc_counts(block):
+    """(correctable, uncorrectable) of a "Volatile" / "Aggregate" block."""
+    if block is None:
+        return None, None
+    correctable, uncorrectable = [], []
+    for sub_name, bucket in (("Single Bit", correctable), ("Double Bit", uncorrectable)):
+        sub = block.child(sub_name)
+        if sub is None:
+            continue
+        total = sub.child("Total")
+        if total is not None:
+            bucket.append(_int(total))
+        else:
+            bucket.extend(_int(node) for node in sub.children if node.value is not None)
+    for node in block.children:
+        if node.value is None or node.children:
+            continue
+        key = _norm(node.key)
+        if "uncorrectable" in key:
+            uncorrectable.append(_int(node))
+        elif "correctable" in key:
+            correctable.append(_int(node))
+    return _sum(correctable), _sum(uncorrectable)
+
+
+def _retired_pages(block):
+    if block is None or not block.children:
+        return None
+    out = {
+        "single_bit_ecc": _int(block.child("Single Bit ECC")),
+        "double_bit_ecc": _int(block.child("Double Bit ECC")),
+        "pending": _bool(block.child("Pending Page Blacklist", "Pending Page Retirement", "Pending"), _YES_NO),
+    }
+    return out if any(v is not None for v in out.values()) else None
+
+
+def _remapped_rows(block):
+    if block is None or not block.children:
+        return None
+    out = {
+        "correctable": _int(block.child("Correctable Error")),
+        "uncorrectable": _int(block.child("Uncorrectable Error")),
+        "pending": _bool(block.child("Pending"), _YES_NO),
+        "failure": _bool(block.child("Remapping Failure Occurred"), _YES_NO),
+    }
+    return out if any(v is not None for v in out.values()) else None
+
+
+def _processes(block, errors):
+    if block is None:
+        return None
+    if not block.children:
+        if block.value is None or is_not_available(block.value) or _norm(block.value) == "none":
+            return []
+        if _ERROR_RE.match(block.value):
+            errors.append("line %d: Processes: %s" % (block.line, block.value))
+            return None
+        raise _err("Processes: expected 'None' or a list, got %r" % block.value, line=block.line)
+    processes = []
+    instance = {}
+    current = None
+    for node in block.children:
+        key = _norm(node.key)
+        if key == "gpu instance id":
+            instance["gpu_instance_id"] = _int(node)
+        elif key == "compute instance id":
+            instance["compute_instance_id"] = _int(node)
+        elif key == "process id":
+            current = {
+                "pid": _int(node),
+                "type": None,
+                "name": None,
+                "used_memory_mib": None,
+                "gpu_instance_id": instance.get("gpu_instance_id"),
+                "compute_instance_id": instance.get("compute_instance_id"),
+            }
+            instance = {}
+            processes.append(current)
+            _process_fields(current, node.children)
+        elif current is not None:
+            _process_fields(current, [node])
+    return processes
+
+
+def _process_fields(process, nodes):
+    for node in nodes:
+        key = _norm(node.key)
+        if key == "type":
+            process["type"] = _text(node)
+        elif key == "name":
+            process["name"] = node.value if node.value else None
+        elif key == "used gpu memory":
+            process["used_memory_mib"] = _int(node, "MiB")
+
+
+def _gpu(section, index, pci_bus_id, warnings):
+    errors = ["line %d: %s" % (n.line, n.key) for n in section.walk() if n.is_error]
+    pci = section.child("PCI")
+    link = pci.child("GPU Link Info") if pci is not None else None
+    gen = link.child("PCIe Generation") if link is not None else None
+    width = link.child("Link Width") if link is not None else None
+    ecc = section.child("ECC Errors")
+    vol_c, vol_u = _ecc_counts(ecc.child("Volatile") if ecc is not None else None)
+    agg_c, agg_u = _ecc_counts(ecc.child("Aggregate") if ecc is not None else None)
+    temp = section.child("Temperature")
+    power = section.child("GPU Power Readings", "Power Readings")
+    clocks = section.child("Clocks")
+    max_clocks = section.child("Max Clocks")
+    memory = section.child("FB Memory Usage")
+    fabric = section.child("Fabric")
+    gpu = {
+        "index": index,
+        "pci_bus_id": pci_bus_id,
+        "name": _text(section.child("Product Name")),
+        "product_brand": _text(section.child("Product Brand")),
+        "product_architecture": _text(section.child("Product Architecture")),
+        "uuid": _text(section.child("GPU UUID")),
+        "serial": _text(section.child("Serial Number")),
+        "minor_number": _int(section.child("Minor Number")),
+        "board_part_number": _text(section.child("Board Part Number")),
+        "vbios_version": _text(section.child("VBIOS Version")),
+        "persistence_mode": _bool(section.child("Persistence Mode"), _MODE),
+        "mig_mode_current": _text(section.path("MIG Mode", "Current")),
+        "memory_total_mib": _int(memory.child("Total"), "MiB") if memory is not None else None,
+        "memory_used_mib": _int(memory.child("Used"), "MiB") if memory is not None else None,
+        "ecc_mode_current": _bool(section.path("ECC Mode", "Current"), _MODE),
+        "ecc_mode_pending": _bool(section.path("ECC Mode", "Pending"), _MODE),
+        "ecc_errors_volatile_correctable": vol_c,
+        "ecc_errors_volatile_uncorrectable": vol_u,
+        "ecc_errors_aggregate_correctable": agg_c,
+        "ecc_errors_aggregate_uncorrectable": agg_u,
+        "retired_pages": _retired_pages(section.child("Retired Pages")),
+        "remapped_rows": _remapped_rows(section.child("Remapped Rows")),
+        "temperature_c": _int(temp.child("GPU Current Temp"), "C") if temp is not None else None,
+        "temperature_slowdown_c": _int(temp.child("GPU Slowdown Temp"), "C") if temp is not None else None,
+        "temperature_shutdown_c": _int(temp.child("GPU Shutdown Temp"), "C") if temp is not None else None,
+        "power_draw_w": _first(power, ("Power Draw", "Average Power Draw", "Instantaneous Power Draw"), "W"),
+        "power_limit_w": _first(power, ("Current Power Limit", "Enforced Power Limit"), "W"),
+        "power_max_limit_w": _first(power, ("Max Power Limit",), "W"),
+        "clocks_graphics_mhz": _int(clocks.child("Graphics"), "MHz") if clocks is not None else None,
+        "clocks_sm_mhz": _int(clocks.child("SM"), "MHz") if clocks is not None else None,
+        "clocks_mem_mhz": _int(clocks.child("Memory"), "MHz") if clocks is not None else None,
+        "clocks_max_graphics_mhz": _int(max_clocks.child("Graphics"), "MHz") if max_clocks is not None else None,
+        "clocks_max_sm_mhz": _int(max_clocks.child("SM"), "MHz") if max_clocks is not None else None,
+        "clocks_max_mem_mhz": _int(max_clocks.child("Memory"), "MHz") if max_clocks is not None else None,
+        "clock_event_reasons": _reasons(_reason_block(section), warnings),
+        "pcie_link_gen_current": _int(gen.child("Current")) if gen is not None else None,
+        "pcie_link_gen_max": _int(gen.child("Max")) if gen is not None else None,
+        "pcie_link_gen_device_max": _int(gen.child("Device Max")) if gen is not None else None,
+        "pcie_link_width_current": _int(width.child("Current"), "x") if width is not None else None,
+        "pcie_link_width_max": _int(width.child("Max"), "x") if width is not None else None,
+        "fabric": _fabric(fabric) if fabric is not None else None,
+        "processes": _processes(section.child("Processes"), errors),
+        "replays_since_reset": _int(pci.child("Replays Since Reset")) if pci is not None else None,
+        "errors": errors,
+        "raw": _to_raw(section) if section.children else {},
+    }
+    if gpu["fabric"] is not None and all(v is None for v in gpu["fabric"].values()):
+        gpu["fabric"] = None  # "State : N/A" ...: no NVSwitch fabric (as the XML/CSV parsers)
+    return gpu
+
+
+# ---------------------------------------------------------------------------------------
+# Public parsers
+
+
+def parse_query_text(text):
+    """Parse ``nvidia-smi -q`` text (whole, ``-d`` or ``-i`` subset). See the module docstring."""
+    lines = _prepare(text)
+    root, banners, _skipped = _build_tree(lines)
+    warnings = []
+    top = {"timestamp": None, "driver_version": None, "cuda_version": None, "attached_gpus": None}
+    top_keys = {"timestamp": "timestamp", "driver version": "driver_version", "cuda version": "cuda_version"}
+    sections = []
+    seen_bus = {}
+    header_seen = bool(banners)
+    if len(banners) > 1:
+        raise _err("a second 'NVSMI LOG' banner: two outputs pasted together; parse one at a time", line=banners[1])
+    for node in root.children:
+        key = _norm(node.key)
+        if node.value is not None and not node.children and (key in top_keys or key == "attached gpus"):
+            field = "attached_gpus" if key == "attached gpus" else top_keys[key]
+            if top[field] is not None or (sections and field == "timestamp"):
+                raise _err("%r printed twice: two outputs pasted together; parse one at a time" % node.key, line=node.line)
+            top[field] = _int(node) if field == "attached_gpus" else _text(node)
+            header_seen = True
+            continue
+        match = _GPU_HEADER_RE.match(node.key) if node.value is None else None
+        if match:
+            bus = match.group(1)
+            if not _BUS_ID_RE.match(bus):
+                raise _err("GPU section header without a valid PCI bus id", line=node.line, text=node.key)
+            if bus.lower() in seen_bus:
+                raise _err("GPU %s printed twice (first at line %d): outputs pasted together" % (bus, seen_bus[bus.lower()]), line=node.line)
+            seen_bus[bus.lower()] = node.line
+            sections.append((node, bus))
+            continue
+        if node.is_error:
+            raise _err("nvidia-smi printed an error instead of data", line=node.line, text=node.key)
+        if node.value is None and not node.children and not sections and not header_seen:
+            warnings.append("line %d: skipped text before the output: %r" % (node.line, node.key[:120]))
+            continue
+        warnings.append("line %d: unrecognised top-level line %r" % (node.line, node.key[:120]))
+
+    if not sections and not header_seen:
+        raise _err(
+            "no nvidia-smi -q content (no 'GPU <bus id>' section, no header lines); "
+            "for a grep/paste fragment use parse_fabric_fragment() or parse_clock_event_fragment()"
+        )
+    _check_tail(root)
+    if not sections and top["attached_gpus"]:
+        raise _err(
+            "'Attached GPUs : %s' but no GPU section follows: truncated" % top["attached_gpus"],
+            line=max(n for n, line in lines if line.strip()),
+        )
+    _check_sections_complete([section for section, _section_lines in sections])
+
+    gpus = [_gpu(node, i, bus, warnings) for i, (node, bus) in enumerate(sections)]
+    for gpu, (node, _bus) in zip(gpus, sections):
+        if not node.children:
+            warnings.append("line %d: GPU %s section is empty" % (node.line, gpu["pci_bus_id"]))
+        for error in gpu["errors"]:
+            warnings.append("GPU %s: %s" % (gpu["pci_bus_id"], error))
+    if top["attached_gpus"] is not None and top["attached_gpus"] != len(gpus):
+        warnings.append(
+            "'Attached GPUs : %s' but %d GPU section(s) printed (nvidia-smi -i selects GPUs; "
+            "a cut output would have raised)" % (top["attached_gpus"], len(gpus))
+        )
+    result = dict(top)
+    result["gpus"] = gpus
+    result["warnings"] = warnings
+    return result
+
+
+def _check_sections_complete(sections):
+    """A full section (it has "Product Name") always ends with "Processes" (and, from R560,
+    "Capabilities"); one that stops earlier was cut."""
+    full = [s for s in sections if s.child("Product Name") is not None]
+    for section in full:
+        if section.child("Processes") is None:
+            raise _err(
+                "GPU section %r ends at line %d without its 'Processes' block: output truncated"
+                % (section.key, section.last_line()),
+                line=section.last_line(),
+            )
+    if len(sections) >= 2 and sections[-1].children:
+        # Every GPU section of one output has the same shape (the -d subsets too): a last
+        # section whose key sequence is a strict prefix of every other section's was cut.
+        shape = _shape(sections[-1])
+        others = [_shape(s) for s in sections[:-1]]
+        if all(len(o) > len(shape) and o[: len(shape)] == shape for o in others):
+            last = sections[-1]
+            raise _err(
+                "the last GPU section %r stops at line %d where the others continue: output truncated"
+                % (last.key, last.last_line()),
+                line=last.last_line(),
+            )
+    if len(full) >= 2:
+        endings = {_norm(s.children[-1].key) for s in full[:-1]}
+        last = full[-1]
+        if len(endings) == 1 and _norm(last.children[-1].key) not in endings:
+            raise _err(
+                "the last GPU section stops at %r where every other ends with %r: output truncated"
+                % (last.children[-1].key, full[0].children[-1].key),
+                line=last.last_line(),
+            )
+
+
+def _shape(section):
+    """The sequence of (depth, key) of everything printed in a section, except what varies
+    from GPU to GPU by nature (the process list)."""
+    out = []
+
+    def visit(node, depth):
+        for child in node.children:
+            key = _norm(child.key)
+            out.append((depth, key))
+            if key != "processes":
+                visit(child, depth + 1)
+
+    visit(section, 0)
+    return out
+
+
+def parse_fabric_fragment(text):
+    """Parse ``nvidia-smi -q | grep -A2 Fabric`` output or a pasted "Fabric" block.
+
+    Returns ``{"fabric": [{state, status, clique_id, cluster_uuid}, ...]}`` in order; fields
+    grep cut off (or printed as N/A) are None.
+    """
+    lines = _prepare(text)
+    root, _banners, _skipped = _build_tree(lines, lenient_root=True)
+    blocks = []
+    for node in root.walk():
+        if node.is_error:
+            raise _err("nvidia-smi printed an error instead of data", line=node.line, text=node.key)
+        if _norm(node.key) == "fabric" and (node.children or node.value is not None):
+            blocks.append(node)
+    if not blocks:
+        raise _err("no 'Fabric' block found")
+    return {"fabric": [_fabric(block) for block in blocks]}
+
+
+def parse_clock_event_fragment(text):
+    """Parse a pasted "Clocks Event Reasons"/"Clocks Throttle Reasons" block of one GPU,
+    with the "Clocks" / "Max Clocks" blocks when present. See the module docstring."""
+    lines = _prepare(text)
+    root, _banners, _skipped = _build_tree(lines, lenient_root=True)
+    reason_blocks, clocks, max_clocks = [], [], []
+    for node in root.walk():
+        if node.is_error:
+            raise _err("nvidia-smi printed an error instead of data", line=node.line, text=node.key)
+        key = _norm(node.key)
+        if key in _REASON_BLOCKS and node.children:
+            reason_blocks.append(node)
+        elif key == "clocks" and node.children:
+            clocks.append(node)
+        elif key == "max clocks" and node.children:
+            max_clocks.append(node)
+    if not reason_blocks:
+        raise _err("no 'Clocks Event Reasons' or 'Clocks Throttle Reasons' block found")
+    for found in (reason_blocks, clocks, max_clocks):
+        if len(found) > 1:
+            raise _err("a second %r block: several GPUs in one fragment; split it per GPU" % found[1].key, line=found[1].line)
+    warnings = []
+    clock = clocks[0] if clocks else None
+    max_clock = max_clocks[0] if max_clocks else None
+    return {
+        "clock_event_reasons": _reasons(reason_blocks[0], warnings),
+        "reasons_block": reason_blocks[0].key,
+        "clocks_graphics_mhz": _int(clock.child("Graphics"), "MHz") if clock else None,
+        "clocks_sm_mhz": _int(clock.child("SM"), "MHz") if clock else None,
+        "clocks_mem_mhz": _int(clock.child("Memory"), "MHz") if clock else None,
+        "clocks_max_graphics_mhz": _int(max_clock.child("Graphics"), "MHz") if max_clock else None,
+        "clocks_max_sm_mhz": _int(max_clock.child("SM"), "MHz") if max_clock else None,
+        "clocks_max_mem_mhz": _int(max_clock.child("Memory"), "MHz") if max_clock else None,
+        "warnings": warnings,
+    }

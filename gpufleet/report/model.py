@@ -1,0 +1,764 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The render model of the fleet acceptance report: a results directory read into plain data.
+
+Pure and controller side: :func:`load_results` reads a run directory (schema
+``gpufleet.results/v1``, docs/results-schema.md) and :func:`build_model` turns it into what the
+templates show, so the same results can be rendered again without running anything:
+
+- the fleet verdict and counts; nodes sorted failing first (REJECT, UNREACHABLE, not judged,
+  ACCEPT WITH WARNINGS, ACCEPT), each with its reasons (measured vs expected and the
+  threshold's source) and its claim beside what was measured;
+- topology matrices grouped by fingerprint: identical matrices are shown once with their nodes;
+- the GPU table with values that differ from the fleet majority (same GPU model) or the node
+  majority flagged; the NIC table;
+- benchmark charts when benchmark records exist (single-node all-reduce busbw against its
+  floor, pairwise busbw heatmap, iperf3 alone vs concurrent), each as plain geometry;
+- the cost view when a claim carries ``price_per_node_hour`` and a measured busbw exists.
+
+Every string taken from a node stays a plain string here: escaping is the renderer's job
+(render.py), never done twice and never skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections import Counter
+
+from gpufleet.report.charts_series import burn_in_view
+from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, read_json
+
+ACCEPT = "ACCEPT"
+ACCEPT_WITH_WARNINGS = "ACCEPT WITH WARNINGS"
+REJECT = "REJECT"
+UNREACHABLE = "UNREACHABLE"
+NOT_JUDGED = "NOT JUDGED"
+VERDICTS = (ACCEPT, ACCEPT_WITH_WARNINGS, REJECT, UNREACHABLE)
+
+# Failing first: what a reader must act on comes first, at 10 nodes or 1,000.
+VERDICT_ORDER = {REJECT: 0, UNREACHABLE: 1, NOT_JUDGED: 2, ACCEPT_WITH_WARNINGS: 3, ACCEPT: 4}
+VERDICT_CLASS = {REJECT: "reject", UNREACHABLE: "unreachable", NOT_JUDGED: "notjudged", ACCEPT_WITH_WARNINGS: "warn", ACCEPT: "accept"}
+STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2, "skip": 3, "pass": 4}
+REASON_STATUSES = ("fail", "error", "warn")
+
+# Link classes of `nvidia-smi topo -m` codes (gpufleet/facts/topology.py) and the colour class of each cell.
+LINK_CSS = {
+    "nvlink": "l-nv", "pcie_switch": "l-pix", "pcie_switches": "l-pxb", "host_bridge": "l-phb",
+    "numa_node": "l-node", "cross_numa": "l-sys", "self": "l-self", "unknown": "l-unk",
+}
+LINK_LABEL = {
+    "nvlink": "NV# NVLink", "pcie_switch": "PIX one PCIe bridge", "pcie_switches": "PXB several PCIe bridges",
+    "host_bridge": "PHB PCIe host bridge", "numa_node": "NODE within a NUMA node", "cross_numa": "SYS across NUMA nodes",
+    "self": "X self", "unknown": "other",
+}
+_PCIE_CODES = {"PIX": "pcie_switch", "PXB": "pcie_switches", "PHB": "host_bridge", "NODE": "numa_node", "SYS": "cross_numa", "SOC": "cross_numa"}
+_NV_CODE = re.compile(r"^NV(\d+)$")
+
+# GPU fields compared with the fleet's majority among GPUs of the same model, and with the node's majority.
+GPU_FLEET_FIELDS = ("vbios_version", "board_part_number", "memory_total_mib", "power_limit_w", "clocks_max_sm_mhz", "driver_version")
+GPU_NODE_FIELDS = ("name", "pcie_link_gen_current", "pcie_link_width_current", "ecc_mode_current", "mig_mode_current")
+GPU_COLUMNS = (
+    ("index", "#"), ("name", "model"), ("driver_version", "driver"), ("vbios_version", "VBIOS"),
+    ("board_part_number", "board part"), ("memory_total_mib", "memory MiB"), ("power_limit_w", "power limit W"),
+    ("clocks_max_sm_mhz", "max SM MHz"), ("pcie_link_gen_current", "PCIe gen"), ("pcie_link_width_current", "PCIe width"),
+    ("ecc_mode_current", "ECC"), ("mig_mode_current", "MIG"), ("temperature_c", "temp C"), ("pci_bus_id", "bus id"),
+    ("serial", "serial"),
+)
+
+# Check ids that judge each claim key (their worst status is the row's verdict).
+CLAIM_CHECKS = {
+    "gpu_model": ("gpu.model",),
+    "gpu_count": ("gpu.count", "gpu.visible"),
+    "gpu_memory_gb": ("gpu.memory",),
+    "interconnect": ("topology.gpu_pairs",),
+    "nvlinks_per_pair": ("topology.gpu_pairs", "nvlink.link_active"),
+    "nics": ("network.nic_speed", "network.rdma_port_state"),
+}
+
+# Reference models of the cost view: parameters, gradients in bf16 (2 bytes each), ring all-reduce.
+COST_MODELS = (("7B", 7e9), ("70B", 70e9))
+BYTES_PER_PARAM = 2
+COST_FORMULA = ("bytes = 2 \u00b7 P (bf16 gradients);  time per step = 2(n\u22121)/n \u00b7 bytes / busbw  (ring all-reduce, n ranks);  "
+                "cost per step = time \u00b7 price per node-hour / 3600 \u00b7 nodes")
+
+# Chart geometry (SVG user units).
+CHART_WIDTH = 720
+BAR_HEIGHT = 18
+BAR_GAP = 6
+LABEL_WIDTH = 230
+HEAT_CELL = 34
+
+
+class ReportError(Exception):
+    """A directory that is not a readable gpufleet results directory; the message names the file."""
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def load_results(path):
+    """``{"path", "run", "fleet", "hosts"}`` of the run directory at ``path``.
+
+    ``fleet`` is None while the run is unfinished (no ``fleet.json``); ``hosts`` maps each host
+    name to its record. ReportError when the directory has no ``run.json`` of this schema.
+    """
+    if not os.path.isdir(path):
+        raise ReportError("%s: not a directory (expected a gpufleet results directory with run.json)" % path)
+    try:
+        run_dir = RunDir.open(path)
+        run = run_dir.read_run()
+    except ResultsError as exc:
+        raise ReportError("%s is not a gpufleet results directory: %s" % (path, exc)) from None
+    fleet = None
+    fleet_path = os.path.join(run_dir.path, FLEET_FILE)
+    if os.path.exists(fleet_path):
+        try:
+            fleet = read_json(fleet_path)
+        except ResultsError as exc:
+            raise ReportError(str(exc)) from None
+        if not isinstance(fleet, dict) or fleet.get("schema") != SCHEMA:
+            raise ReportError("%s: schema %r, this gpufleet reads %s" % (fleet_path, (fleet or {}).get("schema"), SCHEMA))
+    return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": run_dir.host_records()}
+
+
+def results_document(results, generated=None):
+    """The run as one JSON document (``results.json``): schema, run, fleet and every host record."""
+    return {
+        "schema": SCHEMA,
+        "generated": generated,
+        "run": results["run"],
+        "fleet": results["fleet"],
+        "hosts": {name: results["hosts"][name] for name in sorted(results["hosts"])},
+    }
+
+
+# -- small helpers -------------------------------------------------------------------------
+
+
+def _verdict(record):
+    verdict = record.get("verdict")
+    if record.get("unreachable") and not verdict:
+        return UNREACHABLE
+    return verdict if verdict in VERDICTS else NOT_JUDGED
+
+
+def _majority(values):
+    """``(value, tie)``: the most common value, or ``(None, False)`` for no values.
+
+    When several values are equally most common there is no majority: ``(text naming them, True)``.
+    """
+    counted = Counter(values)
+    if not counted:
+        return None, False
+    best = max(counted.values())
+    leaders = [value for value in dict.fromkeys(values) if counted[value] == best]
+    if len(leaders) > 1:
+        return "no majority: %s" % " / ".join(leaders), True
+    return leaders[0], False
+
+
+def _text(value):
+    """A JSON value as short text for a table cell (None -> empty)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return ("%.3f" % value).rstrip("0").rstrip(".")
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
+
+
+def link_class(code):
+    """The link class of a topology code (``NV12`` -> nvlink, ``SYS`` -> cross_numa, ``X`` -> self)."""
+    code = str(code or "")
+    if _NV_CODE.match(code):
+        return "nvlink"
+    if code == "X":
+        return "self"
+    return _PCIE_CODES.get(code, "unknown")
+
+
+def _group(record, name):
+    facts = record.get("facts") or {}
+    value = facts.get(name)
+    return value if isinstance(value, dict) else None
+
+
+def _gpus(record):
+    gpu = _group(record, "gpu")
+    return [item for item in (gpu or {}).get("gpus") or [] if isinstance(item, dict)]
+
+
+def _worst_status(checks, ids):
+    statuses = [item.get("status") for item in checks if item.get("id") in ids]
+    if not statuses:
+        return None
+    return min(statuses, key=lambda status: STATUS_ORDER.get(status, 9))
+
+
+# -- per node ------------------------------------------------------------------------------
+
+
+def _claim_rows(record):
+    """Claim beside measurement: ``[{key, claimed, measured, status}]`` (status of the checks that judged it)."""
+    claim = record.get("claim")
+    if not isinstance(claim, dict):
+        return []
+    checks = record.get("checks") or []
+    gpu = _group(record, "gpu") or {}
+    topology = _group(record, "topology") or {}
+    summary = topology.get("summary") or {}
+    gpus = _gpus(record)
+    names = sorted({str(item.get("name")) for item in gpus if item.get("name")})
+    memories = [item.get("memory_total_mib") for item in gpus if isinstance(item.get("memory_total_mib"), (int, float))]
+    measured = {
+        "gpu_model": ", ".join(names) if names else None,
+        "gpu_count": gpu.get("gpu_count") if gpu else summary.get("gpu_count"),
+        "gpu_memory_gb": ("%.1f GiB (%d MiB, smallest GPU)" % (min(memories) / 1024.0, min(memories))) if memories else None,
+        "interconnect": _interconnect_measured(summary) if summary else None,
+        "nvlinks_per_pair": ("NV%s..NV%s" % (summary.get("min_nvlinks"), summary.get("max_nvlinks"))
+                             if summary.get("min_nvlinks") is not None else ("no NVLink pair" if summary else None)),
+        "nics": _nics_measured(record),
+        "price_per_node_hour": None,
+        "rack": None,
+    }
+    rows = []
+    for key in ("gpu_model", "gpu_count", "gpu_memory_gb", "interconnect", "nvlinks_per_pair", "nics", "price_per_node_hour", "rack"):
+        if key not in claim:
+            continue
+        claimed = claim[key]
+        if key == "nics" and isinstance(claimed, list):
+            claimed = "; ".join("%sx %s Gb/s %s %s" % (_text(nic.get("count")), _text(nic.get("gbps")), _text(nic.get("role")), _text(nic.get("type")))
+                                for nic in claimed if isinstance(nic, dict))
+        rows.append({"key": key, "claimed": _text(claimed), "measured": _text(measured.get(key)),
+                     "status": _worst_status(checks, CLAIM_CHECKS.get(key, ()))})
+    return rows
+
+
+def _interconnect_measured(summary):
+    pairs = summary.get("pair_count")
+    nvlink = summary.get("nvlink_pairs")
+    if pairs is None:
+        return None
+    classes = summary.get("link_classes") or {}
+    detail = ", ".join("%s %s" % (count, name) for name, count in sorted(classes.items()))
+    if pairs and nvlink == pairs:
+        return "NVLink between all %d GPU pairs (%s)" % (pairs, detail)
+    return "%s of %s GPU pairs NVLink (%s)" % (nvlink, pairs, detail)
+
+
+def _nics_measured(record):
+    nic = _group(record, "nic")
+    if not nic:
+        return None
+    parts = []
+    rates = Counter()
+    for device in nic.get("rdma") or []:
+        for port in device.get("ports") or []:
+            if port.get("state") == "Active":
+                rates[(port.get("rate_gbps"), port.get("link_layer"))] += 1
+    for (rate, layer), count in sorted(rates.items(), key=lambda item: str(item[0])):
+        parts.append("%dx %s Gb/s %s active" % (count, _text(rate) or "?", layer or "RDMA"))
+    speeds = Counter()
+    for item in nic.get("interfaces") or []:
+        if item.get("virtual") or item.get("rdma_device"):
+            continue
+        if item.get("operstate") == "up" and item.get("speed_mbps"):
+            speeds[item["speed_mbps"]] += 1
+    for speed, count in sorted(speeds.items()):
+        parts.append("%dx %s Gb/s Ethernet up" % (count, _text(speed / 1000.0)))
+    return "; ".join(parts) if parts else "no active RDMA port or Ethernet link"
+
+
+def _nic_rows(record):
+    nic = _group(record, "nic") or {}
+    rows = []
+    for item in nic.get("interfaces") or []:
+        if not isinstance(item, dict):
+            continue
+        pcie = item.get("pcie") or {}
+        rows.append({
+            "name": _text(item.get("name")), "driver": _text(item.get("driver")), "state": _text(item.get("operstate")),
+            "speed": _text(item["speed_mbps"] / 1000.0) + " Gb/s" if isinstance(item.get("speed_mbps"), (int, float)) else "",
+            "rdma": "%s/%s" % (item.get("rdma_device"), item.get("rdma_port")) if item.get("rdma_device") else "",
+            "pcie": ("Gen%s x%s (max Gen%s x%s)" % (pcie.get("gen_current"), pcie.get("width_current"), pcie.get("gen_max"), pcie.get("width_max"))
+                     if pcie else ""),
+            "numa": _text(item.get("numa_node")), "virtual": _text(item.get("virtual_kind")) if item.get("virtual") else "",
+        })
+    ports = []
+    for device in nic.get("rdma") or []:
+        for port in device.get("ports") or []:
+            ports.append({
+                "port": "%s/%s" % (device.get("device"), port.get("port")), "state": _text(port.get("state")),
+                "physical": _text(port.get("physical_state")), "rate": _text(port.get("rate_gbps")) + (" Gb/s" if port.get("rate_gbps") is not None else ""),
+                "link_layer": _text(port.get("link_layer")), "firmware": _text(device.get("fw_ver")),
+                "errors": ", ".join("%s %s" % (name, _text(count)) for name, count in sorted((port.get("errors") or {}).items())),
+            })
+    return rows, ports
+
+
+def _reason(item):
+    return {
+        "id": _text(item.get("id")), "status": _text(item.get("status")), "subject": _text(item.get("subject")),
+        "measured": _text(item.get("measured")), "expected": _text(item.get("expected")),
+        "source": _text(item.get("threshold_source")), "message": _text(item.get("message")),
+    }
+
+
+def _other_checks(checks):
+    """The checks that are not reasons (pass, skip), by status: ``[{status, count, checks}]`` with the check ids (and subjects).
+
+    Their messages stay in hosts/<host>.json, results.json and junit.xml: listing every message of every
+    node made the HTML of 1,024 nodes 15 MB larger (docs/performance.md).
+    """
+    by_status = {}
+    for item in checks:
+        if item.get("status") in REASON_STATUSES:
+            continue
+        name = _text(item.get("id")) + (" [%s]" % _text(item.get("subject")) if item.get("subject") not in (None, "") else "")
+        by_status.setdefault(_text(item.get("status")), []).append(name)
+    return [{"status": status, "count": len(names), "checks": ", ".join(names)}
+            for status, names in sorted(by_status.items(), key=lambda pair: STATUS_ORDER.get(pair[0], 9))]
+
+
+def _node(index, record):
+    checks = [item for item in record.get("checks") or [] if isinstance(item, dict)]
+    verdict = _verdict(record)
+    reasons = sorted((item for item in checks if item.get("status") in REASON_STATUSES),
+                     key=lambda item: STATUS_ORDER.get(item.get("status"), 9))
+    profile = record.get("profile") or {}
+    nic_rows, rdma_rows = _nic_rows(record)
+    return {
+        "anchor": "node-%d" % index,
+        "host": str(record.get("host")),
+        "verdict": verdict,
+        "verdict_class": VERDICT_CLASS[verdict],
+        "unreachable": _text(record.get("unreachable")),
+        "profile": _text(profile.get("name")),
+        "profile_reason": _text(profile.get("reason")),
+        "reasons": [_reason(item) for item in reasons],
+        "checks": [_reason(item) for item in sorted(checks, key=lambda item: STATUS_ORDER.get(item.get("status"), 9))],
+        "other_checks": _other_checks(checks),
+        "status_counts": dict(Counter(str(item.get("status")) for item in checks)),
+        "fact_errors": [{"group": str(group), "message": _text(message)} for group, message in sorted((record.get("fact_errors") or {}).items())],
+        "claim_rows": _claim_rows(record),
+        "nic_rows": nic_rows,
+        "rdma_rows": rdma_rows,
+        "gpu_rows": [],
+        "benchmarks": [{"name": _text(item.get("name")), "started": _text(item.get("started")), "duration_s": _text(item.get("duration_s")),
+                        "algorithm": _text(item.get("algorithm")), "message_size_bytes": _text(item.get("message_size_bytes")),
+                        "command": " ".join(str(part) for part in item.get("command") or []), "raw_output_path": _text(item.get("raw_output_path"))}
+                       for item in record.get("benchmarks") or [] if isinstance(item, dict)],
+    }
+
+
+# -- topology ------------------------------------------------------------------------------
+
+
+def topology_fingerprint(topology):
+    """A short digest of a node's matrix (device names and every cell): identical matrices share it."""
+    names = [str(name) for name in topology.get("names") or []]
+    links = topology.get("links") or {}
+    cells = [[str((links.get(row) or {}).get(col, "")) for col in names] for row in names]
+    digest = hashlib.sha256(json.dumps([names, cells], separators=(",", ":")).encode("utf-8")).hexdigest()
+    return digest[:12]
+
+
+def topology_groups(records):
+    """Matrices grouped by fingerprint, largest group first: ``[{fingerprint, hosts, names, rows, legend, majority}]``."""
+    groups = {}
+    for record in records:
+        topology = _group(record, "topology")
+        if not topology or not topology.get("names"):
+            continue
+        fingerprint = topology_fingerprint(topology)
+        entry = groups.get(fingerprint)
+        if entry is None:
+            names = [str(name) for name in topology["names"]]
+            links = topology.get("links") or {}
+            rows = []
+            for row in names:
+                cells = []
+                for col in names:
+                    code = str((links.get(row) or {}).get(col, ""))
+                    cells.append({"code": code, "css": LINK_CSS[link_class(code)]})
+                rows.append({"name": row, "cells": cells})
+            summary = topology.get("summary") or {}
+            entry = groups[fingerprint] = {
+                "fingerprint": fingerprint, "hosts": [], "names": names, "rows": rows,
+                "classes": sorted({link_class(cell["code"]) for row in rows for cell in row["cells"]} - {"self"}),
+                "summary": "%s GPUs, %s NICs; GPU pairs: %s" % (
+                    _text(summary.get("gpu_count")), _text(summary.get("nic_count")),
+                    ", ".join("%s %s" % (count, name) for name, count in sorted((summary.get("link_classes") or {}).items()))),
+            }
+        entry["hosts"].append(str(record.get("host")))
+    ordered = sorted(groups.values(), key=lambda entry: (-len(entry["hosts"]), entry["hosts"][0]))
+    for position, entry in enumerate(ordered):
+        # "most common" only when strictly larger than the next group (a tie has no majority)
+        entry["majority"] = position == 0 and (len(ordered) == 1 or len(entry["hosts"]) > len(ordered[1]["hosts"]))
+        entry["legend"] = [{"css": LINK_CSS[name], "label": LINK_LABEL[name]} for name in entry["classes"]]
+    return ordered
+
+
+# -- GPUs ----------------------------------------------------------------------------------
+
+
+def gpu_table(records):
+    """``(rows by host, flagged)``: every GPU's fields, with values unlike the fleet's or the node's majority flagged.
+
+    A field of GPU_FLEET_FIELDS is held against the majority of the fleet's GPUs of the same
+    model (a mixed fleet is not flagged for being mixed); a field of GPU_NODE_FIELDS against the
+    majority of the GPUs of its own node. ``flagged`` lists ``{host, gpu, field, value, majority, scope}``.
+    """
+    per_host = {}
+    for record in records:
+        gpu = _group(record, "gpu") or {}
+        rows = []
+        for item in _gpus(record):
+            values = {field: item.get(field) for field, _label in GPU_COLUMNS}
+            values["driver_version"] = gpu.get("driver_version")
+            rows.append(values)
+        per_host[str(record.get("host"))] = rows
+    fleet_majority = {}
+    for field in GPU_FLEET_FIELDS:
+        by_model = {}
+        for rows in per_host.values():
+            for values in rows:
+                if values.get(field) is not None:
+                    by_model.setdefault(values.get("name"), []).append(_text(values[field]))
+        fleet_majority[field] = {model: _majority(seen) for model, seen in by_model.items()}
+    flagged = []
+    table = {}
+    for host, rows in per_host.items():
+        node_majority = {field: _majority([_text(values[field]) for values in rows if values.get(field) is not None]) for field in GPU_NODE_FIELDS}
+        out = []
+        for values in rows:
+            cells = []
+            for field, _label in GPU_COLUMNS:
+                value = values.get(field)
+                text = _text(value)
+                (majority, tie), scope = (None, False), None
+                if value is not None and field in GPU_FLEET_FIELDS:
+                    (majority, tie), scope = fleet_majority[field].get(values.get("name"), (None, False)), "fleet"
+                elif value is not None and field in GPU_NODE_FIELDS:
+                    (majority, tie), scope = node_majority[field], "node"
+                flag = majority is not None and (tie or text != majority)
+                if flag:
+                    flagged.append({"host": host, "gpu": _text(values.get("index")), "field": field, "value": text, "majority": majority, "scope": scope})
+                cells.append({"text": text, "flag": flag, "majority": majority if flag else None, "scope": scope if flag else None})
+            out.append(cells)
+        table[host] = out
+    return table, flagged
+
+
+# -- benchmarks ----------------------------------------------------------------------------
+
+
+def _busbw(parsed):
+    """The judged busbw (GB/s) of an nccl-tests parse: out-of-place at the largest size, else the maximum."""
+    if not isinstance(parsed, dict) or parsed.get("failed"):
+        return None
+    for key in ("busbw_at_largest_size_gbs", "max_busbw_gbs"):
+        value = parsed.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return float(value)
+    return None
+
+
+def _hosts_of(parsed):
+    hosts = parsed.get("hosts") if isinstance(parsed, dict) else None
+    return [str(host) for host in hosts] if isinstance(hosts, list) else []
+
+
+def classify_benchmark(host, record):
+    """What a benchmark record is for the charts: ``(kind, data)`` or ``(None, None)``.
+
+    Conventions (docs/report.md): ``all_reduce_perf`` records with at most one distinct host in
+    ``parsed.hosts`` are single-node (kind ``single``); with exactly two, a pair (``pair``: the
+    other host); with more, a multi-node run (``multi``). ``iperf3`` records are ``iperf``,
+    ``concurrent`` when the name or the environment's ``GPUFLEET_IPERF3_MODE`` says so, else alone.
+    """
+    name = str(record.get("name") or "")
+    parsed = record.get("parsed")
+    if name.startswith("all_reduce_perf"):
+        busbw = _busbw(parsed)
+        if busbw is None:
+            return None, None
+        hosts = list(dict.fromkeys(_hosts_of(parsed)))
+        ranks = parsed.get("ranks") if isinstance(parsed.get("ranks"), int) else None
+        data = {"host": host, "busbw": busbw, "ranks": ranks, "hosts": hosts, "size": record.get("message_size_bytes") or parsed.get("largest_size_bytes")}
+        if len(hosts) <= 1:
+            return "single", data
+        if len(hosts) == 2:
+            data["peer"] = hosts[1] if hosts[0] == host else hosts[0]
+            return "pair", data
+        return "multi", data
+    if name.startswith("iperf3"):
+        if not isinstance(parsed, dict):
+            return None, None
+        bps = parsed.get("received_bps") or parsed.get("sent_bps")
+        if not isinstance(bps, (int, float)) or isinstance(bps, bool) or bps <= 0:
+            return None, None
+        mode = str((record.get("environment") or {}).get("GPUFLEET_IPERF3_MODE") or ("concurrent" if "concurrent" in name else "alone"))
+        peer = parsed.get("remote_host")
+        return "iperf", {"host": host, "peer": _text(peer) or name, "gbps": bps / 1e9, "mode": "concurrent" if mode == "concurrent" else "alone"}
+    return None, None
+
+
+def _single_floor(record, profiles):
+    """``(floor GB/s, source)`` for a node's single-node all-reduce: a judged check first, else its profile."""
+    for item in record.get("checks") or []:
+        if "allreduce" in str(item.get("id")) and "single" in str(item.get("id")) and isinstance(item.get("expected"), (int, float)):
+            return float(item["expected"]), _text(item.get("threshold_source"))
+    name = (record.get("profile") or {}).get("name")
+    threshold = (((profiles or {}).get(name) or {}).get("thresholds") or {}).get("allreduce_single_node") if name else None
+    if isinstance(threshold, dict) and isinstance(threshold.get("floor"), (int, float)):
+        return float(threshold["floor"]), "profile %s: %s" % (name, _text(threshold.get("source")))
+    return None, None
+
+
+def bar_chart(items, value_key, unit, floor_key=None):
+    """Horizontal bars, scaled to the largest value or floor: geometry only, labels stay data."""
+    top = max([item[value_key] for item in items] + [item.get(floor_key) or 0 for item in items] if floor_key else [item[value_key] for item in items])
+    top = top or 1.0
+    span = CHART_WIDTH - LABEL_WIDTH - 90
+    bars = []
+    for position, item in enumerate(items):
+        y = BAR_GAP + position * (BAR_HEIGHT + BAR_GAP)
+        floor = item.get(floor_key) if floor_key else None
+        below = floor is not None and item[value_key] < floor
+        bars.append({
+            "label": item["label"], "y": y, "text_y": y + BAR_HEIGHT - 5, "x": LABEL_WIDTH, "width": round(span * item[value_key] / top, 1),
+            "value": "%.1f %s" % (item[value_key], unit), "value_x": LABEL_WIDTH + round(span * item[value_key] / top, 1) + 4,
+            "css": item.get("css") or ("bar-bad" if below else "bar-ok"),
+            "floor_x": None if floor is None else round(LABEL_WIDTH + span * float(floor) / top, 1),
+            "floor": None if floor is None else "{0:.1f} {1}".format(float(floor), unit),
+        })
+    return {"width": CHART_WIDTH, "height": BAR_GAP + len(items) * (BAR_HEIGHT + BAR_GAP), "bars": bars, "label_x": LABEL_WIDTH - 6}
+
+
+def heatmap(pairs, hosts):
+    """The pairwise busbw matrix: ``{hosts, rows: [{host, cells: [{value, css, x, y}]}], ...}``."""
+    values = {}
+    for pair in pairs:
+        key = tuple(sorted((pair["host"], pair["peer"])))
+        values[key] = max(values.get(key, 0.0), pair["busbw"])
+    measured = sorted(values.values())
+    median = measured[len(measured) // 2] if measured else None
+    rows = []
+    for row_index, row in enumerate(hosts):
+        cells = []
+        for col_index, col in enumerate(hosts):
+            value = values.get(tuple(sorted((row, col)))) if row != col else None
+            if value is None:
+                css = "h-none"
+            elif median and value < 0.9 * median:
+                css = "h-bad"
+            elif median and value < median:
+                css = "h-mid"
+            else:
+                css = "h-good"
+            cells.append({"value": "%.0f" % value if value is not None else "", "full": "%.1f GB/s" % value if value is not None else "",
+                          "css": css, "x": LABEL_WIDTH + col_index * HEAT_CELL, "y": 20 + row_index * HEAT_CELL})
+        rows.append({"host": row, "y": 20 + row_index * HEAT_CELL + HEAT_CELL // 2 + 4, "cells": cells})
+    return {"hosts": hosts, "rows": rows, "cell": HEAT_CELL, "label_x": LABEL_WIDTH - 6,
+            "width": LABEL_WIDTH + len(hosts) * HEAT_CELL + 10, "height": 30 + len(hosts) * HEAT_CELL,
+            "median": "%.1f GB/s" % median if median is not None else None,
+            "columns": [{"host": host, "x": LABEL_WIDTH + index * HEAT_CELL + HEAT_CELL // 2} for index, host in enumerate(hosts)]}
+
+
+def benchmark_views(records, profiles):
+    """Charts from the benchmark records; each key is None when there is nothing to draw."""
+    single, pairs, multi, iperf = [], [], [], []
+    for record in records:
+        host = str(record.get("host"))
+        for bench in record.get("benchmarks") or []:
+            if not isinstance(bench, dict):
+                continue
+            kind, data = classify_benchmark(host, bench)
+            if kind == "single":
+                data["floor"], data["floor_source"] = _single_floor(record, profiles)
+                single.append(data)
+            elif kind == "pair":
+                pairs.append(data)
+            elif kind == "multi":
+                multi.append(data)
+            elif kind == "iperf":
+                iperf.append(data)
+    single_chart = pairwise = iperf_chart = None
+    ratios = []
+    if single:
+        best = {}
+        for item in single:
+            if item["host"] not in best or item["busbw"] > best[item["host"]]["busbw"]:
+                best[item["host"]] = item
+        ordered = sorted(best.values(), key=lambda item: (item["floor"] is None or item["busbw"] >= item["floor"], item["busbw"]))
+        single_chart = bar_chart([dict(item, label=item["host"]) for item in ordered], "busbw", "GB/s", floor_key="floor")
+        single_chart["sources"] = sorted({item["floor_source"] for item in ordered if item["floor_source"]})
+    if pairs:
+        pairwise = heatmap(pairs, sorted({pair["host"] for pair in pairs} | {pair["peer"] for pair in pairs}))
+    if iperf:
+        items = []
+        for item in sorted(iperf, key=lambda entry: (entry["host"], entry["peer"], entry["mode"])):
+            items.append({"label": "%s \u2192 %s (%s)" % (item["host"], item["peer"], item["mode"]), "gbps": item["gbps"],
+                          "css": "bar-alone" if item["mode"] == "alone" else "bar-conc"})
+        iperf_chart = bar_chart(items, "gbps", "Gb/s")
+        for (host, peer), modes in _by_pair(iperf).items():
+            if "alone" in modes and "concurrent" in modes and modes["alone"] > 0:
+                ratios.append({"host": host, "peer": peer, "alone": "%.2f Gb/s" % modes["alone"], "concurrent": "%.2f Gb/s" % modes["concurrent"],
+                               "ratio": "%.2f" % (modes["concurrent"] / modes["alone"])})
+    return {"records": sum(len(record.get("benchmarks") or []) for record in records), "single": single_chart, "pairwise": pairwise,
+            "iperf": iperf_chart, "iperf_ratios": ratios, "single_rows": single, "multi_rows": multi}
+
+
+def _by_pair(iperf):
+    pairs = {}
+    for item in iperf:
+        modes = pairs.setdefault((item["host"], item["peer"]), {})
+        modes[item["mode"]] = max(modes.get(item["mode"], 0.0), item["gbps"])
+    return pairs
+
+
+# -- cost ----------------------------------------------------------------------------------
+
+
+def step_time_s(params, busbw_gbs, ranks):
+    """Ring all-reduce time of one step's bf16 gradients: 2(n-1)/n * 2P / busbw (busbw in GB/s = 1e9 B/s)."""
+    payload = BYTES_PER_PARAM * params
+    return 2.0 * (ranks - 1) / ranks * payload / (busbw_gbs * 1e9)
+
+
+def cost_view(records, benchmarks):
+    """The cost of a training step at the measured bandwidth; None when no claim has a price.
+
+    Per node with a price and a single-node busbw: n = the run's ranks (else the node's GPU
+    count), nodes = 1. For a multi-node all-reduce: n = its ranks, nodes = its hosts, price = the
+    mean price of those hosts. Rows are ranked by the cost of a 70B step (cheapest first).
+    """
+    prices = {}
+    for record in records:
+        claim = record.get("claim") if isinstance(record.get("claim"), dict) else {}
+        price = claim.get("price_per_node_hour")
+        if isinstance(price, (int, float)) and not isinstance(price, bool):
+            prices[str(record.get("host"))] = float(price)
+    if not prices:
+        return None
+    view = {"formula": COST_FORMULA, "models": [label for label, _params in COST_MODELS], "rows": [], "priced_nodes": len(prices),
+            "available": False, "reason": None}
+    gpu_counts = {}
+    for record in records:
+        topology_summary = (_group(record, "topology") or {}).get("summary") or {}
+        gpu_counts[str(record.get("host"))] = (_group(record, "gpu") or {}).get("gpu_count") or topology_summary.get("gpu_count")
+    best = {}
+    for item in benchmarks.get("single_rows") or []:
+        if item["host"] in prices and (item["host"] not in best or item["busbw"] > best[item["host"]]["busbw"]):
+            best[item["host"]] = item
+    rows = []
+    for host, item in best.items():
+        ranks = item["ranks"] or gpu_counts.get(host)
+        if not isinstance(ranks, int) or ranks < 2:
+            continue
+        rows.append(_cost_row(host, "single node", item["busbw"], ranks, 1, prices[host]))
+    for item in benchmarks.get("multi_rows") or []:
+        hosts = [host for host in item["hosts"] if host in prices]
+        if not hosts or not isinstance(item["ranks"], int) or item["ranks"] < 2:
+            continue
+        price = sum(prices[host] for host in hosts) / len(hosts)
+        label = "%d nodes (%s ...)" % (len(item["hosts"]), item["hosts"][0])
+        rows.append(_cost_row(label, "across nodes", item["busbw"], item["ranks"], len(item["hosts"]), price))
+    if not rows:
+        view["reason"] = ("no measured all-reduce bus bandwidth in this run yet (no all_reduce_perf benchmark record with a result): "
+                          "the cost per step is left out rather than estimated from the price list")
+        return view
+    rows.sort(key=lambda row: (row["cost_70b"], row["label"]))
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+    view["rows"] = rows
+    view["available"] = True
+    return view
+
+
+def _cost_row(label, scope, busbw, ranks, nodes, price):
+    row = {"label": label, "scope": scope, "busbw": "%.1f" % busbw, "ranks": ranks, "nodes": nodes, "price": "%.2f" % price, "cells": []}
+    for model, params in COST_MODELS:
+        seconds = step_time_s(params, busbw, ranks)
+        cost = seconds * price / 3600.0 * nodes
+        row["cells"].append({"model": model, "time_s": seconds, "cost": cost, "time": "%.4f s" % seconds, "cost_text": "$%.6f" % cost})
+        if model == "70B":
+            row["cost_70b"] = cost
+    row.setdefault("cost_70b", 0.0)
+    return row
+
+
+# -- the whole model -----------------------------------------------------------------------
+
+
+def load_profile_thresholds(profiles_dir=None):
+    """The profiles (by name) for benchmark floors; {} when they cannot be loaded (the charts then show no floor)."""
+    try:
+        from gpufleet.checks import profiles as profiles_module  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return {}
+    try:
+        loaded = profiles_module.load_profiles(profiles_dir) if profiles_dir else profiles_module.load_profiles()
+    except Exception:  # pylint: disable=broad-exception-caught
+        return {}
+    if isinstance(loaded, dict):
+        return loaded
+    return {item.get("name"): item for item in loaded or [] if isinstance(item, dict)}
+
+
+def build_model(results, profiles=None, title=None):
+    """The render model of ``results`` (from :func:`load_results`)."""
+    run = results.get("run") or {}
+    fleet = results.get("fleet")
+    records = [results["hosts"][name] for name in sorted(results.get("hosts") or {})]
+    ordered = sorted(records, key=lambda record: (VERDICT_ORDER[_verdict(record)], str(record.get("host"))))
+    nodes = [_node(index, record) for index, record in enumerate(ordered)]
+    gpu_rows, flagged = gpu_table(ordered)
+    for node in nodes:
+        node["gpu_rows"] = gpu_rows.get(node["host"], [])
+        node["flagged"] = sum(1 for item in flagged if item["host"] == node["host"])
+    counts = Counter(node["verdict"] for node in nodes)
+    if fleet:
+        verdict = fleet.get("verdict") or NOT_JUDGED
+        fleet_counts = fleet.get("counts") or {}
+        note = None
+    else:
+        verdict = NOT_JUDGED
+        fleet_counts = {name: counts.get(name, 0) for name in VERDICTS}
+        note = "the run has no fleet.json (status %s): it was interrupted or is still running; node verdicts are as recorded so far" % _text(run.get("status"))
+    benchmarks = benchmark_views(ordered, profiles)
+    status_totals = Counter()
+    for node in nodes:
+        status_totals.update(node["status_counts"])
+    return {
+        "title": title or "gpufleet acceptance report",
+        "run": {key: _text(run.get(key)) for key in ("run_id", "started", "finished", "status", "playbook", "gpufleet_version", "ansible_version")},
+        "inventory": ", ".join(str(item) for item in run.get("inventory") or []),
+        "fleet": {
+            "verdict": verdict,
+            "verdict_class": VERDICT_CLASS.get(verdict, "notjudged"),
+            "counts": [{"verdict": name, "count": int(fleet_counts.get(name, 0) or 0), "css": VERDICT_CLASS[name]} for name in
+                       (REJECT, UNREACHABLE, ACCEPT_WITH_WARNINGS, ACCEPT)],
+            "not_judged": counts.get(NOT_JUDGED, 0),
+            "nodes": len(nodes),
+            "note": note,
+        },
+        "status_totals": [{"status": status, "count": status_totals.get(status, 0)} for status in ("fail", "error", "warn", "skip", "pass")],
+        "nodes": nodes,
+        "failing": [node for node in nodes if node["verdict"] in (REJECT, UNREACHABLE, NOT_JUDGED)],
+        "topology_groups": topology_groups(ordered),
+        "gpu_columns": [label for _field, label in GPU_COLUMNS],
+        "gpu_flagged": flagged,
+        "benchmarks": benchmarks,
+        "cost": cost_view(ordered, benchmarks),
+        # the burn-in section (report/charts_series.py): None when the run has no burn-in record and no history
+        "burn_in": burn_in_view(results),
+    }

@@ -1,0 +1,569 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The results directory of one acceptance run (schema ``gpufleet.results/v1``, docs/results-schema.md).
+
+Controller side. Every file is written atomically (a temporary file in the same directory,
+flushed and fsynced, then renamed over the target), and each host's record is written as
+soon as its facts arrive, so a run that is killed keeps every host it had finished and
+:meth:`RunDir.resume` tells a rerun which hosts it can skip::
+
+    <run dir>/run.json                       the run: schema, id, started/finished, inventory, playbook, profiles
+    <run dir>/hosts/<host>.json              one host: facts, fact errors, claim, profile, checks, verdict, benchmarks
+    <run dir>/raw/<host>/<group>/<key>.txt   what the node printed (stdout), <key>.stderr.txt when it said more
+    <run dir>/fleet.json                     the fleet verdict, counts and each node's verdict (written last)
+
+Names that come from a node or an inventory are never used as paths as they are: see :func:`safe_name`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import json
+import os
+import re
+import tempfile
+
+from gpufleet.collection import collection_root
+
+SCHEMA = "gpufleet.results/v1"
+
+RUN_FILE = "run.json"
+FLEET_FILE = "fleet.json"
+HOSTS_DIR = "hosts"
+RAW_DIR = "raw"
+
+# The fact groups and the fact each sets (as checks/model.py FACT_GROUPS; kept here so the store imports nothing).
+FACT_GROUPS = {
+    "topology": "gpufleet_topology",
+    "gpu": "gpufleet_gpu",
+    "nic": "gpufleet_nic",
+    "host": "gpufleet_host",
+}
+
+# The shape of one benchmark record (written by the bench_run action, docs/benchmarks.md).
+BENCHMARK_FIELDS = {
+    "name": (str,),
+    "command": (list,),
+    "environment": (dict,),
+    "message_size_bytes": (int, type(None)),
+    "algorithm": (str, type(None)),
+    "raw_output_path": (str, type(None)),
+    "parsed": (dict, list, type(None)),
+    "started": (str,),
+    "duration_s": (int, float, type(None)),
+    # optional (the benchmark runner, docs/benchmarks.md): a record may leave them out
+    "kind": (str, type(None)),
+    "hosts": (list,),
+    "outcome": (str, type(None)),
+    "reason": (str, type(None)),
+    "rc": (int, type(None)),
+    "repeat": (int,),
+    "round": (int, type(None)),
+    "group": (str, type(None)),
+    "job_id": (str, type(None)),
+    "stderr_path": (str, type(None)),
+}
+# The fields of BENCHMARK_FIELDS a record may leave out.
+BENCHMARK_OPTIONAL = frozenset(("kind", "hosts", "outcome", "reason", "rc", "repeat", "round", "group", "job_id", "stderr_path"))
+# The values of the optional ``kind`` and ``outcome`` fields.
+BENCHMARK_KINDS = ("allreduce_single", "allreduce_multi", "allreduce_pair", "iperf3", "iperf3_concurrent", "ib_write_bw", "ib_write_lat",
+                   "nvbandwidth", "ib_counters")
+# "skipped": the benchmark was asked for but could not apply to the host (bench_record; the reason says why)
+BENCHMARK_OUTCOMES = ("ok", "hang", "missing_binary", "launcher_error", "crash", "failed", "unreachable", "skipped")
+
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+class ResultsError(Exception):
+    """A results directory that cannot be written or read as schema v1; the message says which file."""
+
+
+def utc_now():
+    """The current time as ISO 8601 UTC with a ``Z`` (second precision)."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_run_id():
+    """A run id (and default directory name) from the current UTC time: ``20260131T120000Z``."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def safe_name(text):
+    """A file name for ``text`` (a host, group or tool key) that cannot leave its directory.
+
+    Characters outside ``[A-Za-z0-9._-]`` become ``_`` and a leading dot is dropped; when that
+    changed anything, 8 hex digits of the name's SHA-1 are appended so two different names never
+    share a file (``/proc/sys/x`` and ``_proc_sys_x`` stay apart).
+    """
+    text = str(text)
+    cleaned = _SAFE.sub("_", text).lstrip(".")[:120] or "unnamed"
+    if cleaned != text:
+        cleaned = "%s-%s" % (cleaned, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:8])
+    return cleaned
+
+
+def _fsync_dir(path):
+    try:
+        handle = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+@contextlib.contextmanager
+def atomic_open(path, binary=True):
+    """A stream whose content replaces ``path`` only when the block ends without an exception: a reader
+    (or a crash) sees the old file or the new one, never half. Mode 0644; the directory is fsynced."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path)[:60], suffix=".tmp", dir=directory)
+    try:
+        with (os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")) as stream:
+            yield stream
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(directory)
+
+
+def write_bytes_atomic(path, data):
+    """Write ``data`` to ``path`` atomically (:func:`atomic_open`)."""
+    with atomic_open(path) as stream:
+        stream.write(data)
+
+
+def write_text_atomic(path, text):
+    """:func:`write_bytes_atomic` for text (UTF-8; undecodable characters from a node are kept escaped)."""
+    write_bytes_atomic(path, str(text).encode("utf-8", "backslashreplace"))
+
+
+def write_json_atomic(path, data):
+    """:func:`write_bytes_atomic` for a JSON document (sorted keys, 1-space indent, trailing newline)."""
+    write_bytes_atomic(path, (json.dumps(data, indent=1, sort_keys=True, default=str) + "\n").encode("utf-8"))
+
+
+def read_json(path):
+    """The JSON document at ``path``; ResultsError naming the file when it is missing or damaged."""
+    try:
+        with open(path, "r", encoding="utf-8") as stream:
+            return json.load(stream)
+    except FileNotFoundError:
+        raise ResultsError("%s: not found" % path) from None
+    except (OSError, ValueError) as exc:
+        raise ResultsError("%s: unreadable: %s" % (path, exc)) from None
+
+
+def collection_version(root=None):
+    """The gpufleet collection's version: MANIFEST.json of an installed collection, else galaxy.yml."""
+    root = root or collection_root()
+    try:
+        with open(os.path.join(root, "MANIFEST.json"), "r", encoding="utf-8") as stream:
+            return json.load(stream)["collection_info"]["version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    try:
+        with open(os.path.join(root, "galaxy.yml"), "r", encoding="utf-8") as stream:
+            for line in stream:
+                match = re.match(r"^version:\s*['\"]?([^'\"\s#]+)", line)
+                if match:
+                    return match.group(1)
+    except OSError:
+        pass
+    return None
+
+
+def to_plain(value):
+    """``value`` as plain JSON types (mappings, sequences and str/int/float subclasses from Ansible made plain)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {str(key): to_plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_plain(item) for item in value]
+    return str(value)
+
+
+def _is_tool_entry(value):
+    """A collector entry: ``{cmd, rc, stdout, stderr, duration_s, error}`` (node_collect.run_tool / read_entry)."""
+    return isinstance(value, dict) and "cmd" in value and "stdout" in value
+
+
+def split_fact_results(results):
+    """Facts, fact errors and unreachability from the four fact tasks' registered results.
+
+    ``results`` maps a group (``topology``, ``gpu``, ``nic``, ``host``) to what its task
+    registered. Returns ``(facts, fact_errors, unreachable)``: ``facts[group]`` is the fact dict
+    or None (failed, skipped or not run); ``fact_errors[group]`` the message of a group that
+    failed; ``unreachable`` the connection error when the node answered no task at all. A node
+    that answered some tasks and then dropped its connection is reachable: the groups it did not
+    answer are fact errors ("host became unreachable: ...").
+    """
+    facts, errors, lost = {}, {}, {}
+    for group, fact_name in FACT_GROUPS.items():
+        outcome = results.get(group) if isinstance(results, dict) else None
+        facts[group] = None
+        if not isinstance(outcome, dict) or not outcome or outcome.get("skipped"):
+            continue
+        if outcome.get("unreachable"):
+            lost[group] = " ".join(str(outcome.get("msg") or "unreachable").split())[:500]
+            continue
+        if outcome.get("failed"):
+            errors[group] = " ".join(str(outcome.get("msg") or "failed without a message").split())[:2000]
+            continue
+        value = (outcome.get("ansible_facts") or {}).get(fact_name)
+        if isinstance(value, dict):
+            facts[group] = value
+        else:
+            errors[group] = "the task returned no %s" % fact_name
+    answered = any(value is not None for value in facts.values()) or errors
+    if lost and not answered:
+        return facts, errors, next(iter(lost.values()))
+    for group, message in lost.items():
+        errors[group] = "host became unreachable: %s" % message
+    return facts, errors, None
+
+
+def record_host_facts(host, results, options):
+    """Write ``host``'s record from the fact results into the run directory ``options["run_dir"]``.
+
+    ``options`` are those of results_record (phase facts) and of node_facts' ``record``: ``run_dir``,
+    ``claim``, ``settings``, ``profile``, ``profile_overrides``. Returns ``(RunDir, record written)``.
+    """
+    run = RunDir.open(options["run_dir"])
+    request = {"profile": options.get("profile"), "overrides": options.get("profile_overrides")}
+    return run, run.record_facts(host, results, claim=options.get("claim"), settings=options.get("settings"), profile_request=request)
+
+
+class RunDir:
+    """One run's results directory. Create it with :meth:`create`, reopen it with :meth:`open`."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+
+    # -- the run ---------------------------------------------------------------------------
+
+    @property
+    def run_file(self):
+        return os.path.join(self.path, RUN_FILE)
+
+    @classmethod
+    def create(cls, path, inventory=None, playbook=None, hosts=None, profile_choices=None, extra=None, collection=None):
+        """Create (or reopen, to resume) the run directory at ``path`` and write ``run.json``.
+
+        An existing ``run.json`` of this schema is kept (its ``started`` and id) and marked
+        resumed; one of another schema is refused rather than mixed with. ``collection``: the
+        directory of the collection whose playbook runs (recorded with its version; default: the one
+        this library serves).
+        """
+        run = cls(path)
+        os.makedirs(os.path.join(run.path, HOSTS_DIR), exist_ok=True)
+        os.makedirs(os.path.join(run.path, RAW_DIR), exist_ok=True)
+        now = utc_now()
+        if os.path.exists(run.run_file):
+            record = run.read_run()
+            record.setdefault("resumed", []).append(now)
+        else:
+            record = {"schema": SCHEMA, "run_id": os.path.basename(run.path), "started": now, "resumed": []}
+        record.update(
+            {
+                "finished": None,
+                "status": "running",
+                "inventory": list(inventory or []),
+                "playbook": playbook,
+                "hosts": list(hosts or []),
+                "profile_choices": profile_choices or {},
+                "gpufleet_version": collection_version(collection),
+                "gpufleet_path": collection or collection_root(),
+            }
+        )
+        record.update(extra or {})
+        write_json_atomic(run.run_file, record)
+        return run
+
+    @classmethod
+    def open(cls, path):
+        """An existing run directory; ResultsError when it has no ``run.json`` of this schema."""
+        run = cls(path)
+        run.read_run()
+        return run
+
+    def read_run(self):
+        record = read_json(self.run_file)
+        if not isinstance(record, dict) or record.get("schema") != SCHEMA:
+            raise ResultsError("%s: schema %r, this gpufleet reads %s" % (self.run_file, (record or {}).get("schema"), SCHEMA))
+        return record
+
+    def update_run(self, **fields):
+        record = self.read_run()
+        record.update(fields)
+        write_json_atomic(self.run_file, record)
+        return record
+
+    # -- hosts -----------------------------------------------------------------------------
+
+    def host_file(self, host):
+        return os.path.join(self.path, HOSTS_DIR, safe_name(host) + ".json")
+
+    def relative(self, path):
+        return os.path.relpath(path, self.path)
+
+    def read_host(self, host):
+        """The host's record, or None when it has none yet. A damaged record raises ResultsError."""
+        path = self.host_file(host)
+        if not os.path.exists(path):
+            return None
+        record = read_json(path)
+        if not isinstance(record, dict) or record.get("schema") != SCHEMA or record.get("host") != host:
+            raise ResultsError("%s: not a %s record of host %s" % (path, SCHEMA, host))
+        return record
+
+    def write_host(self, record):
+        record["schema"] = SCHEMA
+        record["updated"] = utc_now()
+        write_json_atomic(self.host_file(record["host"]), record)
+        return record
+
+    def host_records(self):
+        """Every host record in the directory, by host name (damaged files are skipped: see resume())."""
+        records = {}
+        directory = os.path.join(self.path, HOSTS_DIR)
+        for entry in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+            if not entry.endswith(".json") or entry.startswith("."):
+                continue
+            try:
+                record = read_json(os.path.join(directory, entry))
+            except ResultsError:
+                continue
+            if isinstance(record, dict) and record.get("schema") == SCHEMA and record.get("host"):
+                records[record["host"]] = record
+        return records
+
+    @staticmethod
+    def new_host_record(host):
+        return {
+            "schema": SCHEMA,
+            "host": host,
+            "unreachable": None,
+            "phases": {},
+            "facts": {group: None for group in FACT_GROUPS},
+            "fact_errors": {},
+            "raw": {},
+            "claim": None,
+            "settings": {},
+            "profile_request": None,
+            "profile": None,
+            "checks": [],
+            "failed": [],
+            "verdict": None,
+            "benchmarks": [],
+        }
+
+    def record_facts(self, host, results, claim=None, settings=None, profile_request=None):
+        """Write ``host``'s facts (from the fact tasks' registered ``results``) and raw outputs now.
+
+        Returns the record written. Raw outputs go first, so a record never names a raw file
+        that is not there.
+        """
+        facts, errors, unreachable = split_fact_results(results)
+        record = self.read_host(host) or self.new_host_record(host)
+        raw_index = {}
+        for group in FACT_GROUPS:
+            outcome = results.get(group) if isinstance(results, dict) else None
+            raw = outcome.get("raw") if isinstance(outcome, dict) else None
+            if isinstance(raw, dict) and raw:
+                raw_index[group] = self.write_raw(host, group, raw)
+        record.update(
+            {
+                "unreachable": unreachable,
+                "facts": facts,
+                "fact_errors": errors,
+                "raw": raw_index,
+                "claim": claim,
+                "settings": dict(settings or {}),
+                "profile_request": profile_request,
+                # a fresh gathering makes any earlier judgement stale
+                "checks": [],
+                "failed": [],
+                "verdict": None,
+            }
+        )
+        record.setdefault("phases", {})["facts"] = {
+            "complete": unreachable is None and all(facts[group] is not None or group in errors for group in FACT_GROUPS),
+            "finished": utc_now(),
+        }
+        record["phases"].pop("checks", None)
+        return self.write_host(record)
+
+    def write_raw(self, host, group, raw):
+        """Write one fact group's raw collector results; return their index for the host record.
+
+        A tool entry becomes ``raw/<host>/<group>/<key>.txt`` (its stdout) and, when it wrote to
+        stderr, ``<key>.stderr.txt``; its command, rc, duration and error go in the index. Nested
+        maps of entries (ethtool per interface, files per path) get keys ``<key>.<name>``; any
+        other value (sysfs listings, endpoints) is kept as ``<key>.json``.
+        """
+        base = os.path.join(self.path, RAW_DIR, safe_name(host), safe_name(group))
+        index = {}
+
+        def put(key, value):
+            if value is None:
+                return
+            name = safe_name(key)
+            if _is_tool_entry(value):
+                entry = {
+                    "path": None,
+                    "stderr_path": None,
+                    "cmd": [str(part) for part in (value.get("cmd") or [])],
+                    "rc": value.get("rc"),
+                    "duration_s": value.get("duration_s"),
+                    "error": value.get("error"),
+                }
+                if value.get("rc") is not None or value.get("stdout"):
+                    # a tool that never ran (not found, could not start) has no output file, only its error
+                    out = os.path.join(base, name + ".txt")
+                    write_text_atomic(out, value.get("stdout") or "")
+                    entry["path"] = self.relative(out)
+                if value.get("stderr"):
+                    err = os.path.join(base, name + ".stderr.txt")
+                    write_text_atomic(err, value["stderr"])
+                    entry["stderr_path"] = self.relative(err)
+                for extra in ("dropped_lines",):
+                    if extra in value:
+                        entry[extra] = value[extra]
+                index[key] = entry
+            elif isinstance(value, dict) and value and all(_is_tool_entry(item) or item is None for item in value.values()):
+                for sub, item in value.items():
+                    put("%s.%s" % (key, sub), item)
+            else:
+                out = os.path.join(base, name + ".json")
+                write_json_atomic(out, value)
+                index[key] = {"path": self.relative(out), "stderr_path": None, "cmd": None, "rc": None, "duration_s": None, "error": None}
+
+        for key, value in raw.items():
+            put(str(key), value)
+        return index
+
+    def write_judgement(self, host, report, profile=None, claim=None):
+        """Write ``run_checks``' entry for ``host`` (checks, verdict, failed ids) into its record."""
+        record = self.read_host(host) or self.new_host_record(host)
+        record.update(
+            {
+                "checks": report.get("checks", []),
+                "failed": report.get("failed", []),
+                "verdict": report.get("verdict"),
+                "unreachable": report.get("unreachable") or record.get("unreachable"),
+                "profile": profile,
+                "claim": claim if claim is not None else record.get("claim"),
+            }
+        )
+        record.setdefault("phases", {})["checks"] = {"complete": True, "finished": utc_now()}
+        return self.write_host(record)
+
+    def add_benchmark(self, host, benchmark):
+        """Append one benchmark record (shape: BENCHMARK_FIELDS) to ``host``'s record."""
+        problems = ["%s missing" % key for key in BENCHMARK_FIELDS if key not in benchmark and key not in BENCHMARK_OPTIONAL]
+        problems += ["%s must be %s" % (key, "/".join(kind.__name__ for kind in kinds))
+                     for key, kinds in BENCHMARK_FIELDS.items()
+                     if key in benchmark and (not isinstance(benchmark[key], kinds) or isinstance(benchmark[key], bool) and bool not in kinds)]
+        problems += ["%s must be one of %s, not %r" % (key, "/".join(choices), benchmark[key])
+                     for key, choices in (("kind", BENCHMARK_KINDS), ("outcome", BENCHMARK_OUTCOMES))
+                     if benchmark.get(key) is not None and benchmark[key] not in choices]
+        problems += ["unknown field %s" % key for key in benchmark if key not in BENCHMARK_FIELDS]
+        if problems:
+            raise ResultsError("benchmark record for %s: %s" % (host, "; ".join(problems)))
+        record = self.read_host(host) or self.new_host_record(host)
+        record.setdefault("benchmarks", []).append(dict(benchmark))
+        return self.write_host(record)
+
+    def write_benchmark_raw(self, host, name, text):
+        """Write a benchmark's raw output to ``raw/<host>/benchmarks/<name>.txt``; return its run-relative path."""
+        out = os.path.join(self.path, RAW_DIR, safe_name(host), "benchmarks", safe_name(name) + ".txt")
+        write_text_atomic(out, text)
+        return self.relative(out)
+
+    # -- the fleet -------------------------------------------------------------------------
+
+    def write_fleet(self, report):
+        """Write ``fleet.json`` from ``run_checks``' report and mark the run finished."""
+        fleet = dict(report.get("fleet") or {})
+        nodes = report.get("nodes") or {}
+        document = {
+            "schema": SCHEMA,
+            "run_id": self.read_run().get("run_id"),
+            "generated": utc_now(),
+            "verdict": fleet.get("verdict"),
+            "counts": fleet.get("counts", {}),
+            "nodes": fleet.get("nodes", len(nodes)),
+            "node_verdicts": {
+                name: {
+                    "verdict": entry.get("verdict"),
+                    "failed": entry.get("failed", []),
+                    "unreachable": entry.get("unreachable"),
+                    "profile": entry.get("profile"),
+                    "record": self.relative(self.host_file(name)),
+                }
+                for name, entry in sorted(nodes.items())
+            },
+        }
+        write_json_atomic(os.path.join(self.path, FLEET_FILE), document)
+        self.update_run(finished=utc_now(), status="finished")
+        return document
+
+    # -- resuming --------------------------------------------------------------------------
+
+    def resume(self, hosts=None):
+        """Which hosts a rerun can skip.
+
+        Returns ``{"run_id", "complete", "incomplete", "unreachable", "damaged", "missing"}``:
+        ``complete`` hosts have a whole facts phase (every group gathered or failed, node
+        reachable); ``unreachable`` and ``incomplete`` ones must be gathered again; ``damaged``
+        records (unreadable JSON: a crash cannot leave one, a hand edit can) too; ``missing``
+        are hosts of ``hosts`` without any record.
+        """
+        run = self.read_run()
+        outcome = {"run_id": run.get("run_id"), "complete": [], "incomplete": [], "unreachable": [], "damaged": [], "missing": []}
+        directory = os.path.join(self.path, HOSTS_DIR)
+        seen = set()
+        for entry in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+            if not entry.endswith(".json") or entry.startswith("."):
+                continue
+            try:
+                record = read_json(os.path.join(directory, entry))
+            except ResultsError:
+                outcome["damaged"].append(entry)
+                continue
+            host = record.get("host") if isinstance(record, dict) else None
+            if not host or record.get("schema") != SCHEMA:
+                outcome["damaged"].append(entry)
+                continue
+            seen.add(host)
+            if record.get("unreachable"):
+                outcome["unreachable"].append(host)
+            elif (record.get("phases") or {}).get("facts", {}).get("complete"):
+                outcome["complete"].append(host)
+            else:
+                outcome["incomplete"].append(host)
+        outcome["missing"] = [host for host in (hosts or []) if host not in seen]
+        return outcome

@@ -1,4 +1,0 @@
-# -*- coding: utf-8 -*-
-# Copyright: (c) 2026, gpufleet engineers
-# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ``gpufleet`` subcommands other than ``parse``: one module each, dispatched by ``cli.py``."""

@@ -1,0 +1,177 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpu.* checks on ``gpufleet_gpu`` facts built by gpu_inventory.build_inventory from recordings
+(tests/fixtures/smi, misc; see their SOURCES.md). Where a test says SYNTHETIC, named fields of the
+built facts were changed; expected values are read by hand from the recordings."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpufleet.checks import engine
+from gpufleet.checks import gpu as checks
+from gpufleet.checks import profiles as prof
+from gpufleet.checks.model import NodeContext
+from gpufleet.facts.gpu import build_inventory
+from gpufleet.parsers.lspci import parse_lspci
+from gpufleet.parsers.registry import parse
+
+DELLA_H100 = "smi/princeton-della-h100-nvidia-smi-a-text-545.txt"  # 1x H100 80GB HBM3, 81559 MiB, healthy, idle
+H100_BRAKE = "smi/gpud-nvidia-smi-q-text-8x-h100-535.183.01-fabric-completed-power-brake-swthermal-ACTIVE.txt"  # GPU 2 braked
+H100_HW_SLOWDOWN = "smi/gpud-nvidia-smi-q-8x-h100-535.161.08.txt"  # HW Slowdown + HW Power Brake Active on all 8
+RTX4090_CAP = "misc/gpud-nvidia-smi-q-text-8x-rtx4090-535.154.05-sw-power-cap-ACTIVE-2gpus.txt"  # GPUs 1, 4 SW Power Cap + a process
+RETIRED_BAD = "smi/azure-nvsmi-q-retired-pages-8gpu-bad-EDITED.txt"  # pending on 1, 3, 5, 7 (hand-edited by its authors)
+RETIRED_CLEAN = "smi/azure-nvsmi-q-retired-pages-8gpu-clean.txt"
+H200_MIG = "smi/exporter-capture-nvidia-smi-q-text-1x-h200-MIG-590-fabric-completed.txt"  # MIG Enabled, 3 processes
+A10_REMAP = "smi/gpud-nvidia-smi-q-1x-a10-535.129.03.txt"  # Remapped Rows: 4 uncorrectable, Pending Yes
+TITANV = "smi/gpud-nvidia-smi-q-1x-titanv-560.35.03.txt"  # Persistence Mode Disabled
+A100_XML = "smi/telegraf-nvidia-smi-q-x-a100-sxm4-80gb-mig-535-v12.xml.txt"  # 1 <gpu> of a 4-GPU machine
+AZURE_LSPCI = "misc/gpud-lspci-nn-azure-nd-a100-v4-8gpu-6nvswitch-8cx6vf.txt"  # 8 A100 SXM4 on the bus
+
+H100_CLAIM = {"gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "gpu_memory_gb": 80, "interconnect": "nvswitch", "nvlinks_per_pair": 18}
+
+
+@pytest.fixture(name="shipped", scope="module")
+def shipped_fixture():
+    return prof.load_profiles()
+
+
+@pytest.fixture(name="facts")
+def facts_fixture(fixture_text):
+    def _facts(relative):
+        return build_inventory(text=parse("nvidia-smi-q", fixture_text(relative)))
+
+    return _facts
+
+
+def _node(shipped, facts, claim=None, profile="generic"):
+    chosen = shipped[profile] if isinstance(profile, str) else profile
+    return NodeContext("n1", facts={"gpu": facts}, claim=claim, profile=chosen)
+
+
+def _family(node):
+    return engine.run_checks([node], families=["gpu"])["nodes"]["n1"]["checks"]
+
+
+def _bad(results):
+    return [(item["id"], item["status"], item["subject"]) for item in results if item["status"] in ("warn", "fail")]
+
+
+def test_healthy_h100_yields_no_warning_or_failure(shipped, facts):
+    claim = dict(H100_CLAIM, gpu_count=1)
+    results = _family(_node(shipped, facts(DELLA_H100), claim))
+    assert _bad(results) == []
+    by_id = {item["id"]: item for item in results}
+    assert (by_id["gpu.count"]["measured"], by_id["gpu.count"]["expected"], by_id["gpu.count"]["threshold_source"]) == (1, 1, "claim")
+    # "80 GB" as sold is 80e9 bytes = 76293 MiB; the H100 reports 81559 MiB (less than 80 GiB).
+    assert (by_id["gpu.memory"]["status"], by_id["gpu.memory"]["measured"], by_id["gpu.memory"]["expected"]) == ("pass", 81559, 76293)
+    for check_id in ("gpu.model", "gpu.ecc", "gpu.mig", "gpu.persistence", "gpu.processes", "gpu.fabric", "gpu.throttle", "gpu.row_remap"):
+        assert by_id[check_id]["status"] == "pass", check_id
+    assert _bad(_family(_node(shipped, facts(RETIRED_CLEAN)))) == []
+
+
+def test_retired_pages_pending_fail_on_the_right_gpus(shipped, facts):
+    results = checks.retired_pages(_node(shipped, facts(RETIRED_BAD)))
+    by_subject = {item["subject"]: item for item in results}
+    assert sorted(s for s, item in by_subject.items() if item["status"] == "fail") == ["GPU1", "GPU3", "GPU5", "GPU7"]
+    gpu1 = by_subject["GPU1"]
+    assert gpu1["measured"] == {"single_bit_ecc": 2, "double_bit_ecc": 61, "pending": True}
+    assert gpu1["expected"] == {"pending": False}
+    # GPU0: 60 single-bit and 5 double-bit pages retired, nothing pending: a warning.
+    assert (by_subject["GPU0"]["status"], by_subject["GPU0"]["measured"]["double_bit_ecc"]) == ("warn", 5)
+    assert len(results) == 5
+
+
+def test_sw_power_cap_warns_and_processes_fail(shipped, facts):
+    node = _node(shipped, facts(RTX4090_CAP), profile="pcie-generic")
+    throttle = checks.throttle(node)
+    assert [(item["status"], item["subject"], item["measured"]) for item in throttle] == [
+        ("warn", "GPU1", ["sw_power_cap"]), ("warn", "GPU4", ["sw_power_cap"])]
+    assert "SW Power Cap Active" in throttle[0]["message"]
+    procs = checks.processes(node)
+    assert [(item["status"], item["subject"], item["measured"]) for item in procs] == [("fail", "GPU1", 1), ("fail", "GPU4", 1)]
+    assert "pid 1285135 /usr/bin/python" in procs[0]["message"] and "21602 MiB" in procs[0]["message"]
+    # Consumer GPUs have no ECC: not judged, never a silent pass.
+    assert checks.ecc(node)[0]["status"] == "skip"
+
+
+def test_power_brake_fails(shipped, facts):
+    [gpu2] = checks.throttle(_node(shipped, facts(H100_BRAKE), profile="hgx-h100-8"))
+    assert (gpu2["status"], gpu2["subject"]) == ("fail", "GPU2")
+    assert gpu2["measured"] == ["hw_power_brake_slowdown", "sw_power_cap", "sw_thermal_slowdown"]
+    results = checks.throttle(_node(shipped, facts(H100_HW_SLOWDOWN), profile="hgx-h100-8"))
+    assert len(results) == 8 and {item["measured"][0] for item in results} == {"hw_slowdown"}
+    assert {item["status"] for item in results} == {"fail"}
+
+
+def test_mig_enabled_fails(shipped, facts):
+    [gpu0] = checks.mig(_node(shipped, facts(H200_MIG)))
+    assert (gpu0["id"], gpu0["status"], gpu0["subject"], gpu0["measured"], gpu0["expected"]) == ("gpu.mig", "fail", "GPU0", "Enabled", "Disabled")
+
+
+def test_row_remap_pending_fails(shipped, facts):
+    [gpu0] = checks.row_remap(_node(shipped, facts(A10_REMAP)))
+    assert (gpu0["status"], gpu0["subject"]) == ("fail", "GPU0")
+    assert gpu0["measured"] == {"correctable": 0, "uncorrectable": 4, "pending": True, "failure": False}
+    assert "row remapping pending" in gpu0["message"]
+
+
+def test_persistence_off_warns(shipped, facts):
+    [gpu0] = checks.persistence(_node(shipped, facts(TITANV)))
+    assert (gpu0["status"], gpu0["measured"], gpu0["expected"]) == ("warn", False, True)
+
+
+def test_gpus_fallen_off_the_bus_and_count_against_claim(shipped, fixture_text):
+    facts = build_inventory(xml=parse("nvidia-smi-xml", fixture_text(A100_XML)), lspci=parse_lspci(fixture_text(AZURE_LSPCI)))
+    node = _node(shipped, facts, {"gpu_model": "NVIDIA A100-SXM4-80GB", "gpu_count": 8, "interconnect": "nvswitch"}, "dgx-a100-8")
+    [visible] = checks.visible(node)
+    assert (visible["status"], visible["measured"], visible["expected"]) == ("fail", 1, 8)
+    assert visible["message"].startswith("lspci lists 8 NVIDIA GPU(s), nvidia-smi sees 1")
+    [count] = checks.count(node)
+    assert (count["status"], count["measured"], count["expected"], count["threshold_source"]) == ("fail", 1, 8, "claim")
+
+
+def test_wrong_model_and_memory_against_the_claim(shipped, facts):
+    node = _node(shipped, facts(RTX4090_CAP), H100_CLAIM, "pcie-generic")
+    models = checks.model(node)
+    assert len(models) == 8 and models[3]["message"] == "GPU3 is NVIDIA GeForce RTX 4090, expected NVIDIA H100 80GB HBM3"
+    memory = checks.memory(node)
+    assert len(memory) == 8 and (memory[0]["measured"], memory[0]["expected"]) == (24564, 76293)
+    assert memory[0]["message"] == "GPU0 has 24564 MiB, expected 80 GB claimed (76293 MiB)"
+    # Without a claim the profile's regex judges the model.
+    [ok] = checks.model(_node(shipped, facts(H100_BRAKE), profile="hgx-h100-8"))
+    assert ok["status"] == "pass" and ok["threshold_source"] == "profile hgx-h100-8: expect.gpu_name"
+
+
+def test_mixed_batch_in_one_node_synthetic(shipped, facts):
+    gpu_facts = facts(H100_BRAKE)
+    gpu_facts["gpus"][3]["power_limit_w"] = 500.0  # SYNTHETIC: one GPU capped lower than its seven peers
+    gpu_facts["gpus"][6]["vbios_version"] = "96.00.61.00.01"  # SYNTHETIC: another VBIOS
+    results = checks.consistency(_node(shipped, gpu_facts, profile="hgx-h100-8"))
+    assert [(item["subject"], item["measured"], item["expected"]) for item in results] == [
+        ("GPU6", "96.00.61.00.01", "96.00.74.00.01"), ("GPU3", 500.0, 700.0)]
+    assert results[1]["message"] == "GPU3 power_limit_w is 500.0, the node's other GPUs have 700.0 (mixed batch)"
+
+
+def test_ecc_off_and_fabric_not_ready_synthetic(shipped, facts):
+    gpu_facts = facts(H100_BRAKE)
+    gpu_facts["gpus"][1]["ecc_mode_current"] = False  # SYNTHETIC
+    # SYNTHETIC, values of smi/azure-fabric-completed-INSUFFICIENT-RESOURCES-cliqueid0-zero-clusteruuid-PR506.txt
+    gpu_facts["gpus"][4]["fabric"] = {"state": "Completed", "status": "Insufficient Resources", "clique_id": 0, "cluster_uuid": None}
+    node = _node(shipped, gpu_facts, H100_CLAIM, "hgx-h100-8")
+    [gpu1] = checks.ecc(node)
+    assert (gpu1["status"], gpu1["subject"], gpu1["measured"], gpu1["expected"]) == ("fail", "GPU1", False, True)
+    [gpu4] = checks.fabric(node)
+    assert (gpu4["status"], gpu4["subject"]) == ("fail", "GPU4")
+    assert gpu4["measured"] == {"state": "Completed", "status": "Insufficient Resources"}
+
+
+def test_temperature_against_an_overridden_profile_maximum(shipped, facts):
+    profile = prof.apply_overrides(shipped["pcie-generic"], {"host": {"temperature_max": "70 C"}})
+    results = checks.temperature(_node(shipped, facts(RTX4090_CAP), profile=profile))
+    assert [(item["status"], item["subject"], item["measured"], item["expected"]) for item in results] == [
+        ("warn", "GPU1", 72, 70.0), ("warn", "GPU4", 76, 70.0)]
+    assert results[0]["threshold_source"].startswith("profile pcie-generic: gpufleet_profile_overrides")
+    # No profile maximum and no slowdown temperature printed: not judged.
+    assert checks.temperature(_node(shipped, facts(RTX4090_CAP)))[0]["status"] == "skip"

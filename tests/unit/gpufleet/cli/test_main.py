@@ -1,0 +1,68 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""`gpufleet parse KIND FILE`: JSON out, a one-line error naming the line, exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import pytest
+
+from gpufleet.cli import main as cli
+from gpufleet.parsers.registry import KINDS, get_parser
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures")
+
+
+def _run(capsys, argv):
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_parse_prints_the_matrix_as_json(capsys):
+    path = os.path.join(FIXTURES, "topo", "mlengineering-2gpu-nv2-bridge-no-legend.txt")
+    code, out, err = _run(capsys, ["parse", "topo", path])
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    # The recording: two GPUs joined by an NVLink bridge, NV2 each way.
+    assert data["links"]["GPU0"]["GPU1"] == "NV2"
+    assert [gpu["name"] for gpu in data["gpus"]] == ["GPU0", "GPU1"]
+
+
+def test_damaged_input_exits_1_with_one_line_naming_the_line(capsys):
+    path = os.path.join(FIXTURES, "topo", "hgx-h100-12nic-numa-off-aihub0008-PASTE-DAMAGED.txt")
+    code, out, err = _run(capsys, ["parse", "topo", path])
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1
+    # Line 7 is the GPU5 row whose cells were fused into "PIXNODE".
+    assert "line 7:" in err and err.startswith("gpufleet parse: ")
+
+
+def test_standard_input_and_compact_output(capsys, monkeypatch):
+    with open(os.path.join(FIXTURES, "ib", "dgx-spark-gb10-ibdev2netdev-2up-2down.txt"), encoding="utf-8") as handle:
+        monkeypatch.setattr("sys.stdin", io.StringIO(handle.read()))
+    code, out, _err = _run(capsys, ["parse", "--compact", "ibdev2netdev", "-"])
+    assert code == 0
+    assert out.count("\n") == 1
+    assert len(json.loads(out)["mappings"]) == 4
+
+
+def test_missing_file_is_a_usage_error(capsys):
+    code, _out, err = _run(capsys, ["parse", "topo", "/nonexistent/topo.txt"])
+    assert code == 2 and "cannot read /nonexistent/topo.txt" in err
+
+
+def test_unknown_kind_is_rejected_by_argparse(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["parse", "no-such-kind", "-"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_every_registered_kind_has_its_parser():
+    for kind in KINDS:
+        assert callable(get_parser(kind)), kind

@@ -1,0 +1,125 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""node_facts' controller half: each group parsed as its own action would, failures per group."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from ansible.errors import AnsibleConnectionFailure
+
+from ansible_collections.gpufleet.acceptance.plugins.action import node_facts
+from gpufleet.facts import node
+from gpufleet.results.store import RunDir, record_host_facts
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+TOPO = os.path.join(REPO_ROOT, "tests", "fixtures", "topo", "mlengineering-8x-h100-nv18-2numa-ht-no-legend.txt")
+
+
+def _entry(cmd, stdout, rc=0):
+    return {"cmd": cmd, "rc": rc, "stdout": stdout, "stderr": "", "duration_s": 0.1, "error": None}
+
+
+def test_each_group_parsed_or_failed_on_its_own():
+    with open(TOPO, encoding="utf-8") as handle:
+        topo = handle.read()
+    module_result = {"changed": False, "groups": {
+        "topology": {"raw": {"topo_m": _entry(["nvidia-smi", "topo", "-m"], topo)}, "failed": False, "msg": None},
+        "nic": {"raw": {}, "failed": True, "msg": "no class/net under /nosys: is sysfs mounted there?"},
+    }}
+    groups = node.group_results("h1", ["topology", "nic"], module_result)
+    # the recording is NV18 between all 8 H100s
+    summary = groups["topology"]["ansible_facts"]["gpufleet_topology"]["summary"]
+    assert (summary["gpu_count"], summary["all_pairs_nvlink"], summary["min_nvlinks"]) == (8, True, 18)
+    assert groups["topology"]["raw"]["topo_m"]["stdout"] == topo and not groups["topology"].get("failed")
+    assert groups["nic"] == {"changed": False, "failed": True, "msg": "no class/net under /nosys: is sysfs mounted there?", "raw": {}}
+    assert groups["gpu"]["skipped"] and groups["host"]["skipped"]
+    assert groups["gpu"]["skip_reason"] == "gpu is not in groups"
+
+
+def test_output_that_cannot_be_read_fails_that_group_with_the_parser_message():
+    module_result = {"groups": {"topology": {"raw": {"topo_m": _entry(["nvidia-smi", "topo", "-m"], "no matrix here\n")}, "failed": False}}}
+    groups = node.group_results("h1", ["topology"], module_result)
+    assert groups["topology"]["failed"]
+    assert groups["topology"]["msg"].startswith("h1: cannot read `nvidia-smi topo -m` output:")
+
+
+def test_a_run_that_failed_as_a_whole_fails_every_group_asked_for():
+    module_result = {"failed": True, "msg": "MODULE FAILURE\nSee stdout/stderr for the exact error", "module_stderr": "Traceback ..."}
+    groups = node.group_results("h1", ["gpu", "host"], module_result)
+    assert groups["gpu"] == {"changed": False, "failed": True, "msg": "MODULE FAILURE\nSee stdout/stderr for the exact error"}
+    assert groups["host"]["failed"] and groups["topology"]["skipped"] and groups["nic"]["skipped"]
+
+
+def _execute_from(outcomes, calls):
+    """A fake ``execute(module, module_args)``: module name -> a result dict or an exception to raise."""
+
+    def execute(module, module_args):
+        calls.append((module, dict(module_args)))
+        outcome = outcomes[module]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    return execute
+
+
+def test_separate_passes_each_module_only_its_own_options_and_keeps_going_after_a_failure():
+    with open(TOPO, encoding="utf-8") as handle:
+        topo = handle.read()
+    calls = []
+    execute = _execute_from({
+        "gpufleet.acceptance.gpu_topology_facts": {"changed": False, "raw": {"topo_m": _entry(["nvidia-smi", "topo", "-m"], topo)}},
+        "gpufleet.acceptance.nic_facts": {"failed": True, "msg": "no class/net under /nosys: is sysfs mounted there?", "raw": {}},
+    }, calls)
+    args = {"groups": ["topology", "nic"], "nvidia_smi_path": "/opt/smi", "sysfs_root": "/nosys", "ethtool_path": "ethtool", "timeout": 9}
+    groups = node.separate_results("h1", ["topology", "nic"], args, execute, node_facts.MODULE_OPTIONS)
+    # topology takes nvidia_smi_path and timeout; nic takes sysfs_root, the tool paths and timeout - never `groups`
+    assert calls == [("gpufleet.acceptance.gpu_topology_facts", {"nvidia_smi_path": "/opt/smi", "timeout": 9}),
+                     ("gpufleet.acceptance.nic_facts", {"sysfs_root": "/nosys", "ethtool_path": "ethtool", "timeout": 9})]
+    assert groups["topology"]["ansible_facts"]["gpufleet_topology"]["summary"]["gpu_count"] == 8
+    assert groups["nic"] == {"changed": False, "failed": True, "msg": "no class/net under /nosys: is sysfs mounted there?", "raw": {}}
+    assert groups["gpu"]["skipped"] and groups["host"]["skipped"]
+
+
+def test_separate_node_lost_after_its_first_group():
+    calls = []
+    execute = _execute_from({
+        "gpufleet.acceptance.gpu_topology_facts": {"failed": True, "msg": "nvidia-smi not found", "raw": {}},
+        "gpufleet.acceptance.gpu_facts": AnsibleConnectionFailure("ssh: connect to host 10.0.0.7 port 22: Connection refused"),
+    }, calls)
+    groups = node.separate_results("h1", ["topology", "gpu", "nic", "host"], {}, execute, node_facts.MODULE_OPTIONS)
+    assert len(calls) == 2
+    assert groups["topology"]["failed"]
+    assert groups["gpu"] == {"changed": False, "unreachable": True, "msg": "ssh: connect to host 10.0.0.7 port 22: Connection refused"}
+    assert groups["nic"]["skipped"] and groups["host"]["skipped"]
+    assert groups["nic"]["skip_reason"] == "the host became unreachable"
+
+
+def test_separate_node_that_answers_nothing_raises_the_connection_error():
+    execute = _execute_from({"gpufleet.acceptance.gpu_topology_facts": AnsibleConnectionFailure("port 1: Connection refused")}, [])
+    with pytest.raises(AnsibleConnectionFailure):
+        node.separate_results("h1", ["topology", "gpu"], {}, execute, node_facts.MODULE_OPTIONS)
+
+
+@pytest.mark.parametrize("record, message", [
+    ("results/run-1", "record must be a mapping with run_dir (the results directory), got 'str'"),
+    ({"claim": {}}, "record.run_dir is required: the results directory of this run"),
+    ({"run_dir": ""}, "record.run_dir is required: the results directory of this run"),
+    ({"run_dir": "r", "profil": "h100"}, "record has unknown key(s) profil; known: run_dir, claim, profile, profile_overrides, settings"),
+])
+def test_bad_record_option_is_refused_with_what_is_wrong(record, message):
+    assert node_facts.check_record(record) == (None, message)
+
+
+def test_record_host_facts_unreachable_host(tmp_path):
+    run = RunDir.create(str(tmp_path / "run"), inventory=[], playbook=None, hosts=["h1"])
+    lost = {"changed": False, "unreachable": True, "msg": "ssh: connect to host 10.0.0.7 port 22: Connection refused"}
+    _run, record = record_host_facts("h1", {"topology": lost, "gpu": lost}, {"run_dir": run.path, "claim": {"gpu_count": 8}})
+    assert record["unreachable"] == "ssh: connect to host 10.0.0.7 port 22: Connection refused"
+    assert record["claim"] == {"gpu_count": 8} and record["raw"] == {} and record["phases"]["facts"]["complete"] is False
+    with open(run.host_file("h1"), encoding="utf-8") as handle:
+        assert json.load(handle)["unreachable"] == record["unreachable"]

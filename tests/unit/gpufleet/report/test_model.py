@@ -1,0 +1,154 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""report/model.py on the hand-built results directory of conftest.py (expected values by hand)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from gpufleet.report.model import (
+    ReportError,
+    build_model,
+    cost_view,
+    load_profile_thresholds,
+    load_results,
+    step_time_s,
+)
+from gpufleet.results.store import RunDir
+
+
+def _model(path):
+    return build_model(load_results(path), profiles=load_profile_thresholds())
+
+
+def test_nodes_failing_first_with_their_reasons(small_run):
+    model = _model(small_run)
+    assert [node["host"] for node in model["nodes"]] == ["bravo", "delta", "charlie", "alpha"]
+    assert [node["verdict"] for node in model["nodes"]] == ["REJECT", "UNREACHABLE", "ACCEPT WITH WARNINGS", "ACCEPT"]
+    assert [node["host"] for node in model["failing"]] == ["bravo", "delta"]
+    bravo = model["nodes"][0]
+    # fail before warn, passes are not reasons; measured, expected and source kept
+    assert [(item["status"], item["id"]) for item in bravo["reasons"]] == [("fail", "benchmark.allreduce_single_node"), ("warn", "gpu.consistency")]
+    assert bravo["reasons"][0]["measured"] == "476.72" and bravo["reasons"][0]["expected"] == "480" and bravo["reasons"][0]["source"] == "claim"
+    assert model["nodes"][1]["unreachable"] == "ssh: connect to host delta port 22: Connection refused"
+    assert model["fleet"]["verdict"] == "REJECT"
+    assert {item["verdict"]: item["count"] for item in model["fleet"]["counts"]} == {"REJECT": 1, "UNREACHABLE": 1, "ACCEPT WITH WARNINGS": 1, "ACCEPT": 1}
+
+
+def test_topology_fingerprints_group_identical_matrices(small_run):
+    groups = _model(small_run)["topology_groups"]
+    assert [group["hosts"] for group in groups] == [["bravo", "alpha"], ["charlie"]]
+    assert groups[0]["majority"] and not groups[1]["majority"]
+    assert groups[0]["fingerprint"] != groups[1]["fingerprint"]
+    # the H100 recording: NV18 between every pair of 8 GPUs, coloured as NVLink
+    first = groups[0]
+    assert first["names"][:8] == ["GPU%d" % index for index in range(8)]
+    assert first["rows"][0]["cells"][1] == {"code": "NV18", "css": "l-nv"}
+    assert first["rows"][0]["cells"][0] == {"code": "X", "css": "l-self"}
+
+
+def test_gpu_values_unlike_the_majority_are_flagged(small_run):
+    model = _model(small_run)
+    # 16 H100 GPUs, 15 with the recorded VBIOS 96.00.74.00.0D and bravo's GPU3 edited: only that one is flagged
+    assert model["gpu_flagged"] == [{"host": "bravo", "gpu": "3", "field": "vbios_version", "value": "96.00.99.00.01",
+                                     "majority": "96.00.74.00.0D", "scope": "fleet"}]
+    bravo = model["nodes"][0]
+    vbios_column = model["gpu_columns"].index("VBIOS")
+    assert [row[vbios_column]["flag"] for row in bravo["gpu_rows"]] == [False, False, False, True, False, False, False, False]
+    assert bravo["flagged"] == 1
+
+
+def test_a_tie_has_no_majority_and_flags_both_sides(small_run):
+    run = RunDir.open(small_run)
+    record = run.read_host("alpha")
+    for gpu in record["facts"]["gpu"]["gpus"][4:]:
+        gpu["pcie_link_width_current"] = 8  # SYNTHETIC: half of alpha's GPUs at x8
+    run.write_host(record)
+    flagged = [item for item in _model(small_run)["gpu_flagged"] if item["field"] == "pcie_link_width_current"]
+    assert [(item["host"], item["gpu"], item["scope"]) for item in flagged] == [("alpha", str(index), "node") for index in range(8)]
+    assert flagged[0]["majority"] == "no majority: 16 / 8"
+
+
+def test_cost_formula_by_hand(small_run):
+    model = _model(small_run)
+    cost = model["cost"]
+    assert cost["available"] and cost["priced_nodes"] == 2
+    # busbw 476.72 GB/s (out-of-place at 8 GiB in the recording), n = 8 ranks, one node each
+    # 7B:  bytes = 2 * 7e9 = 14e9;  time = 2*7/8 * 14e9 / 476.72e9 = 24.5 / 476.72 = 0.0513928 s
+    # 70B: time = 0.513928 s;  cost = time * price / 3600 * 1
+    rows = {row["label"]: row for row in cost["rows"]}
+    assert [row["label"] for row in cost["rows"]] == ["bravo", "alpha"]  # 20.0 $/h is cheaper than 23.5 at the same busbw
+    seven, seventy = rows["alpha"]["cells"]
+    assert seven["time_s"] == pytest.approx(0.0513928, rel=1e-5)
+    assert seventy["time_s"] == pytest.approx(0.513928, rel=1e-5)
+    assert seven["cost"] == pytest.approx(0.0513928 * 23.5 / 3600, rel=1e-5)   # 0.00033548 $
+    assert seventy["cost"] == pytest.approx(0.00335481, rel=1e-5)
+    assert rows["bravo"]["cells"][1]["cost"] == pytest.approx(0.00285516, rel=1e-5)  # 0.513928 * 20 / 3600
+    assert rows["alpha"]["ranks"] == 8 and rows["alpha"]["nodes"] == 1
+    assert "2(n\u22121)/n" in cost["formula"] and "bytes = 2 \u00b7 P" in cost["formula"]
+    assert step_time_s(70e9, 100.0, 2) == pytest.approx(1.4)  # 2*1/2 * 140e9 / 100e9
+
+
+def test_cost_left_out_without_a_measured_busbw_and_absent_without_a_price(small_run):
+    results = load_results(small_run)
+    for record in results["hosts"].values():
+        record["benchmarks"] = []
+    model = build_model(results)
+    assert model["cost"]["available"] is False and model["cost"]["rows"] == []
+    assert "no measured all-reduce bus bandwidth" in model["cost"]["reason"]
+    assert model["benchmarks"]["single"] is None and model["benchmarks"]["pairwise"] is None and model["benchmarks"]["iperf"] is None
+    for record in results["hosts"].values():
+        record["claim"] = None
+    assert cost_view(list(results["hosts"].values()), {}) is None
+
+
+def test_single_node_chart_floor_from_the_check_else_the_profile(small_run):
+    chart = _model(small_run)["benchmarks"]["single"]
+    bars = {item["label"]: item for item in chart["bars"]}
+    assert [item["label"] for item in chart["bars"]] == ["bravo", "alpha"]  # below its floor first
+    assert bars["bravo"]["floor"] == "480.0 GB/s" and bars["bravo"]["css"] == "bar-bad"
+    assert bars["alpha"]["floor"] == "460.0 GB/s" and bars["alpha"]["css"] == "bar-ok"  # gpufleet/profiles/hgx-h100-8.yml
+    assert bars["alpha"]["value"] == "476.7 GB/s"
+    assert any(source.startswith("profile hgx-h100-8: BASELINES.md 3a") for source in chart["sources"])
+
+
+def test_pairwise_heatmap_and_iperf_alone_vs_concurrent(small_run):
+    results = load_results(small_run)
+    pair = {"name": "all_reduce_perf pair", "parsed": {"hosts": ["alpha", "charlie"], "ranks": 16, "busbw_at_largest_size_gbs": 100.0, "failed": False}}
+    slow = {"name": "all_reduce_perf pair", "parsed": {"hosts": ["bravo", "alpha"], "ranks": 16, "busbw_at_largest_size_gbs": 50.0, "failed": False}}
+    alone = {"name": "iperf3 charlie", "environment": {}, "parsed": {"received_bps": 9.4e9, "remote_host": "charlie"}}
+    busy = {"name": "iperf3 charlie concurrent", "environment": {}, "parsed": {"received_bps": 4.7e9, "remote_host": "charlie"}}
+    results["hosts"]["alpha"]["benchmarks"] = [pair, alone, busy]
+    results["hosts"]["bravo"]["benchmarks"] = [slow]
+    views = build_model(results)["benchmarks"]
+    heat = views["pairwise"]
+    assert heat["hosts"] == ["alpha", "bravo", "charlie"]
+    cells = {(row["host"], views["pairwise"]["hosts"][index]): cell for row in heat["rows"] for index, cell in enumerate(row["cells"])}
+    assert cells[("alpha", "charlie")]["value"] == "100" and cells[("charlie", "alpha")]["value"] == "100"
+    assert cells[("alpha", "bravo")]["css"] == "h-bad"  # 50 < 0.9 * median 100
+    assert cells[("bravo", "charlie")]["css"] == "h-none"
+    assert views["iperf_ratios"] == [{"host": "alpha", "peer": "charlie", "alone": "9.40 Gb/s", "concurrent": "4.70 Gb/s", "ratio": "0.50"}]
+
+
+def test_claim_beside_measurement(small_run):
+    alpha = [node for node in _model(small_run)["nodes"] if node["host"] == "alpha"][0]
+    rows = {row["key"]: row for row in alpha["claim_rows"]}
+    assert rows["gpu_count"] == {"key": "gpu_count", "claimed": "8", "measured": "8", "status": "pass"}
+    assert rows["price_per_node_hour"]["claimed"] == "23.5"
+
+
+def test_unfinished_run_and_foreign_directories(small_run, tmp_path):
+    RunDir.open(small_run).update_run(status="running", finished=None)
+    os.unlink(os.path.join(small_run, "fleet.json"))
+    model = _model(small_run)
+    assert model["fleet"]["verdict"] == "NOT JUDGED" and "interrupted" in model["fleet"]["note"]
+    assert {item["verdict"]: item["count"] for item in model["fleet"]["counts"]}["REJECT"] == 1
+    with pytest.raises(ReportError, match="not a gpufleet results directory"):
+        load_results(str(tmp_path))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "run.json").write_text('{"schema": "someone-else/v9"}')
+    with pytest.raises(ReportError, match="someone-else/v9"):
+        load_results(str(tmp_path / "other"))

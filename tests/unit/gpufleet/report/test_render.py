@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""report/render.py: the four files, their schemas, and escaping of a hostile node in HTML, Markdown and JUnit.
+
+The hostile node (fixture ``hostile_run`` in conftest.py) is SYNTHETIC: a real recording with its first GPU's
+product name replaced by markup and a script tag, parsed by the real parser, under a hostname carrying markup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ET
+
+import jsonschema
+import pytest
+import xmlschema
+
+from gpufleet.report.model import ReportError
+from gpufleet.report.render import md_escape, render_report, xml_text
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+JSON_SCHEMA = os.path.join(REPO_ROOT, "gpufleet", "report", "schemas", "results.schema.json")
+JUNIT_XSD = os.path.join(REPO_ROOT, "gpufleet", "report", "schemas", "junit.xsd")
+
+# as in conftest.py (the hostile_run fixture)
+HOSTILE_GPU = '<script>alert("gpu")</script><img src=x onerror=alert(1)>*bold*|pipe'
+HOSTILE_HOST = "node-<b>evil</b>&<script>alert('host')</script>"
+
+
+def test_html_escapes_every_node_string(hostile_run, tmp_path):
+    files = render_report(hostile_run, output_dir=str(tmp_path / "out"))["files"]
+    html = open(files["html"], encoding="utf-8").read()
+    assert "<script" not in html.lower()  # the page has no script of its own, and none injected
+    assert "<img" not in html and "<b>evil</b>" not in html and "<i>no</i>" not in html
+    assert "&lt;script&gt;alert(&#34;gpu&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;*bold*|pipe" in html
+    assert "node-&lt;b&gt;evil&lt;/b&gt;&amp;&lt;script&gt;alert(&#39;host&#39;)&lt;/script&gt;" in html
+    assert "&amp;lt;" not in html  # escaped once, never twice
+    # self-contained: no external asset, no link to fetch
+    for needle in ("<link", "src=\"http", "href=\"http", "url(", "@import"):
+        assert needle not in html
+
+
+def test_markdown_escapes_markdown_and_html(hostile_run, tmp_path):
+    files = render_report(hostile_run, output_dir=str(tmp_path / "out"), formats=["md"])["files"]
+    text = open(files["md"], encoding="utf-8").read()
+    assert "<script" not in text and "<img" not in text and "<b>" not in text
+    assert "&lt;script&gt;alert(\"gpu\")&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;\\*bold\\*\\|pipe" in text
+    assert "node-&lt;b&gt;evil&lt;/b&gt;&amp;&lt;script&gt;alert('host')&lt;/script&gt;" in text
+    # a | from a node cannot split a table row: every summary row has the table's 7 unescaped bars
+    rows = [line for line in text.splitlines() if line.startswith("| node-")]
+    assert rows and all(line.replace("\\|", "").count("|") == 7 for line in rows)
+    assert md_escape("a_b*c`d[e]f|g~h#i\\j\nk") == "a\\_b\\*c\\`d\\[e\\]f\\|g\\~h\\#i\\\\j k"
+
+
+def test_junit_validates_and_round_trips_hostile_text(hostile_run, tmp_path):
+    files = render_report(hostile_run, output_dir=str(tmp_path / "out"), formats=["junit"])["files"]
+    xmlschema.XMLSchema(JUNIT_XSD).validate(files["junit"])
+    root = ET.parse(files["junit"]).getroot()
+    suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
+    assert sorted(suites) == sorted(["alpha", "bravo", "charlie", "delta", HOSTILE_HOST])
+    hostile = suites[HOSTILE_HOST]
+    cases = {case.get("name"): case for case in hostile.findall("testcase")}
+    assert {case.get("classname") for case in cases.values()} == {HOSTILE_HOST}
+    assert cases["gpu.model [GPU0]"].find("failure").get("message") == "GPU0 is %s, expected NVIDIA H100 80GB HBM3" % HOSTILE_GPU
+    assert cases["host.xid"].find("error").get("message") == "kernel log line \\x1b[31mred\\x1b[0m \\x00 broke the check"
+    assert cases["nvlink.errors"].find("skipped") is not None
+    assert (hostile.get("tests"), hostile.get("failures"), hostile.get("errors"), hostile.get("skipped")) == ("3", "1", "1", "1")
+    delta = suites["delta"].findall("testcase")
+    assert [(case.get("name"), case.find("failure").get("type")) for case in delta] == [("node.reachable", "unreachable")]
+    bravo = {case.get("name"): case for case in suites["bravo"].findall("testcase")}
+    assert bravo["gpu.count"].find("failure") is None and bravo["benchmark.allreduce_single_node"].find("failure") is not None
+    assert "WARN: GPU3 VBIOS differs" in bravo["gpu.consistency [GPU3]"].find("system-out").text
+    # totals: alpha 1, bravo 3, charlie 1, delta 1, hostile 3 testcases
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("9", "3", "1", "1")
+    assert xml_text("ok\x07") == "ok\\x07"
+
+
+def test_results_json_is_the_run_and_validates(hostile_run, tmp_path):
+    files = render_report(hostile_run, output_dir=str(tmp_path / "out"), formats=["json"])["files"]
+    with open(files["json"], encoding="utf-8") as handle:
+        document = json.load(handle)
+    with open(JSON_SCHEMA, encoding="utf-8") as handle:
+        schema = json.load(handle)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(document)
+    assert document["schema"] == "gpufleet.results/v1"
+    assert document["hosts"][HOSTILE_HOST]["facts"]["gpu"]["gpus"][0]["name"] == HOSTILE_GPU
+    assert document["fleet"]["verdict"] == "REJECT" and document["run"]["run_id"] == "run-small"
+    broken = dict(document, hosts={"x": dict(document["hosts"]["alpha"], verdict="MAYBE")})
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
+
+
+def test_default_output_is_the_results_directory_and_bad_input_is_refused(small_run, tmp_path):
+    outcome = render_report(small_run)
+    assert sorted(os.path.basename(path) for path in outcome["files"].values()) == ["junit.xml", "report.html", "report.md", "results.json"]
+    assert all(os.path.dirname(path) == small_run for path in outcome["files"].values())
+    assert outcome["verdict"] == "REJECT" and outcome["failing"] == ["bravo", "delta"]
+    with pytest.raises(ReportError, match="unknown report format"):
+        render_report(small_run, formats=["pdf"])
+    with pytest.raises(ReportError, match="not a directory"):
+        render_report(str(tmp_path / "missing"))

@@ -1,0 +1,237 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The results directory: atomic writes, records as results arrive, a killed run resumed, schema v1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from gpufleet.results import store as results_store
+from gpufleet.results.store import SCHEMA, ResultsError, RunDir, safe_name, split_fact_results, write_json_atomic
+
+TOPO_TEXT = "\tGPU0\tGPU1\nGPU0\t X \tNV12\nGPU1\tNV12\t X \n"
+
+
+def _ok(group, facts, raw=None):
+    return {"changed": False, "ansible_facts": {results_store.FACT_GROUPS[group]: facts}, "raw": raw or {}}
+
+
+def _tool(cmd, stdout="", rc=0, stderr="", error=None, duration=0.25):
+    return {"cmd": cmd, "rc": rc, "stdout": stdout, "stderr": stderr, "duration_s": duration, "error": error}
+
+
+def _healthy_results():
+    return {
+        "topology": _ok("topology", {"summary": {"gpu_count": 2}}, raw={"topo_m": _tool(["nvidia-smi", "topo", "-m"], TOPO_TEXT)}),
+        "gpu": _ok("gpu", {"gpu_count": 2}),
+        "nic": _ok("nic", {"interfaces": []}, raw={
+            "ethtool": {"eth0": _tool(["ethtool", "eth0"], "Speed: 100000Mb/s\n"), "../evil": _tool(["ethtool", "x"], "x\n")},
+            "ibstat": _tool(["ibstat"], rc=None, error="not_found", duration=0.0),
+            "sysfs": {"net": [{"name": "eth0"}]},
+        }),
+        "host": _ok("host", {"summary": []}),
+    }
+
+
+def test_atomic_write_replaces_whole_or_not_at_all(tmp_path, monkeypatch):
+    target = tmp_path / "doc.json"
+    write_json_atomic(str(target), {"v": 1})
+    assert json.loads(target.read_text()) == {"v": 1}
+
+    def crash(src, dst):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(results_store.os, "replace", crash)
+    with pytest.raises(OSError):
+        write_json_atomic(str(target), {"v": 2})
+    # the old document is intact and no temporary file is left behind
+    assert json.loads(target.read_text()) == {"v": 1}
+    assert sorted(os.listdir(tmp_path)) == ["doc.json"]
+
+
+def test_safe_name_keeps_files_inside_their_directory():
+    assert safe_name("node-a.example") == "node-a.example"
+    evil = safe_name("../../etc/passwd")
+    assert "/" not in evil and not evil.startswith(".")
+    # two names that clean to the same text still get different files
+    assert safe_name("/proc/sys/x") != safe_name("_proc_sys_x")
+    assert safe_name("") == "unnamed-da39a3ee"
+
+
+def test_split_fact_results():
+    results = _healthy_results()
+    results["gpu"] = {"failed": True, "msg": "node: `nvidia-smi -q -x` exited 9:\n NVIDIA-SMI has failed"}
+    results["host"] = {"skipped": True}
+    facts, errors, unreachable = split_fact_results(results)
+    assert unreachable is None
+    assert facts["topology"] == {"summary": {"gpu_count": 2}} and facts["gpu"] is None and facts["host"] is None
+    assert errors == {"gpu": "node: `nvidia-smi -q -x` exited 9: NVIDIA-SMI has failed"}
+
+    gone = {"topology": {"unreachable": True, "msg": "Failed to connect to the host via ssh: port 1: Connection refused"},
+            "gpu": {"skipped": True}, "nic": {"skipped": True}, "host": {"skipped": True}}
+    facts, errors, unreachable = split_fact_results(gone)
+    assert unreachable == "Failed to connect to the host via ssh: port 1: Connection refused"
+    assert errors == {} and set(facts.values()) == {None}
+
+    # answered one task, then the connection dropped: reachable, the rest are fact errors
+    dropped = dict(_healthy_results(), nic={"unreachable": True, "msg": "timed out"}, host={"unreachable": True, "msg": "timed out"})
+    facts, errors, unreachable = split_fact_results(dropped)
+    assert unreachable is None
+    assert errors == {"nic": "host became unreachable: timed out", "host": "host became unreachable: timed out"}
+
+
+def test_record_facts_writes_host_and_raw(tmp_path):
+    run = RunDir.create(str(tmp_path / "run"), inventory=["inv.yml"], playbook="validate_cluster.yml", hosts=["node-a"])
+    claim = {"gpu_count": 2, "interconnect": "nvswitch"}
+    record = run.record_facts("node-a", _healthy_results(), claim=claim, settings={"gpufleet_nccl_env": {"NCCL_IB_HCA": "mlx5_0"}})
+    on_disk = json.loads((tmp_path / "run" / "hosts" / "node-a.json").read_text())
+    assert on_disk == record
+    assert on_disk["schema"] == SCHEMA and on_disk["host"] == "node-a"
+    assert on_disk["phases"]["facts"]["complete"] is True and on_disk["unreachable"] is None
+    assert on_disk["claim"] == claim and on_disk["settings"] == {"gpufleet_nccl_env": {"NCCL_IB_HCA": "mlx5_0"}}
+    assert on_disk["facts"]["gpu"] == {"gpu_count": 2} and on_disk["fact_errors"] == {}
+    topo = on_disk["raw"]["topology"]["topo_m"]
+    assert topo == {"path": "raw/node-a/topology/topo_m.txt", "stderr_path": None, "cmd": ["nvidia-smi", "topo", "-m"],
+                    "rc": 0, "duration_s": 0.25, "error": None}
+    assert (tmp_path / "run" / topo["path"]).read_text() == TOPO_TEXT
+    nic = on_disk["raw"]["nic"]
+    assert (tmp_path / "run" / nic["ethtool.eth0"]["path"]).read_text() == "Speed: 100000Mb/s\n"
+    # a hostile interface name stays inside raw/node-a/nic/
+    evil = nic["ethtool.../evil"]["path"]
+    assert os.path.dirname(evil) == "raw/node-a/nic" and os.path.exists(tmp_path / "run" / evil)
+    # a tool that never ran has no output file, only its error
+    assert nic["ibstat"]["path"] is None and nic["ibstat"]["error"] == "not_found"
+    assert json.loads((tmp_path / "run" / nic["sysfs"]["path"]).read_text()) == {"net": [{"name": "eth0"}]}
+
+
+def test_stderr_kept_beside_stdout(tmp_path):
+    run = RunDir.create(str(tmp_path / "run"))
+    results = _healthy_results()
+    results["gpu"] = {"failed": True, "msg": "exited 127", "raw": {"query_xml": _tool(["nvidia-smi", "-q", "-x"], "", rc=127, stderr="no recording\n")}}
+    record = run.record_facts("n", results)
+    entry = record["raw"]["gpu"]["query_xml"]
+    assert entry["rc"] == 127 and entry["path"] == "raw/n/gpu/query_xml.txt"
+    assert (tmp_path / "run" / entry["stderr_path"]).read_text() == "no recording\n"
+    assert record["fact_errors"] == {"gpu": "exited 127"}
+    assert record["phases"]["facts"]["complete"] is True
+
+
+def test_judgement_and_fleet_files(tmp_path):
+    run = RunDir.create(str(tmp_path / "run"), hosts=["a", "b"])
+    run.record_facts("a", _healthy_results())
+    run.record_facts("b", {"topology": {"unreachable": True, "msg": "refused"}})
+    check = {"id": "facts.gpu", "status": "fail", "subject": "gpu", "measured": None, "expected": None,
+             "threshold_source": None, "message": "could not gather gpu facts: x"}
+    report = {
+        "nodes": {
+            "a": {"verdict": "REJECT", "unreachable": None, "profile": "generic", "checks": [check], "failed": ["facts.gpu"]},
+            "b": {"verdict": "UNREACHABLE", "unreachable": "refused", "profile": None, "checks": [], "failed": []},
+        },
+        "fleet": {"verdict": "REJECT", "counts": {"ACCEPT": 0, "ACCEPT WITH WARNINGS": 0, "REJECT": 1, "UNREACHABLE": 1}, "nodes": 2},
+    }
+    run.write_judgement("a", report["nodes"]["a"], profile={"name": "generic", "reason": "test"})
+    run.write_judgement("b", report["nodes"]["b"], profile={"name": None, "reason": "unreachable"})
+    fleet = run.write_fleet(report)
+    on_disk = json.loads((tmp_path / "run" / "fleet.json").read_text())
+    assert on_disk == fleet
+    assert on_disk["schema"] == SCHEMA and on_disk["verdict"] == "REJECT" and on_disk["nodes"] == 2
+    assert on_disk["node_verdicts"]["a"] == {"verdict": "REJECT", "failed": ["facts.gpu"], "unreachable": None, "profile": "generic",
+                                             "record": "hosts/a.json"}
+    assert on_disk["node_verdicts"]["b"]["verdict"] == "UNREACHABLE"
+    host_a = run.read_host("a")
+    assert host_a["checks"] == [check] and host_a["verdict"] == "REJECT" and host_a["phases"]["checks"]["complete"] is True
+    assert run.read_host("b")["unreachable"] == "refused"
+    run_record = run.read_run()
+    assert run_record["status"] == "finished" and run_record["finished"] is not None
+
+
+def test_reopen_keeps_start_and_refuses_other_schema(tmp_path):
+    first = RunDir.create(str(tmp_path / "run"), hosts=["a"])
+    started = first.read_run()["started"]
+    again = RunDir.create(str(tmp_path / "run"), hosts=["a"])
+    record = again.read_run()
+    assert record["started"] == started and record["run_id"] == "run" and len(record["resumed"]) == 1
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "run.json").write_text(json.dumps({"schema": "gpufleet.results/v0"}))
+    with pytest.raises(ResultsError, match="gpufleet.results/v0"):
+        RunDir.open(str(tmp_path / "other"))
+    with pytest.raises(ResultsError, match="not found"):
+        RunDir.open(str(tmp_path / "nowhere"))
+
+
+def test_benchmark_records_are_validated(tmp_path):
+    run = RunDir.create(str(tmp_path / "run"))
+    path = run.write_benchmark_raw("a", "all_reduce_perf", "# out\n")
+    bench = {"name": "all_reduce_perf", "command": ["all_reduce_perf", "-b", "16G", "-e", "16G", "-g", "8"], "environment": {"NCCL_NVLS_ENABLE": "1"},
+             "message_size_bytes": 17179869184, "algorithm": None, "raw_output_path": path, "parsed": {"busbw_gbs": 480.1},
+             "started": "2026-01-31T12:00:00Z", "duration_s": 41.5}
+    assert run.add_benchmark("a", bench)["benchmarks"] == [bench]
+    assert (tmp_path / "run" / path).read_text() == "# out\n"
+    with pytest.raises(ResultsError) as caught:
+        run.add_benchmark("a", dict(bench, message_size_bytes="16G", colour="red"))
+    assert "message_size_bytes must be int/NoneType" in str(caught.value) and "unknown field colour" in str(caught.value)
+
+
+KILLED_RUN = textwrap.dedent(
+    """
+    import os, signal, sys
+    sys.path.insert(0, sys.argv[2])
+    from gpufleet.results import store as results_store
+    run = results_store.RunDir.create(sys.argv[1], hosts=["a", "b", "c"])
+    ok = {"ansible_facts": {"gpufleet_topology": {"summary": {}}}, "raw": {"topo_m": {"cmd": ["nvidia-smi", "topo", "-m"], "rc": 0,
+          "stdout": "GPU0 X\\n", "stderr": "", "duration_s": 0.1, "error": None}}}
+    groups = {"topology": ok, "gpu": {"failed": True, "msg": "no GPUs"}, "nic": {"failed": True, "msg": "no NIC"}, "host": {"failed": True, "msg": "x"}}
+    run.record_facts("a", groups)
+    run.record_facts("b", groups)
+    real_replace = os.replace
+    def die(src, dst):
+        if dst.endswith(os.path.join("hosts", "c.json")):
+            os.kill(os.getpid(), signal.SIGKILL)   # killed between writing the temporary file and renaming it
+        return real_replace(src, dst)
+    results_store.os.replace = die
+    run.record_facts("c", groups)
+    print("not reached")
+    """
+)
+
+
+def test_killed_mid_run_keeps_finished_hosts_and_resumes(tmp_path):
+    collections = os.path.abspath(os.path.join(os.path.dirname(results_store.__file__), "..", "..", "..", "..", ".."))
+    run_dir = tmp_path / "run"
+    proc = subprocess.run([sys.executable, "-c", KILLED_RUN, str(run_dir), collections], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert "not reached" not in proc.stdout
+    # a and b were finished before the kill: their files are whole and of this schema
+    for host in ("a", "b"):
+        record = json.loads((run_dir / "hosts" / ("%s.json" % host)).read_text())
+        assert record["schema"] == SCHEMA and record["host"] == host and record["phases"]["facts"]["complete"] is True
+        assert (run_dir / "raw" / host / "topology" / "topo_m.txt").read_text() == "GPU0 X\n"
+    # c's record was never renamed into place: only a hidden temporary file is left, which readers ignore
+    assert not (run_dir / "hosts" / "c.json").exists()
+    assert [name for name in os.listdir(run_dir / "hosts") if name.startswith(".c.json.")]
+    run_record = json.loads((run_dir / "run.json").read_text())
+    assert run_record["schema"] == SCHEMA and run_record["status"] == "running" and run_record["finished"] is None
+    assert not (run_dir / "fleet.json").exists()
+    resume = RunDir.open(str(run_dir)).resume(hosts=["a", "b", "c"])
+    assert resume["complete"] == ["a", "b"] and resume["missing"] == ["c"]
+    assert resume["incomplete"] == [] and resume["unreachable"] == [] and resume["damaged"] == []
+    assert sorted(RunDir(str(run_dir)).host_records()) == ["a", "b"]
+
+
+def test_resume_sorts_hosts_by_what_is_left(tmp_path):
+    run = RunDir.create(str(tmp_path / "run"), hosts=["ok", "gone", "half", "bad"])
+    run.record_facts("ok", _healthy_results())
+    run.record_facts("gone", {"topology": {"unreachable": True, "msg": "refused"}})
+    run.record_facts("half", {"topology": _healthy_results()["topology"]})   # the other groups were not run
+    (tmp_path / "run" / "hosts" / "bad.json").write_text("{ half a reco")
+    resume = run.resume(hosts=["ok", "gone", "half", "bad", "new"])
+    assert resume["complete"] == ["ok"] and resume["unreachable"] == ["gone"] and resume["incomplete"] == ["half"]
+    assert resume["damaged"] == ["bad.json"] and resume["missing"] == ["bad", "new"]
