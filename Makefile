@@ -7,7 +7,7 @@ LINK := collections/ansible_collections/gpufleet/acceptance
 STAMP := $(VENV)/.installed
 SANITY_PYTHON ?= 3.11
 
-.PHONY: demo test venv link unit sanity lint clean molecule molecule-provision timing
+.PHONY: demo test venv link unit sanity lint imports install-check clean molecule molecule-provision timing system-packages
 
 link: $(LINK)
 $(LINK):
@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml | $(LINK)
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 
-# The replayed demo fleet (inventories/simulated/, issue 4): `gpufleet demo` builds the replay wrappers
+# The replayed demo fleet (inventories/simulated/): `gpufleet demo` builds the replay wrappers
 # and sysfs trees of every host (tests/output/simulated, rebuilt each time: fast and idempotent), runs
 # validate_cluster.yml on all of them through ansible-runner (progress per phase on stderr), and prints
 # the summary table and the report's path (results in tests/output/demo/<UTC timestamp>/).
@@ -41,6 +41,11 @@ sanity: venv
 lint: venv
 	$(BIN)/ansible-lint --profile production
 
+# The import layers of gpufleet/ (pyproject.toml [tool.importlinter]): a stage imports only the stages
+# below it. No cache: it would be written into the working tree.
+imports: venv
+	$(BIN)/lint-imports --no-cache
+
 # The Molecule scenario (root: network namespaces, sshd, tc): a 3-host SSH fleet, gather_facts
 # over SSH, facts checked against the recordings (molecule/default).
 molecule: venv
@@ -52,9 +57,19 @@ molecule: venv
 molecule-provision: venv
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/molecule test -s provision
 
-test: unit sanity lint molecule molecule-provision
+# The system programs the suite needs (tests/tools/system_packages.sh has the list): silent when all are
+# there; as root it installs the missing ones' Debian packages, otherwise it stops naming the command.
+system-packages:
+	PYTHON=$(PYTHON) tests/tools/system_packages.sh
 
-# Speed at fleet scale (issue 10; not part of `make test`; root for the SSH fleet; about an hour on
+# Both install routes from a clean copy of the tree (docs/install.md): `pip install .` then `gpufleet demo`
+# elsewhere; the wheel's contents; ansible-galaxy build + install, then the playbook by its FQCN.
+install-check: venv
+	PYTHON=$(PYTHON) tests/install/check_install.sh
+
+test: system-packages unit imports sanity lint install-check molecule molecule-provision
+
+# Speed at fleet scale (not part of `make test`; root for the SSH fleet; about an hour on
 # 2 cores): validate_cluster.yml against 5 trivial tasks on 16/64/256 replayed and 8/32 SSH hosts,
 # 3 runs each, the report of 1,024 synthetic nodes, the bad-node search; writes its tables into
 # docs/performance.md. TIMING_ARGS=--quick is the few-minute smoke run. (gather_facts.yml alone,

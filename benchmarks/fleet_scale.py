@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Speed at fleet scale (issue 10): validate_cluster.yml against a 5-trivial-task baseline, the report at
+"""Speed at fleet scale: validate_cluster.yml against a 5-trivial-task baseline, the report at
 1,024 nodes, and the bad-node search's rounds.
 
 One command (root for the SSH fleet; ``make timing`` runs it)::

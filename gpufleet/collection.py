@@ -29,6 +29,11 @@ def collection_root() -> str:
     return _CHECKOUT_ROOT
 
 
+def is_bundled() -> bool:
+    """Whether this library runs from an installed wheel's copy of the collection (not from a source checkout)."""
+    return collection_root() == _BUNDLED_ROOT
+
+
 def collections_path() -> str:
     """The directory holding ``ansible_collections/`` for ANSIBLE_COLLECTIONS_PATH (the checkout's link made when missing)."""
     root = collection_root()

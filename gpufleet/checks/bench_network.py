@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import statistics
 
+from gpufleet.checks.benchmarks import benchmark_kind
 from gpufleet.checks.engine import fleet_check, node_check
 from gpufleet.checks.model import ERROR, FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.network import COUNTER_MAX, COUNTER_SOURCE, num
+from gpufleet.checks.profiles import profile_value
 
 BENCHMARKS = "benchmarks"
 VOTE_SETTING = "gpufleet_benchmark_vote"
@@ -49,12 +51,12 @@ IPERF3_FLOOR_FRACTION = 0.9
 IPERF3_FLOOR_SOURCE = ("gpufleet default 0.9 x line rate: TCP payload ceiling 1448/1538 = 94.1 % at MTU 1500 "
                        "(Ethernet framing), 93.4 % measured in perf/iperf3-text-tcp-1gbe-baseline-934mbps.txt")
 # A non-blocking fabric carries every cross-rack pair at its alone rate; 0.8 is a gpufleet choice
-# (no figure in BASELINES.md), overridable with gpufleet_iperf3_concurrent_ratio_min.
+# (no figure in docs/baselines.md), overridable with gpufleet_iperf3_concurrent_ratio_min.
 CONCURRENT_RATIO_MIN = 0.8
-CONCURRENT_SOURCE = "gpufleet default: concurrent/alone >= 0.8 on a non-blocking fabric (no BASELINES.md figure)"
-# BASELINES.md 4 (OCI oci-hpc multi_node_active_healthcheck.py): ib_write_lat <= 5 us.
+CONCURRENT_SOURCE = "gpufleet default: concurrent/alone >= 0.8 on a non-blocking fabric (no docs/baselines.md figure)"
+# docs/baselines.md 4 (OCI oci-hpc multi_node_active_healthcheck.py): ib_write_lat <= 5 us.
 IB_LAT_MAX_US = 5.0
-IB_LAT_SOURCE = "BASELINES.md 4: OCI oci-hpc multi_node_active_healthcheck.py ib_write_lat <= 5 us"
+IB_LAT_SOURCE = "docs/baselines.md 4: OCI oci-hpc multi_node_active_healthcheck.py ib_write_lat <= 5 us"
 INFERENCE_SOURCE = ("fault model of bench/pair_search.py: an end in a fast pair is cleared; an end slow with two cleared partners is "
                     "convicted; a slow pair of two cleared ends is a slow link")
 
@@ -80,22 +82,10 @@ OWN_FAULTS = ("missing_binary",)
 # --- records ----------------------------------------------------------------------------------
 
 
-def record_kind(record):
-    """The kind of a benchmark record: its ``kind``, else from its name and environment."""
-    kind = record.get("kind")
-    if kind:
-        return kind
-    name = str(record.get("name") or "")
-    first = name.split()[0] if name.split() else ""
-    if first.startswith("iperf3"):
-        concurrent = (record.get("environment") or {}).get("GPUFLEET_IPERF3_MODE") == "concurrent" or "concurrent" in name
-        return "iperf3_concurrent" if concurrent else "iperf3"
-    return first or None
-
-
 def records(node, *kinds):
     """The node's benchmark records of the given kinds, in order."""
-    return [rec for rec in node.settings.get(BENCHMARKS) or [] if isinstance(rec, dict) and record_kind(rec) in kinds]
+    return [rec for rec in node.settings.get(BENCHMARKS) or []
+            if isinstance(rec, dict) and benchmark_kind(rec) in kinds]
 
 
 def _setting(node, name, default):
@@ -110,7 +100,7 @@ def _outcome_words(record):
 
 def _label(record):
     hosts = record.get("hosts") or []
-    text = str(record.get("name") or record_kind(record))
+    text = str(record.get("name") or benchmark_kind(record))
     if len(hosts) == 2:
         text += " (%s -> %s)" % (hosts[0], hosts[1])
     if record.get("round") is not None:
@@ -594,10 +584,6 @@ def check_iperf3_uplink(nodes):
 # --- perftest ---------------------------------------------------------------------------------
 
 
-def _threshold(node, name):
-    return ((node.profile or {}).get("thresholds") or {}).get(name)
-
-
 def bw_row(parsed, size=None):
     """``(row, exact)``: the results row of ``size`` bytes, else the largest message size."""
     rows = [row for row in parsed.get("results") or [] if isinstance(row.get("bw_avg_gbps"), (int, float))]
@@ -634,7 +620,7 @@ class IbWriteBwJudge(PairJudge):
 
     def __init__(self, nodes):
         super().__init__(nodes)
-        sizes = {(_threshold(node, "ib_write_bw") or {}).get("message_size") for node in nodes}
+        sizes = {(profile_value(node.profile, "thresholds.ib_write_bw")[0] or {}).get("message_size") for node in nodes}
         self.size = sizes.pop() if len(sizes) == 1 else None
 
     def ends(self, record):
@@ -654,7 +640,8 @@ class IbWriteBwJudge(PairJudge):
         return out
 
     def threshold(self, client_node, server_node):
-        found = [(node, _threshold(node, "ib_write_bw")) for node in (client_node, server_node) if node is not None]
+        found = [(node, profile_value(node.profile, "thresholds.ib_write_bw")[0])
+                 for node in (client_node, server_node) if node is not None]
         found = [(node, item) for node, item in found if item]
         if not found:
             return None
@@ -693,8 +680,9 @@ class IbWriteLatJudge(PairJudge):
             if "gpufleet_ib_write_lat_max_us" in node.settings and node.settings["gpufleet_ib_write_lat_max_us"] is not None:
                 limits.append((float(node.settings["gpufleet_ib_write_lat_max_us"]), "gpufleet_ib_write_lat_max_us", "gpufleet_ib_write_lat_max_us"))
             else:
-                limits.append((IB_LAT_MAX_US, "BASELINES.md 4", IB_LAT_SOURCE))
-        return min(limits, key=lambda item: item[0]) if limits else (IB_LAT_MAX_US, "BASELINES.md 4", IB_LAT_SOURCE)
+                limits.append((IB_LAT_MAX_US, "docs/baselines.md 4", IB_LAT_SOURCE))
+        return (min(limits, key=lambda item: item[0]) if limits
+                else (IB_LAT_MAX_US, "docs/baselines.md 4", IB_LAT_SOURCE))
 
 
 @fleet_check("bench_network.ib_write_bw")
@@ -774,7 +762,7 @@ def check_nvbandwidth(node):
             continue
         lowest = min(cells, key=lambda cell: cell[2])
         spread = repeat_words(lowest[3], how)
-        threshold = _threshold(node, key)
+        threshold = profile_value(node.profile, "thresholds." + key)[0]
         if not threshold:
             out.append(result(check_id, SKIP, "%s: lowest %s->%s %s GB/s%s; profile %s has no thresholds.%s" % (
                 subject, lowest[0], lowest[1], num(lowest[2]), spread, (node.profile or {}).get("name"), key), measured=lowest[2], subject=subject))

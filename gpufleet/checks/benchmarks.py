@@ -4,9 +4,8 @@
 """Benchmark checks (pure): all-reduce in a node and across nodes, the fleet-relative rule, the pair search.
 
 Reads the benchmark records of each host (``NodeContext.settings["benchmarks"]``, the host
-record's ``benchmarks`` list, docs/results-schema.md). A record's kind is its ``kind`` field, else
-(older records) the report's convention: ``all_reduce_perf*`` with one host in ``parsed.hosts`` is
-single-node, two a pair, more multi-node.
+record's ``benchmarks`` list, docs/results-schema.md). A record's kind is :func:`benchmark_kind`
+(its ``kind`` field; records of older runs without one are read by their name there, and only there).
 
 - ``benchmarks.allreduce_single``: out-of-place busbw at the profile's
   ``thresholds.allreduce_single_node.message_size`` (else the largest size of the sweep, and the
@@ -37,7 +36,8 @@ from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, best, infer, measuremen
 from gpufleet.checks.engine import fleet_check, node_check
 from gpufleet.checks.fleet import cohorts, fleet_relative, median
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
-from gpufleet.checks.network import num, profile_source, profile_value
+from gpufleet.checks.network import num
+from gpufleet.checks.profiles import profile_value
 
 VOTE_SETTING = "gpufleet_benchmark_vote"
 TOLERANCE_SETTING = "gpufleet_pair_search_tolerance"
@@ -63,16 +63,29 @@ def hosts_of(record):
     return [str(host) for host in _parsed(record).get("hosts") or []]
 
 
-def kind_of(record):
-    """``allreduce_single|allreduce_multi|allreduce_pair`` (or the record's other kind), or None."""
+def benchmark_kind(record):
+    """The kind of a benchmark record (one of results/store.py ``BENCHMARK_KINDS``): its ``kind`` field.
+
+    Every reader asks here. The writers set ``kind``; a record written without one (by an older run)
+    is read by its name, as such records always were: ``all_reduce_perf*`` is ``allreduce_single``
+    with at most one host (:func:`hosts_of`), ``allreduce_pair`` with two, ``allreduce_multi`` with
+    more; ``iperf3*`` is ``iperf3_concurrent`` when the environment's ``GPUFLEET_IPERF3_MODE`` or the
+    name says concurrent, else ``iperf3``; any other name's first word is its kind (None without a name).
+    """
     if record.get("kind"):
         return record["kind"]
-    if not str(record.get("name") or "").startswith("all_reduce_perf"):
-        return None
-    count = len(set(hosts_of(record)))
-    if count <= 1:
-        return "allreduce_single"
-    return "allreduce_pair" if count == 2 else "allreduce_multi"
+    name = str(record.get("name") or "")
+    if name.startswith("all_reduce_perf"):
+        count = len(set(hosts_of(record)))
+        if count <= 1:
+            return "allreduce_single"
+        return "allreduce_pair" if count == 2 else "allreduce_multi"
+    first = name.split()[0] if name.split() else ""
+    if first.startswith("iperf3"):
+        mode = (record.get("environment") or {}).get("GPUFLEET_IPERF3_MODE")
+        concurrent = mode == "concurrent" or "concurrent" in name
+        return "iperf3_concurrent" if concurrent else "iperf3"
+    return first or None
 
 
 def outcome_problem(record):
@@ -123,19 +136,15 @@ def _repeat_words(values, how):
 # --- single node ---------------------------------------------------------------------------------
 
 
-def _threshold(node, name):
-    return ((node.profile or {}).get("thresholds") or {}).get(name)
-
-
 @node_check("benchmarks.allreduce_single")
 def check_allreduce_single(node):
     """Single-node all-reduce busbw at the profile's message size against its floor and warn band."""
-    records = [record for record in records_of(node) if kind_of(record) == "allreduce_single"]
+    records = [record for record in records_of(node) if benchmark_kind(record) == "allreduce_single"]
     if not records:
         return [result("benchmarks.allreduce_single", SKIP, "not judged: no single-node all_reduce_perf run recorded")]
     out = [result("benchmarks.allreduce_single", FAIL, problem, subject=record.get("name"))
            for record in records for problem in [outcome_problem(record)] if problem]
-    threshold = _threshold(node, "allreduce_single_node")
+    threshold, threshold_source = profile_value(node.profile, "thresholds.allreduce_single_node")
     wanted = (threshold or {}).get("message_size")
     figures, sizes = [], set()
     for record in records:
@@ -162,7 +171,7 @@ def check_allreduce_single(node):
         out.append(result("benchmarks.allreduce_single", SKIP, "not judged: the profile sets no thresholds.allreduce_single_node; busbw %s GB/s %s%s" % (
             num(judged), where, spread), measured=judged))
         return out
-    source = threshold.get("source") or profile_source(node, "thresholds.allreduce_single_node")
+    source = threshold.get("source") or threshold_source
     floor, warn_below = threshold.get("floor"), threshold.get("warn_below")
     if judged < floor:
         status, words = FAIL, "below the floor %s GB/s" % num(floor)
@@ -178,7 +187,7 @@ def check_allreduce_single(node):
 @node_check("benchmarks.allreduce_wrong")
 def check_allreduce_wrong(node):
     """``#wrong`` must be 0 (and ``Out of bounds values`` 0) in every all-reduce run recorded on the node."""
-    records = [record for record in records_of(node) if kind_of(record) in ALLREDUCE_KINDS and _parsed(record)]
+    records = [record for record in records_of(node) if benchmark_kind(record) in ALLREDUCE_KINDS and _parsed(record)]
     if not records:
         return [result("benchmarks.allreduce_wrong", SKIP, "not judged: no all_reduce_perf output recorded")]
     out = []
@@ -202,10 +211,11 @@ def check_allreduce_wrong(node):
 @node_check("benchmarks.allreduce_algo")
 def check_allreduce_algo(node):
     """NCCL_ALGO and NVLS as recorded with the single-node runs."""
-    records = [record for record in records_of(node) if kind_of(record) == "allreduce_single" and not outcome_problem(record)]
+    records = [record for record in records_of(node)
+               if benchmark_kind(record) == "allreduce_single" and not outcome_problem(record)]
     if not records:
         return [result("benchmarks.allreduce_algo", SKIP, "not judged: no finished single-node all_reduce_perf run")]
-    threshold = _threshold(node, "allreduce_single_node") or {}
+    threshold = profile_value(node.profile, "thresholds.allreduce_single_node")[0] or {}
     out = []
     for record in records:
         env = record.get("environment") or {}
@@ -231,7 +241,7 @@ def _all_records(nodes, kind):
     seen, out = set(), []
     for node in nodes:
         for record in records_of(node):
-            if kind_of(record) != kind:
+            if benchmark_kind(record) != kind:
                 continue
             key = (record.get("name"), record.get("started"), tuple(hosts_of(record)), record.get("repeat"))
             if key in seen:
@@ -272,7 +282,7 @@ def check_allreduce_multi(nodes):
         value = parsed.get("busbw_at_largest_size_gbs")
         for host in hosts:
             node = by_name[host]
-            threshold = _threshold(node, "allreduce_multi_node")
+            threshold = profile_value(node.profile, "thresholds.allreduce_multi_node")[0]
             where = "%s over %s" % (record.get("name"), ", ".join(hosts_of(record)))
             if fell_back(parsed):
                 ports = active_rdma_ports(node)
@@ -310,15 +320,14 @@ def check_allreduce_relative(nodes):
     for members in cohorts(nodes).values():
         figures = {}
         for node in members:
-            wanted = (_threshold(node, "allreduce_single_node") or {}).get("message_size")
+            wanted = (profile_value(node.profile, "thresholds.allreduce_single_node")[0] or {}).get("message_size")
             values = [busbw_at(_parsed(record), wanted)[0] for record in records_of(node)
-                      if kind_of(record) == "allreduce_single" and not outcome_problem(record)]
+                      if benchmark_kind(record) == "allreduce_single" and not outcome_problem(record)]
             values = [value for value in values if value is not None]
             figures[node.name] = vote(values, node.settings.get(VOTE_SETTING) or "median")[0]
         if not any(value is not None for value in figures.values()):
             continue
-        limit = profile_value(members[0], "fleet", "max_below_median")
-        source = profile_source(members[0], "fleet.max_below_median")
+        limit, source = profile_value(members[0].profile, "fleet.max_below_median")
         out.update(fleet_relative(figures, limit, source, check_id="benchmarks.allreduce_relative", what="single-node all-reduce busbw", unit="GB/s"))
     return out
 
@@ -370,11 +379,6 @@ def pair_measurements(records):
             values.append(median(known) if known else None)
         out[pair] = values
     return out
-
-
-def pair_results(records):
-    """``{(a, b): figure or None}`` from pair records: the best of each pair's measurements."""
-    return {pair: best(values) for pair, values in pair_measurements(records).items()}
 
 
 def search_summary(verdict, mode, rounds_used):

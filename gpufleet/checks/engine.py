@@ -13,10 +13,9 @@ bug never hides the other checks' evidence.
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 
 from gpufleet.checks.model import ERROR, FAIL, SKIP, fleet_verdict, node_verdict, result
-
-_PACKAGE = "gpufleet.checks"
 
 # The families run by default, in report order.
 DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "network", "software", "fleet", "benchmarks", "bench_network",
@@ -53,9 +52,41 @@ def load_families(families=None):
     importable dotted name (tests register families of their own).
     """
     modules = []
+    built_in = family_modules()
     for name in DEFAULT_FAMILIES if families is None else families:
-        modules.append(importlib.import_module(name if "." in name else "%s.%s" % (_PACKAGE, name)).__name__)
+        if name in built_in:
+            modules.append(built_in[name].__name__)
+        elif "." in name:
+            # a family from outside the package (a test's own module); the package's own are never imported by name
+            modules.append(importlib.import_module(name).__name__)
+        else:
+            raise ModuleNotFoundError("no check family %r; known: %s" % (name, ", ".join(sorted(built_in))), name=name)
     return tuple(modules)
+
+
+def family_modules() -> dict[str, ModuleType]:
+    """The package's check families by short name (``"topology"``), imported here.
+
+    Imported inside the function: each family module imports :func:`node_check` from this one.
+    """
+    # pylint: disable=import-outside-toplevel
+    from gpufleet.checks import (
+        bench_network,
+        benchmarks,
+        burn_in,
+        fleet,
+        gpu,
+        host,
+        network,
+        numa,
+        nvlink,
+        pcie,
+        software,
+        topology,
+    )
+
+    return {module.__name__.rsplit(".", 1)[-1]: module
+            for module in (topology, nvlink, pcie, gpu, host, numa, network, software, fleet, benchmarks, bench_network, burn_in)}
 
 
 def _checks_of(registry, modules):

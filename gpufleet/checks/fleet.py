@@ -18,7 +18,8 @@ from collections import Counter
 
 from gpufleet.checks.engine import fleet_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
-from gpufleet.checks.network import num, profile_source, profile_value
+from gpufleet.checks.network import num
+from gpufleet.checks.profiles import profile_value
 
 COHORT_SETTING = "gpufleet_fleet_group"
 # The fleet-relative rule needs this many nodes with a figure: with two, the median cannot tell
@@ -43,9 +44,9 @@ GPU_FIELDS = {
     "pcie_link_gen_max": ("fleet.gpu_pcie_gen_max", "max PCIe generation", "lower_fails"),
     "pcie_link_width_max": ("fleet.gpu_pcie_width_max", "max PCIe width", "lower_fails"),
 }
-# Used when the profile lists no fields (the consistency list of issue 6).
+# Used when the profile lists no fields: the GPU properties every node of one fleet should share.
 DEFAULT_GPU_FIELDS = ("name", "vbios_version", "board_part_number", "memory_total_mib", "power_limit_w", "clocks_max_sm_mhz")
-DEFAULT_FIELDS_SOURCE = "gpufleet default consistency fields (issue 6: model, VBIOS, board part, memory, power limit, max clocks)"
+DEFAULT_FIELDS_SOURCE = "gpufleet default consistency fields (model, VBIOS, board part, memory, power limit, max clocks)"
 
 
 def cohort_of(node):
@@ -121,9 +122,9 @@ def fleet_relative(values_by_node, max_below_median, source, check_id="fleet.rel
 
 
 def _fields_of(node):
-    fields = profile_value(node, "fleet", "consistent_gpu_fields")
+    fields, source = profile_value(node.profile, "fleet.consistent_gpu_fields")
     if fields:
-        return list(fields), profile_source(node, "fleet.consistent_gpu_fields")
+        return list(fields), source
     return list(DEFAULT_GPU_FIELDS), DEFAULT_FIELDS_SOURCE
 
 
@@ -301,8 +302,7 @@ def _relative(check_id, nodes):
     what, unit, figure = RELATIVE_FIGURES[check_id]
     out = {}
     for members in cohorts(nodes).values():
-        limit = profile_value(members[0], "fleet", "max_below_median")
-        source = profile_source(members[0], "fleet.max_below_median")
+        limit, source = profile_value(members[0].profile, "fleet.max_below_median")
         out.update(fleet_relative({node.name: figure(node) for node in members}, limit, source, check_id=check_id, what=what, unit=unit))
     return out
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from gpufleet.checks.engine import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
-from gpufleet.checks.network import active_rdma_ports, profile_source, profile_value, rdma_rails
+from gpufleet.checks.network import active_rdma_ports, rdma_rails
+from gpufleet.checks.profiles import profile_value
 
 GDR_SOURCE = "NVIDIA GPUDirect RDMA docs: nvidia-peermem, or dma-buf (kernel >= 5.12, open kernel module)"
 ACS_SOURCE = "NCCL troubleshooting docs, PCI Access Control Services: ACS redirect must be off on GPU/NIC paths"
@@ -27,9 +28,9 @@ def rdma_expected(node):
     rails = rdma_rails(node)
     if rails:
         return True, rails[0]["source"]
-    required = profile_value(node, "host", "gpudirect_required")
+    required, source = profile_value(node.profile, "host.gpudirect_required")
     if required:
-        return True, profile_source(node, "host.gpudirect_required")
+        return True, source
     return False, "claim" if rails is not None else None
 
 
@@ -98,11 +99,12 @@ def check_iommu(node):
 def check_memlock(node):
     """The locked-memory limit is unlimited (RDMA pins memory)."""
     check_id = "host.memlock"
-    if profile_value(node, "host", "memlock_unlimited") is False:
+    required, memlock_source = profile_value(node.profile, "host.memlock_unlimited")
+    if required is False:
         return [result(check_id, SKIP, "not judged: the profile does not require an unlimited memlock limit",
-                       threshold_source=profile_source(node, "host.memlock_unlimited"))]
+                       threshold_source=memlock_source)]
     memlock = node.group("host").get("memlock") or {}
-    source = profile_source(node, "host.memlock_unlimited") if profile_value(node, "host", "memlock_unlimited") else MEMLOCK_SOURCE
+    source = memlock_source if required else MEMLOCK_SOURCE
     if memlock.get("ok"):
         return [result(check_id, PASS, "memlock soft limit unlimited", measured="unlimited", expected="unlimited", threshold_source=source)]
     if memlock.get("ok") is None:
@@ -120,10 +122,11 @@ def check_memlock(node):
 
 
 def _xid_status(node):
-    if profile_value(node, "host", "xid_critical_fail") is False:
-        return WARN, profile_source(node, "host.xid_critical_fail")
-    if profile_value(node, "host", "xid_critical_fail"):
-        return FAIL, profile_source(node, "host.xid_critical_fail")
+    critical_fail, source = profile_value(node.profile, "host.xid_critical_fail")
+    if critical_fail is False:
+        return WARN, source
+    if critical_fail:
+        return FAIL, source
     return FAIL, XID_SOURCE
 
 

@@ -11,6 +11,8 @@ comes from (``threshold_source``), so a report can show the evidence behind ever
 
 from __future__ import annotations
 
+from gpufleet.facts import FACT_GROUPS
+
 PASS, WARN, FAIL, SKIP, ERROR = "pass", "warn", "fail", "skip", "error"
 STATUSES = (PASS, WARN, FAIL, SKIP, ERROR)
 
@@ -18,14 +20,6 @@ ACCEPT = "ACCEPT"
 ACCEPT_WITH_WARNINGS = "ACCEPT WITH WARNINGS"
 REJECT = "REJECT"
 UNREACHABLE = "UNREACHABLE"
-
-# The fact groups a node can have, as the fact modules name them.
-FACT_GROUPS = {
-    "topology": "gpufleet_topology",
-    "gpu": "gpufleet_gpu",
-    "nic": "gpufleet_nic",
-    "host": "gpufleet_host",
-}
 
 
 def result(check_id, status, message, measured=None, expected=None, threshold_source=None, subject=None):

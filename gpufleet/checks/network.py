@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from gpufleet.checks.engine import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
-from gpufleet.plan.nccl_env import parse_spec
+from gpufleet.checks.profiles import profile_value
+# CLAIM_LINK_LAYER: the claim's NIC type -> the RDMA link layer it needs (``ethernet`` needs none).
+from gpufleet.plan.nccl_env import CLAIM_LINK_LAYER, parse_spec
 
-# The claim's NIC type -> the RDMA link layer it needs (``ethernet`` needs none).
-CLAIM_LINK_LAYER = {"ib": "InfiniBand", "roce": "Ethernet"}
 # Claims are matched in this order (RDMA first, so an Ethernet claim never takes a RoCE rail).
 CLAIM_TYPE_ORDER = {"ib": 0, "roce": 1, "ethernet": 2}
 # Linux ARP type of an IPoIB interface (include/uapi/linux/if_arp.h ARPHRD_INFINIBAND): its link is
@@ -58,18 +58,6 @@ def num(value):
     return str(value)
 
 
-def profile_source(node, key):
-    """``"profile <name>: <citation>"`` for dotted profile key ``key``."""
-    profile = node.profile or {}
-    cite = (profile.get("sources") or {}).get(key)
-    return "profile %s: %s" % (profile.get("name") or "(unnamed)", cite or "no source recorded for %s" % key)
-
-
-def profile_value(node, section, key):
-    """``profile[section][key]`` or None."""
-    return ((node.profile or {}).get(section) or {}).get(key)
-
-
 def rdma_rails(node):
     """The RDMA rails the node should have: ``[{role, type, link_layer, count, gbps, source}]``.
 
@@ -81,10 +69,10 @@ def rdma_rails(node):
         return [{"role": nic.get("role"), "type": nic.get("type"), "link_layer": CLAIM_LINK_LAYER[nic.get("type")], "count": nic.get("count") or 0,
                  "gbps": nic.get("gbps"), "source": "claim"}
                 for nic in claim["nics"] if nic.get("type") in CLAIM_LINK_LAYER]
-    rail = profile_value(node, "expect", "compute_rail")
+    rail, rail_source = profile_value(node.profile, "expect.compute_rail")
     if rail:
         return [{"role": "compute", "type": "ib" if rail.get("link_layer") == "InfiniBand" else "roce", "link_layer": rail.get("link_layer"),
-                 "count": rail.get("count") or 0, "gbps": rail.get("rate"), "source": profile_source(node, "expect.compute_rail")}]
+                 "count": rail.get("count") or 0, "gbps": rail.get("rate"), "source": rail_source}]
     return None
 
 

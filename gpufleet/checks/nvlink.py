@@ -6,13 +6,13 @@
 - ``nvlink.link_active``: every link printed is active and each GPU has the expected number of
   active links (the claim's ``nvlinks_per_pair`` — on NVSwitch and bridge systems a pair's NV#
   is every link of the GPU — else the profile's ``expect.nvlink_links_per_gpu``).
-  ``<inactive>`` links and "all links are inactive" fail (BASELINES.md 6).
+  ``<inactive>`` links and "all links are inactive" fail (docs/baselines.md 6).
 - ``nvlink.link_speed``: each active link at the profile's ``expect.nvlink_link_speed``
-  (25 / 26.562 / 53.125 GB/s, BASELINES.md 2 and 6); without one, links slower than the node's
+  (25 / 26.562 / 53.125 GB/s, docs/baselines.md 2 and 6); without one, links slower than the node's
   fastest link warn.
 - ``nvlink.errors``: replay / recovery / CRC counters above zero warn with their counts; a counter
   pinned at its maximum (65535, 4294967295, 2^64-1) is SATURATED, not a count: the true count is
-  unknown and at least that, so it fails (BASELINES.md 6).
+  unknown and at least that, so it fails (docs/baselines.md 6).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gpufleet.checks.profiles import profile_value
 
 ACTIVE, SPEED, ERRORS = "nvlink.link_active", "nvlink.link_speed", "nvlink.errors"
 SATURATED = (2 ** 16 - 1, 2 ** 32 - 1, 2 ** 64 - 1)
-SATURATION_SOURCE = "BASELINES.md 6: a counter pinned at its maximum (65535) is saturated, not a literal count"
+SATURATION_SOURCE = "docs/baselines.md 6: a counter pinned at its maximum (65535) is saturated, not a literal count"
 _SPEED_TOLERANCE = 0.001  # GB/s: nvidia-smi prints three decimals
 
 
@@ -77,7 +77,7 @@ def _active_for_gpu(gpu, expected, source):
         if link["active"] is False:
             subject = "%s/link%s" % (label, link["link"])
             items.append(result(ACTIVE, FAIL, "%s inactive, expected active" % subject, measured="inactive", expected="active",
-                                threshold_source=source or "BASELINES.md 6: <inactive> or a missing link means FAIL", subject=subject))
+                                threshold_source=source or "docs/baselines.md 6: <inactive> or a missing link means FAIL", subject=subject))
     if expected and len(active) < expected and not nvlink.get("elided"):
         items.append(result(ACTIVE, FAIL, "%s: %d of %d NVLinks active" % (label, len(active), expected),
                             measured=len(active), expected=expected, threshold_source=source, subject=label))

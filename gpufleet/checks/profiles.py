@@ -244,7 +244,7 @@ def _threshold(name, value, origin):
     if value.get("floor") is None:
         _fail(origin, key + ".floor", "missing value (%s)" % DIMENSION_WORDS[dimension])
     if not isinstance(value.get("source"), str) or not value["source"].strip():
-        _fail(origin, key + ".source", "missing source: cite the BASELINES.md section and the source named there")
+        _fail(origin, key + ".source", "missing source: cite the docs/baselines.md section and the source named there")
     entry = {
         "floor": parse_quantity(value["floor"], dimension, key + ".floor", origin),
         "warn_below": None,
@@ -322,7 +322,7 @@ def validate_profile(data, origin="<profile>"):
         profile["sources"][key] = _str(text, "sources.%s" % key, origin)
     for dotted in needs_source:
         if dotted not in profile["sources"]:
-            _fail(origin, dotted, "missing source: add sources.%s citing the BASELINES.md section and the source named there" % dotted)
+            _fail(origin, dotted, "missing source: add sources.%s citing the docs/baselines.md section and the source named there" % dotted)
     for tname, entry in profile["thresholds"].items():
         profile["sources"].setdefault("thresholds.%s" % tname, entry["source"])
     return profile

@@ -2,16 +2,22 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the ``gpufleet`` subcommands share: where the collection is, reading a results directory,
-the summary table, text from nodes made safe for a terminal, and the report renderer."""
+the summary table, text from nodes made safe for a terminal, the report renderer, and JSON output
+with ``--query`` (a JMESPath expression, as in the AWS and Azure CLIs)."""
 
 from __future__ import annotations
 
-import importlib
+import argparse
+import json
 import os
 import re
 import sys
+from typing import Any
 
-from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json
+import jmespath
+from jmespath import exceptions as jmespath_errors
+
+from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, utc_now
 
 # Exit codes of validate / demo / report / bundle.
 EXIT_OK = 0
@@ -140,7 +146,8 @@ def exit_code_for(verdicts):
 def renderer():
     """``(render_report, error class, None)`` of the report renderer, or ``(None, None, why)`` while it is not installed."""
     try:
-        module = importlib.import_module(RENDER_MODULE)
+        # imported when a report is rendered: the renderer's templates cost the other commands nothing
+        from gpufleet.report import render as module  # pylint: disable=import-outside-toplevel
     except ImportError as exc:
         return None, None, "the report renderer is not available (%s)" % exc
     function = getattr(module, "render_report", None)
@@ -166,3 +173,112 @@ def render_report(results_dir, out_dir=None):
         return None, "rendering the report failed: %s" % exc
     html = ((produced or {}).get("files") or {}).get("html") if isinstance(produced, dict) else None
     return os.path.abspath(html) if html else out_dir, None
+
+
+# -- JSON output and --query -----------------------------------------------------------------
+
+OUTPUT_TABLE = "table"
+OUTPUT_JSON = "json"
+
+
+class QueryError(Exception):
+    """A ``--query`` that cannot be used: not JMESPath, or failing on the document (an unknown function,
+    a wrong argument type). One line that names the expression."""
+
+
+def _query_problem(exc: jmespath_errors.JMESPathError) -> str:
+    """What is wrong with an expression, on one line (jmespath's own text spans three, with a caret)."""
+    if isinstance(exc, jmespath_errors.IncompleteExpressionError):
+        return "incomplete expression"
+    if isinstance(exc, jmespath_errors.LexerError):
+        return "%s at column %d" % (exc.message, exc.lexer_position)
+    if isinstance(exc, jmespath_errors.ParseError) and not isinstance(exc, jmespath_errors.ArityError):
+        return "%s at column %d (token %r)" % (exc.msg, exc.lex_position, exc.token_value)
+    return " ".join(str(exc).split())
+
+
+class JsonOutput:
+    """What ``--output`` and ``--query`` ask of a command: JSON on stdout (``--output json``, or any
+    ``--query``) instead of its table, reduced to what the JMESPath expression selects.
+
+    Built before the command does any work, so that a bad expression costs nothing (``validate``
+    would otherwise run the whole playbook first): QueryError then.
+    """
+
+    def __init__(self, output: str | None = None, query: str | None = None) -> None:
+        if query is not None and output == OUTPUT_TABLE:
+            raise QueryError("--query %s selects from JSON: it needs --output json, not --output table"
+                             % _quoted(query))
+        self.query = query
+        self.wanted = output == OUTPUT_JSON or query is not None
+        self._compiled = None
+        if query is not None:
+            try:
+                self._compiled = jmespath.compile(query)
+            except jmespath_errors.JMESPathError as exc:
+                raise QueryError("--query %s is not a valid JMESPath expression: %s"
+                                 % (_quoted(query), _query_problem(exc))) from None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "JsonOutput":
+        return cls(getattr(args, "output", None), getattr(args, "query", None))
+
+    def select(self, document: Any) -> Any:
+        """What the expression selects from ``document`` (the whole document without ``--query``)."""
+        if self._compiled is None:
+            return document
+        try:
+            return self._compiled.search(document)
+        except jmespath_errors.JMESPathError as exc:
+            raise QueryError("--query %s failed: %s" % (_quoted(self.query), _query_problem(exc))) from None
+
+    def write(self, document: Any, compact: bool = False, stream=None) -> None:
+        """Print what the expression selects from ``document`` as JSON (QueryError when the search fails)."""
+        selected = self.select(document)
+        stream = stream or sys.stdout
+        # default=str: the results.json renderer's own rule for a value JSON has no type for
+        json.dump(selected, stream, indent=None if compact else 2, sort_keys=False, default=str)
+        stream.write("\n")
+
+
+def _quoted(expression: str) -> str:
+    return "'%s'" % terminal_text(expression)
+
+
+def add_output_arguments(parser: argparse.ArgumentParser, example: str, table: bool = True) -> None:
+    """``--query EXPR`` (``example``: an expression for this command's JSON, for the help), and
+    ``--output table|json`` for a command whose stdout is a table."""
+    if table:
+        parser.add_argument("--output", choices=(OUTPUT_TABLE, OUTPUT_JSON),
+                            help="table (the default) or json: the run as results.json holds it (--query implies json)")
+    parser.add_argument("--query", metavar="EXPR",
+                        help="print only what this JMESPath expression (jmespath.org) selects from the JSON, "
+                             "e.g. " + example)
+
+
+def results_json(run: dict, fleet: dict | None, hosts: dict) -> dict:
+    """The run as one document, the one report/render.py writes to results.json
+    (report/schemas/results.schema.json): schema, generated, run, fleet and the host records by name."""
+    # imported here: the report model pulls in the fact modules, which `gpufleet parse` has no use for
+    from gpufleet.report.model import results_document  # pylint: disable=import-outside-toplevel
+    return results_document({"run": run, "fleet": fleet, "hosts": hosts}, generated=utc_now())
+
+
+def json_output(args: argparse.Namespace, command: str) -> JsonOutput | None:
+    """The ``--output``/``--query`` of ``args``, or None after saying on stderr why the query cannot be used."""
+    try:
+        return JsonOutput.from_args(args)
+    except QueryError as exc:
+        say("gpufleet %s: %s" % (command, exc))
+        return None
+
+
+def print_json(output: JsonOutput, document: Any, command: str, compact: bool = False) -> int:
+    """Print ``document`` (what ``--query`` selects from it) as JSON: EXIT_OK, or EXIT_FAILED after
+    saying on stderr, in one line naming the expression, why the query failed on it."""
+    try:
+        output.write(document, compact=compact)
+    except QueryError as exc:
+        say("gpufleet %s: %s" % (command, exc))
+        return EXIT_FAILED
+    return EXIT_OK

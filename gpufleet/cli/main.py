@@ -4,8 +4,9 @@
 """The ``gpufleet`` console script: the dispatcher of its subcommands.
 
 ``gpufleet parse KIND FILE`` prints what gpufleet reads from a pasted tool output as JSON,
-so a user can check it before trusting a verdict built on it. Unparseable input exits 1
-with a one-line error naming the line.
+so a user can check it before trusting a verdict built on it (``--query EXPR``: only what that
+JMESPath expression selects). Unparseable input, or a query that is not JMESPath, exits 1
+with a one-line error naming the line or the expression.
 
 The others live in ``cli_commands/``, one module each: ``validate`` (the acceptance playbook on
 ansible-runner, with ``--retest-failed``), ``report`` (render a results directory again),
@@ -15,13 +16,13 @@ ansible-runner, with ``--retest-failed``), ``report`` (render a results director
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from gpufleet.cli import bundle
 from gpufleet.cli import demo
 from gpufleet.cli import report
 from gpufleet.cli import validate
+from gpufleet.cli.common import add_output_arguments, json_output, print_json
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.registry import KINDS, parse
 
@@ -37,6 +38,9 @@ def _read_input(path):
 
 
 def _cmd_parse(args):
+    output = json_output(args, "parse")
+    if output is None:
+        return EXIT_PARSE_ERROR
     try:
         text = _read_input(args.file)
     except OSError as exc:
@@ -47,9 +51,7 @@ def _cmd_parse(args):
     except ParseError as exc:
         sys.stderr.write("gpufleet parse: %s: %s\n" % (args.file, " ".join(str(exc).split())))
         return EXIT_PARSE_ERROR
-    json.dump(result, sys.stdout, indent=None if args.compact else 2, sort_keys=False)
-    sys.stdout.write("\n")
-    return 0
+    return print_json(output, result, "parse", compact=args.compact)
 
 
 def build_parser():
@@ -66,6 +68,7 @@ def build_parser():
     parse_cmd.add_argument("kind", choices=sorted(KINDS), metavar="KIND", help="the format of FILE (see above)")
     parse_cmd.add_argument("file", metavar="FILE", help="the tool's output; - reads standard input")
     parse_cmd.add_argument("--compact", action="store_true", help="print JSON on one line")
+    add_output_arguments(parse_cmd, "\"mappings[?state=='Up'].netdev\" (ibdev2netdev)", table=False)
     parse_cmd.set_defaults(func=_cmd_parse)
     for module in (validate, report, bundle, demo):
         module.add_parser(commands)

@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""``gpufleet report RESULTS_DIR [--out DIR]``: render a run's report again from its results
-directory, without contacting any node. Exit 0 when rendered, 1 when the directory is not a
-finished results directory or the report could not be rendered."""
+"""``gpufleet report RESULTS_DIR [--out DIR] [--output json] [--query EXPR]``: render a run's report
+again from its results directory, without contacting any node, and print its summary table (or, with
+``--output json``, the run as results.json holds it; ``--query``: only what that JMESPath expression
+selects). Exit 0 when rendered, 1 when the directory is not a finished results directory, the report
+could not be rendered or the query cannot be used."""
 
 from __future__ import annotations
 
@@ -13,10 +15,14 @@ import sys
 from gpufleet.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    add_output_arguments,
     fleet_line,
+    json_output,
     load_run,
     node_verdicts,
+    print_json,
     render_report,
+    results_json,
     say,
     summary_table,
 )
@@ -24,6 +30,9 @@ from gpufleet.results.store import ResultsError
 
 
 def cmd_report(args):
+    output = json_output(args, "report")
+    if output is None:
+        return EXIT_FAILED
     results_dir = os.path.abspath(args.results_dir)
     try:
         run, fleet, hosts = load_run(results_dir)
@@ -36,11 +45,19 @@ def cmd_report(args):
     out_dir = os.path.abspath(args.out) if args.out else results_dir
     report, why = render_report(results_dir, out_dir)
     verdicts = node_verdicts(run, fleet, hosts)
-    sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + fleet_line(verdicts) + "\n")
+    if output.wanted:
+        if print_json(output, results_json(run, fleet, hosts), "report") != EXIT_OK:
+            return EXIT_FAILED
+        say(fleet_line(verdicts))  # stdout holds the JSON alone, for a pipe
+    else:
+        sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + fleet_line(verdicts) + "\n")
     if not report:
         say("gpufleet report: %s" % why)
         return EXIT_FAILED
-    sys.stdout.write("report: %s\n" % report)
+    if output.wanted:
+        say("report: %s" % report)
+    else:
+        sys.stdout.write("report: %s\n" % report)
     return EXIT_OK
 
 
@@ -49,10 +66,13 @@ def add_parser(commands):
     parser = commands.add_parser(
         "report",
         help="render the report of an earlier run again, without re-running it",
-        description="Render report.html, report.md, results.json and junit.xml from a results directory (nothing is run). "
-                    "Exit 0 when rendered, 1 when the directory is not a finished run or rendering failed.",
+        description="Render report.html, report.md, results.json and junit.xml from a results directory "
+                    "(nothing is run), then print the summary table, or the run as JSON (--output json, --query). "
+                    "Exit 0 when rendered, 1 when the directory is not a finished run, rendering failed "
+                    "or the query cannot be used.",
     )
     parser.add_argument("results_dir", metavar="RESULTS_DIR", help="the run's results directory")
     parser.add_argument("--out", metavar="DIR", help="write the report here (default: RESULTS_DIR)")
+    add_output_arguments(parser, "\"values(hosts)[?verdict=='REJECT'].host\" (the rejected nodes)")
     parser.set_defaults(func=cmd_report)
     return parser

@@ -4,9 +4,12 @@
 """``gpufleet validate``: run ``playbooks/validate_cluster.yml`` through ansible-runner.
 
 Progress per phase goes to stderr (the phase is the task name's prefix: Preflight, Facts, Results,
-Verdict, Report; ``hosts done/total``), the summary table and the report's path to stdout. Exit 0 when every
+Verdict, Report; ``hosts done/total``), the summary table and the report's path to stdout (with
+``--output json`` or ``--query``: the run as results.json holds it, or what the JMESPath expression
+selects from that, alone on stdout, the other lines on stderr). Exit 0 when every
 node is accepted (ACCEPT or ACCEPT WITH WARNINGS), 2 when any is rejected or unreachable, 1 when the
-run itself failed (playbook error, bad inventory, invalid profile or claim: nothing was judged).
+run itself failed (playbook error, bad inventory, invalid profile or claim: nothing was judged) or the
+query cannot be used (a bad expression is refused before anything runs).
 
 ``--retest-failed PREVIOUS`` runs only the nodes REJECTed or UNREACHABLE in the results directory
 PREVIOUS and writes ``retest.json`` (cli_commands/retest.py) into the new results directory.
@@ -26,11 +29,16 @@ from gpufleet.cli import retest
 from gpufleet.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    JsonOutput,
+    add_output_arguments,
     exit_code_for,
     fleet_line,
+    json_output,
     load_run,
     node_verdicts,
+    print_json,
     render_report,
+    results_json,
     say,
     summary_table,
     terminal_text,
@@ -229,26 +237,33 @@ def current_report(results_dir):
         return None
 
 
-def report_and_summary(results_dir, verdicts, hosts, extra_lines=(), rerender=False):
+def report_and_summary(results_dir, verdicts, hosts, extra_lines=(), rerender=False, output: JsonOutput | None = None,
+                       document: dict | None = None, command: str = "validate") -> int:
     """Render the report (unless the playbook already did and nothing was added since), print the
-    summary table, the fleet line and where the report is."""
+    summary table, the fleet line and where the report is.
+
+    When ``output`` wants JSON, ``document`` (what ``--query`` selects from it) is all of stdout and
+    the other lines go to stderr. EXIT_FAILED when the query fails on the document, else EXIT_OK."""
     report, why = (current_report(results_dir), None) if not rerender else (None, None)
     if not report:
         report, why = render_report(results_dir)
-    sys.stdout.write(summary_table(verdicts, hosts) + "\n\n")
-    sys.stdout.write(fleet_line(verdicts) + "\n")
-    for line in extra_lines:
-        sys.stdout.write(line + "\n")
-    sys.stdout.write("results: %s\n" % results_dir)
-    if report:
-        sys.stdout.write("report: %s\n" % report)
-    else:
-        sys.stdout.write("report: not rendered: %s\n" % why)
+    lines = [fleet_line(verdicts), *extra_lines, "results: %s" % results_dir,
+             "report: %s" % report if report else "report: not rendered: %s" % why]
+    if output is not None and output.wanted:
+        if print_json(output, document, command) != EXIT_OK:
+            return EXIT_FAILED
+        for line in lines:
+            say(line)  # stdout holds the JSON alone, for a pipe
+        return EXIT_OK
+    sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + "".join(line + "\n" for line in lines))
     sys.stdout.flush()
+    return EXIT_OK
 
 
-def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, forks=None, command="validate"):
-    """The whole of ``gpufleet validate``; returns the exit code."""
+def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, forks=None, command="validate",
+             output: JsonOutput | None = None):
+    """The whole of ``gpufleet validate``; returns the exit code. ``output``: the ``--output``/``--query``
+    asked for (the table when None)."""
     inventories, problem = _inventories(inventory)
     if problem:
         say("gpufleet %s: %s" % (command, problem))
@@ -294,13 +309,21 @@ def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, 
     if retested is not None:
         path, document = retest.write_retest(previous, results_dir, retested)
         extra = retest.retest_lines(document) + ["retest diff: %s" % path]
+    run_document = results_json(run, fleet, hosts) if output is not None and output.wanted else None
     # retest.json is written after the playbook rendered its report: render it again to show the diff
-    report_and_summary(results_dir, verdicts, hosts, extra, rerender=retested is not None)
+    shown = report_and_summary(results_dir, verdicts, hosts, extra, rerender=retested is not None,
+                               output=output, document=run_document, command=command)
+    if shown != EXIT_OK:
+        return EXIT_FAILED
     return exit_code_for(verdicts)
 
 
 def cmd_validate(args):
-    return validate(args.inventory, limit=args.limit, profile=args.profile, out=args.out, retest_failed=args.retest_failed, forks=args.forks)
+    output = json_output(args, "validate")
+    if output is None:
+        return EXIT_FAILED
+    return validate(args.inventory, limit=args.limit, profile=args.profile, out=args.out,
+                    retest_failed=args.retest_failed, forks=args.forks, output=output)
 
 
 def add_parser(commands):
@@ -320,5 +343,6 @@ def add_parser(commands):
     parser.add_argument("--retest-failed", metavar="PREVIOUS_RESULTS",
                         help="run only the nodes REJECTed or UNREACHABLE in this earlier results directory and write retest.json, the diff")
     parser.add_argument("--forks", type=int, metavar="N", help="hosts Ansible works on at once")
+    add_output_arguments(parser, "\"values(hosts)[?verdict=='REJECT'].host\" (the rejected nodes)")
     parser.set_defaults(func=cmd_validate)
     return parser

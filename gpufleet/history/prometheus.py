@@ -14,13 +14,19 @@ Label values come from the node (a GPU's name is whatever its driver says), so t
 as the format requires: backslash -> ``\\\\``, double quote -> ``\\"``, line feed -> ``\\n``; other
 control characters (which the format has no escape for) become a space, and text that is not
 valid UTF-8 is replaced.
+
+:func:`prometheus_text` renders one host of a results directory (the action ``health_prometheus``).
 """
 
 from __future__ import annotations
 
 import math
 
+from gpufleet.checks.burn_in import drift_results
+from gpufleet.checks.burn_in_flags import judge
 from gpufleet.facts import nvml_samples as nvml
+from gpufleet.results.burn_in import load_samples, read_history, records_of
+from gpufleet.results.store import ResultsError
 
 PREFIX = "gpufleet_"
 FILE_NAME = "gpufleet.prom"
@@ -162,3 +168,28 @@ def render_samples(parsed, findings=None):
     gpus = latest(parsed)
     times = [sample["t"] for sample in parsed.get("samples") or []]
     return render(gpus, findings=findings, sampled_at=max(times) if times else None)
+
+
+def host_findings(host_record, parsed, load, thresholds, drift):
+    """The GPU findings to count: the host's judged burn_in checks when it has been judged, else a fresh judging."""
+    judged = [item for item in host_record.get("checks") or [] if isinstance(item, dict) and str(item.get("id", "")).startswith("burn_in")]
+    if judged:
+        return judged
+    return judge(parsed, load=load, settings=thresholds) + drift_results(drift)
+
+
+def prometheus_text(run, host, record_name=None, thresholds=None):
+    """``(content, gpus)`` for ``host`` of ``run`` (a RunDir). ResultsError when it has no readable samples."""
+    host_record = run.read_host(host)
+    entries = records_of(host_record)
+    if record_name is not None:
+        entries = [entry for entry in entries if entry.get("name") == record_name]
+    if not entries:
+        raise ResultsError("host %s has no burn-in record%s in %s" % (host, " named %s" % record_name if record_name else "", run.path))
+    entry = entries[-1]
+    parsed, problem = load_samples(run.path, entry)
+    if parsed is None:
+        raise ResultsError("host %s, burn-in record %s: %s" % (host, entry.get("name"), problem))
+    drift = [flag for flag in (read_history(run.path) or {}).get("flags") or [] if isinstance(flag, dict) and flag.get("host") == host]
+    findings = host_findings(host_record, parsed, entry.get("load"), thresholds, drift)
+    return render_samples(parsed, findings=findings), len(latest(parsed))

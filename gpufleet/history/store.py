@@ -12,6 +12,9 @@ end of the run. The store answers each GPU's series over runs and flags drift::
     store.series(host="node-a")                 # {(host, uuid): [row, ...] oldest first}
     store.drift("20260131T120000Z")             # [flag, ...]
 
+:func:`append_run` does all of it for a results directory (the action ``health_history``): the
+run's burn-in records become rows, the drift flags are computed and ``history.json`` is written.
+
 Schema ``SCHEMA_VERSION`` is kept in the ``meta`` table; a store written by a newer gpufleet is
 refused, never half-read. Writers take the database's write lock at the start of their
 transaction (``BEGIN IMMEDIATE``) and wait up to ``timeout`` seconds for another writer
@@ -42,6 +45,8 @@ import os
 import sqlite3
 
 from gpufleet.facts.nvml_samples import median
+from gpufleet.results.burn_in import HISTORY_FILE, HISTORY_SCHEMA, records_of
+from gpufleet.results.store import write_json_atomic
 
 SCHEMA_VERSION = 1
 DEFAULT_TIMEOUT_S = 60.0
@@ -334,3 +339,35 @@ def history_document(store, run_id, hosts=None, flags=(), max_points=DEFAULT_MAX
             "points": [dict({"run_id": row["run_id"], "started": row["started"]}, **{field: row[field] for field in POINT_FIELDS}) for row in rows],
         })
     return {"schema": schema, "db": store.path, "run_id": run_id, "generated": _now(), "runs": len(run_ids), "series": per_host, "flags": list(flags)}
+
+
+def append_run(run, db, hosts=None, run_id=None, record_name=None, clock_drop_share=DEFAULT_CLOCK_DROP_SHARE, min_previous=DEFAULT_MIN_PREVIOUS,
+               max_points=DEFAULT_MAX_POINTS, timeout=DEFAULT_TIMEOUT_S, write_history=True):
+    """Append ``run`` (a RunDir) to the store at ``db``; return ``{run_id, rows, hosts, flags, history_file}``.
+
+    Per host, the burn-in record named ``record_name`` (default: the host's last record) gives its rows.
+    """
+    run_record = run.read_run()
+    run_id = str(run_id or run_record.get("run_id"))
+    records = run.host_records()
+    chosen = sorted(records) if hosts is None else [str(host) for host in hosts]
+    rows, used = [], []
+    for host in chosen:
+        entries = records_of(records.get(host))
+        if record_name is not None:
+            entries = [entry for entry in entries if entry.get("name") == record_name]
+        if not entries:
+            continue
+        host_rows = rows_from_record(host, entries[-1])
+        if host_rows:
+            rows.extend(host_rows)
+            used.append(host)
+    store = HistoryStore(db, timeout=timeout)
+    store.append_run(run_id, run_record.get("started") or "", rows, source=run.path)
+    flags = store.drift(run_id, hosts=used, clock_drop_share=clock_drop_share, min_previous=min_previous)
+    history_file = None
+    if write_history:
+        document = history_document(store, run_id, hosts=used, flags=flags, max_points=max_points, schema=HISTORY_SCHEMA)
+        history_file = os.path.join(run.path, HISTORY_FILE)
+        write_json_atomic(history_file, document)
+    return {"run_id": run_id, "rows": len(rows), "hosts": used, "flags": flags, "history_file": history_file, "db": store.path}

@@ -11,7 +11,12 @@ a silently wrong number.
 
 from __future__ import annotations
 
+import os
 import re
+from typing import TYPE_CHECKING, Dict, Iterator, List, NamedTuple
+
+if TYPE_CHECKING:  # only for the annotations; imported where a template is read
+    import textfsm
 
 # CSI sequences (colours, underline) that nvidia-smi >= 590 writes around header rows,
 # plus the rarer OSC/two-byte forms that terminal captures carry.
@@ -106,10 +111,6 @@ def parse_number(value, line=None, kind=None, unit=None):
     raise ParseError("not a number: %r" % value, line=line, kind=kind)
 
 
-# Decimal SI prefixes as network tools use them (bits and bytes per second).
-SI_PREFIX = {"": 1, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-
-
 # srun -l "0: " / "  12: " and mpirun --tag-output "[1,0]<stdout>:" prefixes.
 RANK_PREFIX_RE = re.compile(r"^(?:\[(\d+),(\d+)\]<(?:stdout|stderr)>:\s?|\s*(\d+):(?: |$))")
 # "$ ibstat", "# ibstat", "root@host:~# ibstat", "[root@h ~]# ibstat", "linux$ sudo ibstat".
@@ -173,3 +174,71 @@ def strip_rank_prefix(text, kind):
         match = BENCH_RANK_PREFIX_RE.match(line)
         cleaned.append((n, line[match.end():] if match else line))
     return cleaned
+
+
+# ------------------------------------------------------------------------------------------
+# TextFSM templates: the grammar of a key-value tool output kept as data.
+
+TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
+# Compiled templates not in use, by name. A parse takes one and puts it back, so two parses
+# (threads, or a caller that stops reading rows half-way) never share one FSM's state.
+_IDLE_TEMPLATES: Dict[str, List["textfsm.TextFSM"]] = {}
+# What textfsm raises for an ``-> Error "message"`` rule: 'Error: "message". Rule Line: ...'.
+_TEMPLATE_ERROR_RE = re.compile(r'^Error: "(.*)"\. Rule Line: \d+\. Input Line: ', re.DOTALL)
+
+
+class TemplateRow(NamedTuple):
+    """One record a template emitted: the 1-based line it came from, that line, its fields.
+
+    ``fields`` maps every Value of the template to the text captured on this line; a Value
+    the line did not capture is ``""`` (TextFSM's spelling of unset).
+    """
+
+    line: int
+    text: str
+    fields: Dict[str, str]
+
+
+def _take_template(name: str) -> "textfsm.TextFSM":
+    # textfsm is imported here, not at module level, so that parsers without a template load without it.
+    import textfsm
+
+    try:
+        return _IDLE_TEMPLATES.setdefault(name, []).pop()
+    except IndexError:
+        with open(os.path.join(TEMPLATE_DIR, name + ".textfsm"), encoding="utf-8") as handle:
+            return textfsm.TextFSM(handle)
+
+
+def parse_with_template(name: str, text: str, kind: str) -> Iterator[TemplateRow]:
+    """Rows of ``templates/<name>.textfsm`` read over ``text``, one line at a time.
+
+    ``text`` is cleaned first (:func:`clean_lines`: ANSI, CR, rank prefix, prompt lines), so
+    a template sees blank lines but never those. Each line is given to the FSM alone, which
+    is how a row (and an error) keeps its line number. Rows come lazily, as the template reads
+    them: a caller's own checks on a row and the template's errors on later lines are raised
+    in line order. An ``-> Error "message"`` rule becomes ``ParseError(message, line=N)``;
+    a template must end each state with a rule that matches every line it does not accept.
+    """
+    import textfsm
+
+    lines = clean_lines(text, kind)
+    fsm = _take_template(name)
+    fsm.Reset()
+    header = fsm.header
+    try:
+        emitted = 0
+        for number, line in lines:
+            try:
+                # ParseText splits on newlines itself: the trailing one makes an empty line a line.
+                records = fsm.ParseText(line + "\n", eof=False)
+            except textfsm.TextFSMError as err:
+                match = _TEMPLATE_ERROR_RE.match(str(err))
+                message = match.group(1) if match else "line not accepted by the %s template" % name
+                raise ParseError(message, line=number, kind=kind, text=line) from None
+            while emitted < len(records):
+                yield TemplateRow(number, line, dict(zip(header, records[emitted])))
+                emitted += 1
+    finally:
+        fsm.Reset()
+        _IDLE_TEMPLATES[name].append(fsm)

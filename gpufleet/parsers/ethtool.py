@@ -58,35 +58,20 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import clean_lines, ParseError, is_not_available
+from gpufleet.parsers.common import ParseError, is_not_available, parse_with_template
 
 KIND = "ethtool"
 KIND_DRIVER = "ethtool-driver"
+# templates/<name>.textfsm: which line is accepted where; this module types and checks the values.
+TEMPLATE = "ethtool"
+TEMPLATE_DRIVER = "ethtool_driver"
 
 # ------------------------------------------------------------------------------------------
 
-_HEADER_RE = re.compile(r"^Settings for (.+):$")
-_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 ./()\-]*?):(?:\s+(.*))?$")
-_ELISION = {"[..]", "[...]", "...", "\u2026", "--", "[snip]"}
-_CRASH_RE = re.compile(r"^(?:Segmentation fault|Bus error|Aborted|Illegal instruction|Floating point exception|Killed)\b")
-_ERROR_RE = re.compile(
-    r"^(?:netlink (?:error|warning)\b|Cannot \w|No data available|Operation not permitted|No such device|ethtool: |"
-    r"(?:sudo|bash|sh|zsh|timeout): )"
-)
 _LINK_MODE_RE = re.compile(r"^\d+base[A-Za-z0-9_]+(?:/(?:Half|Full))?$")
 _WORD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 _FLAG_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _UNKNOWN_RE = re.compile(r"^Unknown!?(?:\s*\(\d+\))?$")
-_CONTINUED = re.compile(r"(link modes|FEC modes|message level)$")
-# Keys ethtool prints; recognised even without indentation (a capture that lost it).
-_KNOWN_KEYS = {
-    "Supported ports", "Supported link modes", "Supported pause frame use", "Supports auto-negotiation",
-    "Supported FEC modes", "Advertised link modes", "Advertised pause frame use", "Advertised auto-negotiation",
-    "Advertised FEC modes", "Link partner advertised link modes", "Link partner advertised pause frame use",
-    "Link partner advertised auto-negotiation", "Link partner advertised FEC modes", "Speed", "Lanes", "Duplex",
-    "Auto-negotiation", "Port", "PHYAD", "Transceiver", "MDI-X", "Supports Wake-on", "Wake-on",
-    "Current message level", "Link detected", "Master-slave cfg", "Master-slave status",
-}
 
 
 def _snake(key):
@@ -200,49 +185,31 @@ def _new_result():
     }
 
 
-def parse_ethtool(text):
+def parse_ethtool(text: str) -> dict:
     """Parse ``ethtool IFACE`` output; see the module docstring for the returned keys."""
     result = _new_result()
     settings = []  # [key, [(line number, text), ...]]
     header_line = None
     last_line = None
     crashed = False
-    for number, line in clean_lines(text, KIND):
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped in _ELISION:
+    for number, line, fields in parse_with_template(TEMPLATE, text, KIND):
+        if fields["ELISION"]:
             result["truncated"] = True
-            continue
-        if _CRASH_RE.match(stripped) or _ERROR_RE.match(stripped):
-            crashed = crashed or bool(_CRASH_RE.match(stripped))
-            result["errors"].append({"line": number, "text": stripped})
-            continue
-        match = _HEADER_RE.match(stripped)
-        if match:
-            if header_line is not None or settings:
-                _fail("a second 'Settings for' header or a header after settings: one interface per parse", number, line)
-            header_line = number
-            result["interface"] = match.group(1).strip()
-            last_line = number
-            continue
-        match = _KEY_RE.match(stripped)
-        if match and (line[:1].isspace() or match.group(1) in _KNOWN_KEYS):
-            key = match.group(1)
+        elif fields["CRASH"] or fields["MESSAGE"]:
+            crashed = crashed or bool(fields["CRASH"])
+            result["errors"].append({"line": number, "text": fields["CRASH"] or fields["MESSAGE"]})
+        elif fields["INTERFACE"]:
+            header_line = last_line = number
+            result["interface"] = fields["INTERFACE"].strip()
+        elif fields["KEY"]:
+            key = fields["KEY"]
             if any(key == k for k, _e in settings):
                 _fail("%r printed twice: two captures concatenated?" % key, number, line)
-            settings.append([key, [(number, (match.group(2) or "").strip())]])
+            settings.append([key, [(number, fields["VALUE"])]])
             last_line = number
-            continue
-        if match and not line[:1].isspace():
-            # "prog: message" at column 0 that is not an ethtool key: a message, kept.
-            result["errors"].append({"line": number, "text": stripped})
-            continue
-        if settings and ":" not in stripped and _CONTINUED.search(settings[-1][0]) and settings[-1][1][-1][0] == last_line:
-            settings[-1][1].append((number, stripped))
+        else:  # the template allows a continuation line only right after a list setting
+            settings[-1][1].append((number, fields["CONTINUATION"]))
             last_line = number
-            continue
-        _fail("unrecognised ethtool line", number, line)
     result["truncated"] = result["truncated"] or crashed or header_line is None
     if not settings:
         if result["errors"]:
@@ -258,27 +225,18 @@ def parse_ethtool(text):
     return result
 
 
-_DRIVER_KEY_RE = re.compile(r"^([a-z][a-z0-9\-]*):(?:\s+(.*))?$")
-
-
-def parse_ethtool_driver(text):
+def parse_ethtool_driver(text: str) -> dict:
     """Parse ``ethtool -i IFACE`` output; see the module docstring for the returned keys."""
     result = {}
     messages = []
-    for number, line in clean_lines(text, KIND_DRIVER):
-        stripped = line.strip()
-        if not stripped:
+    for number, line, fields in parse_with_template(TEMPLATE_DRIVER, text, KIND_DRIVER):
+        if fields["MESSAGE"]:
+            messages.append((number, fields["MESSAGE"]))
             continue
-        match = _DRIVER_KEY_RE.match(stripped)
-        if match is None:
-            if _ERROR_RE.match(stripped) or _CRASH_RE.match(stripped):
-                messages.append((number, stripped))
-                continue
-            _fail("unrecognised ethtool -i line", number, line, KIND_DRIVER)
-        key = _snake(match.group(1))
+        key = _snake(fields["KEY"])
         if key in result:
-            _fail("%r printed twice: two captures concatenated?" % match.group(1), number, line, KIND_DRIVER)
-        value = (match.group(2) or "").strip()
+            _fail("%r printed twice: two captures concatenated?" % fields["KEY"], number, line, KIND_DRIVER)
+        value = fields["VALUE"]
         if is_not_available(value):
             result[key] = None
         elif key.startswith("supports_"):

@@ -53,17 +53,14 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import clean_lines, ParseError, is_not_available, parse_number
+from gpufleet.parsers.common import ParseError, is_not_available, parse_number, parse_with_template
 
 KIND = "ibstat"
+# templates/ibstat.textfsm: which line is accepted where; this module types and checks the values.
+TEMPLATE = "ibstat"
 
 # ------------------------------------------------------------------------------------------
 
-_CA_RE = re.compile(r"^CA '(.*)'$")
-_PORT_RE = re.compile(r"^Port (\d+):$")
-_KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 _/()-]*?):(?:\s+(.*))?$")
-# stderr lines: "ibpanic: [123] main: ...", "ibwarn: ...", "ibstat: ...", "Segmentation fault".
-_ERROR_RE = re.compile(r"^(?:[\w.\-/]+(?:\[\d+\])?: \S.*|Segmentation fault.*|Bus error.*|Aborted.*|Killed)$")
 _GUID_RE = re.compile(r"^0x[0-9a-fA-F]{16}$")
 _MASK_RE = re.compile(r"^0x[0-9a-fA-F]{1,8}$")
 
@@ -161,43 +158,35 @@ def _check_device(device, seen, last_line):
         )
 
 
-def parse_ibstat(text):
+def parse_ibstat(text: str) -> dict:
     """Parse ``ibstat`` output; see the module docstring for the returned keys."""
-    lines = clean_lines(text, KIND)
     devices = []
     errors = []
     device = None
     port = None
     seen = None
     last_line = None
-    names = set()
+    ca_lines = []  # (line number, line, device) of every CA line, for the bare-CA check
 
-    def finish():
-        if device is not None:
-            _check_device(device, seen, last_line)
-
-    for number, line in lines:
-        stripped = line.strip()
-        if not stripped:
-            continue
-        match = _CA_RE.match(stripped)
-        if match and not line[:1].isspace():
-            finish()
-            name = match.group(1)
-            if not name or name in names:
+    for row in parse_with_template(TEMPLATE, text, KIND):
+        number, line, fields = row
+        if fields["CA"]:
+            if device is not None:
+                _check_device(device, seen, last_line)
+            name = fields["CA"][1:-1]
+            if not name or any(d["name"] == name for d in devices):
                 raise ParseError("empty or repeated CA name %r" % name, line=number, kind=KIND, text=line)
-            names.add(name)
             device = _new_device(name)
             seen = {"device": set(), "ports": []}
             devices.append(device)
+            ca_lines.append((number, line, device))
             port = None
             last_line = number
-            continue
-        match = _PORT_RE.match(stripped)
-        if match:
-            if device is None or "num_ports" not in seen["device"]:
+        elif fields["PORT"]:
+            # The template accepts "Port N:" only after a device key; ports need the count first.
+            if "num_ports" not in seen["device"]:
                 raise ParseError("port block outside a CA block", line=number, kind=KIND, text=line)
-            port_number = int(match.group(1))
+            port_number = int(fields["PORT"])
             if any(p["port"] == port_number for p in device["ports"]):
                 raise ParseError("port %d printed twice" % port_number, line=number, kind=KIND, text=line)
             port = {"port": port_number}
@@ -207,47 +196,35 @@ def parse_ibstat(text):
             device["ports"].append(port)
             seen["ports"].append(set())
             last_line = number
-            continue
-        match = _KEY_RE.match(stripped)
-        key = match.group(1) if match else None
-        value = (match.group(2) or "").strip() if match else None
-        if key in _DEVICE_KEYS:
-            if device is None:
-                raise ParseError("%r outside a CA block" % key, line=number, kind=KIND, text=line)
+        elif fields["DEVICE_KEY"]:
+            key = fields["DEVICE_KEY"]
             field = _DEVICE_KEYS[key]
-            if port is not None or field in seen["device"]:
+            if field in seen["device"]:
                 raise ParseError("%r repeated or after a port block" % key, line=number, kind=KIND, text=line)
-            device[field] = _device_value(field, value, number, line)
+            device[field] = _device_value(field, fields["VALUE"], number, line)
             device["details"] = True
             seen["device"].add(field)
             last_line = number
-            continue
-        if key in _PORT_KEYS:
-            if port is None:
-                raise ParseError("%r outside a 'Port N:' block" % key, line=number, kind=KIND, text=line)
+        elif fields["PORT_KEY"]:
+            key = fields["PORT_KEY"]
             field = _PORT_KEYS[key]
             if field in seen["ports"][-1]:
                 raise ParseError("%r repeated in one port block" % key, line=number, kind=KIND, text=line)
-            port[field] = _port_value(field, value, number, line)
+            port[field] = _port_value(field, fields["VALUE"], number, line)
             seen["ports"][-1].add(field)
             last_line = number
-            continue
-        if line[:1].isspace() and match and device is not None and device["details"]:
-            # An indented "Key: value" ibstat may add in a later release: kept, never guessed at.
+        elif fields["OTHER_KEY"]:
             target = port if port is not None else device
-            target["other"][_snake(key)] = value
+            target["other"][_snake(fields["OTHER_KEY"])] = fields["VALUE"]
             last_line = number
-            continue
-        if not line[:1].isspace() and _ERROR_RE.match(stripped):
-            errors.append({"line": number, "text": stripped})
-            continue
-        raise ParseError("unrecognised ibstat line", line=number, kind=KIND, text=line)
-    finish()
+        else:
+            errors.append({"line": number, "text": fields["MESSAGE"]})
+    if device is not None:
+        _check_device(device, seen, last_line)
     if any(d["details"] for d in devices):
-        for number, line in lines:
-            match = _CA_RE.match(line.strip())
-            if match and not line[:1].isspace() and not next(d for d in devices if d["name"] == match.group(1))["details"]:
-                raise ParseError("CA %r has no details while others do (truncated?)" % match.group(1), line=number, kind=KIND, text=line)
+        for number, line, bare in ca_lines:
+            if not bare["details"]:
+                raise ParseError("CA %r has no details while others do (truncated?)" % bare["name"], line=number, kind=KIND, text=line)
     if not devices:
         if errors:
             raise ParseError("ibstat printed no device: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND, text=errors[0]["text"])

@@ -58,16 +58,16 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import clean_lines, ParseError
+from gpufleet.parsers.common import ParseError, parse_with_template
 
 KIND = "ibv-devinfo"
+# templates/ibv_devinfo.textfsm: which line is accepted where; this module types and checks the values.
+TEMPLATE = "ibv_devinfo"
 
 # ------------------------------------------------------------------------------------------
 
-_KEY_RE = re.compile(r"^([A-Za-z][\w .\-\[\]]*?):(?:\s+(.*))?$")
 _GUID_RE = re.compile(r"^[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){3}$")
 _CODED_RE = re.compile(r"^(.+?)\s*\((\d+)\)$")
-_MESSAGE_RE = re.compile(r"^[A-Za-z].*\s\S")
 
 _DEVICE_KEYS = ("transport", "fw_ver", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id", "hw_ver", "board_id", "phys_port_cnt")
 _DEVICE_REQUIRED = ("transport", "node_guid", "sys_image_guid", "vendor_id", "vendor_part_id", "hw_ver", "phys_port_cnt")
@@ -173,76 +173,55 @@ def _check(device, seen, last):
         )
 
 
-def parse_ibv_devinfo(text):
+def parse_ibv_devinfo(text: str) -> dict:
     """Parse ``ibv_devinfo [-v]`` output; see the module docstring for the returned keys."""
-    lines = clean_lines(text, KIND)
     devices = []
     errors = []
     device = port = seen = None
     last = None
-    attribute = None  # (dict, key) that a continuation line extends
-    for number, line in lines:
-        stripped = line.strip()
-        if not stripped:
-            attribute = None
-            continue
-        match = _KEY_RE.match(stripped)
-        key = match.group(1) if match else None
-        value = (match.group(2) or "").strip() if match else ""
-        if key == "hca_id" and not line[:1].isspace():
+    attribute = None  # (dict, key) that a continuation line extends; the template says when one may follow
+    for number, line, fields in parse_with_template(TEMPLATE, text, KIND):
+        if fields["HCA_ID_KEY"]:
             _check(device, seen, last)
-            if not value or any(d["name"] == value for d in devices):
-                _fail("empty or repeated hca_id %r" % value, number, line)
-            device = _new_device(value)
+            name = fields["VALUE"]
+            if not name or any(d["name"] == name for d in devices):
+                _fail("empty or repeated hca_id %r" % name, number, line)
+            device = _new_device(name)
             devices.append(device)
             seen = {"device": set(), "ports": []}
             port = attribute = None
-            last = number
+        elif fields["PORT"]:
+            if any(p["port"] == int(fields["PORT"]) for p in device["ports"]):
+                _fail("port %s printed twice" % fields["PORT"], number, line)
+            port = _new_port(int(fields["PORT"]))
+            device["ports"].append(port)
+            seen["ports"].append(set())
+        elif fields["DEVICE_KEY"]:
+            key = fields["DEVICE_KEY"]
+            if key in seen["device"]:
+                _fail("%r repeated" % key, number, line)
+            _device_value(key, fields["VALUE"], number, line, device)
+            seen["device"].add(key)
+        elif fields["PORT_KEY"]:
+            key = fields["PORT_KEY"]
+            if key in seen["ports"][-1]:
+                _fail("%r repeated in one port block" % key, number, line)
+            _port_value(key, fields["VALUE"], number, line, port)
+            seen["ports"][-1].add(key)
+        elif fields["ATTRIBUTE_KEY"]:
+            target = (port or device)["attributes"]
+            name = _snake(fields["ATTRIBUTE_KEY"])
+            value = fields["VALUE"]
+            target[name] = value if name not in target else "%s %s" % (target[name], value)
+            attribute = (target, name)
+        elif fields["CONTINUATION"]:
+            # the template admits a continuation only right after an attribute line, so ``attribute`` is set
+            target, name = attribute  # pylint: disable=unpacking-non-sequence
+            target[name] = ("%s %s" % (target[name], fields["CONTINUATION"])).strip()
+        else:
+            errors.append({"line": number, "text": fields["MESSAGE"]})
             continue
-        if device is not None and line[:1].isspace():
-            if key == "port" and value.isdigit() and not value.startswith("0"):
-                if any(p["port"] == int(value) for p in device["ports"]):
-                    _fail("port %s printed twice" % value, number, line)
-                port = _new_port(int(value))
-                device["ports"].append(port)
-                seen["ports"].append(set())
-                attribute = None
-                last = number
-                continue
-            if stripped == "Device ports:":
-                attribute = None
-                continue
-            if port is None and key in _DEVICE_KEYS:
-                if key in seen["device"]:
-                    _fail("%r repeated" % key, number, line)
-                _device_value(key, value, number, line, device)
-                seen["device"].add(key)
-                attribute, last = None, number
-                continue
-            if port is not None and key in _PORT_KEYS:
-                if key in seen["ports"][-1]:
-                    _fail("%r repeated in one port block" % key, number, line)
-                _port_value(key, value, number, line, port)
-                seen["ports"][-1].add(key)
-                attribute, last = None, number
-                continue
-            if key in _DEVICE_KEYS or key in _PORT_KEYS or key == "port":
-                _fail("%r out of place" % key, number, line)
-            if match:
-                target = (port or device)["attributes"]
-                name = _snake(key)
-                target[name] = value if name not in target else "%s %s" % (target[name], value)
-                attribute, last = (target, name), number
-                continue
-            if attribute is not None and ":" not in stripped:
-                target, name = attribute
-                target[name] = ("%s %s" % (target[name], stripped)).strip()
-                last = number
-                continue
-        if not line[:1].isspace() and _MESSAGE_RE.match(stripped):
-            errors.append({"line": number, "text": stripped})
-            continue
-        _fail("unrecognised ibv_devinfo line", number, line)
+        last = number
     _check(device, seen, last)
     if not devices:
         if errors:

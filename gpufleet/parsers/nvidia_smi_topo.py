@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import ParseError, is_not_available, numbered_lines, parse_number, strip_ansi
+from gpufleet.parsers.common import ParseError, is_not_available, parse_number, strip_rank_prefix
 
 KIND_TOPO = "topo"
 KIND_P2P = "topo-p2p"
@@ -82,8 +82,6 @@ _DEVICE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*\Z")
 _LIST_RE = re.compile(r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*\Z")
 _MAX_NUMA_NODES = 4096
 
-# Rank prefixes: `srun -l` ("0: ") and `mpirun --tag-output` ("[1,0]<stdout>:").
-_RANK_RE = re.compile(r"^\s*(\d+):[ \t]|^(\[\d+,\d+\]<std(?:out|err)>):[ \t]?")
 _LEGEND_HEAD_RE = re.compile(r"^\s*Legend\s*:\s*$")
 _NIC_LEGEND_HEAD_RE = re.compile(r"^\s*NIC\s+Legend\s*:\s*$")
 _LEGEND_ENTRY_RE = re.compile(r"^\s*([A-Z][A-Za-z0-9#]*)\s*=\s*(.*?)\s*$")
@@ -98,36 +96,6 @@ _ERROR_RE = re.compile(
 
 def _fail(message, line=None, kind=KIND_TOPO, text=None):
     return ParseError(message, line=line, kind=kind, text=text)
-
-
-def _clean_lines(text, kind):
-    """Numbered lines with ANSI escapes and a rank prefix removed.
-
-    Returns ``[(n, line)]``. Lines carrying different rank tags (several ranks'
-    outputs interleaved) raise: the matrix could mix two machines.
-    """
-    if not isinstance(text, str):
-        raise _fail("expected text, got %s" % type(text).__name__, kind=kind)
-    result = []
-    first_tag = None
-    for number, raw in numbered_lines(text):
-        line = strip_ansi(raw)
-        match = _RANK_RE.match(line)
-        if match:
-            tag = match.group(1) or match.group(2)
-            if first_tag is None:
-                first_tag = (tag, number)
-            elif tag != first_tag[0]:
-                raise _fail(
-                    "output of rank %s mixed with rank %s (first seen line %d); parse one rank's output"
-                    % (tag, first_tag[0], first_tag[1]),
-                    line=number,
-                    kind=kind,
-                    text=raw,
-                )
-            line = line[match.end():]
-        result.append((number, line))
-    return result
 
 
 def _split_row(line):
@@ -445,7 +413,7 @@ def _topo_row_values(titles, codes, names):
 
 def parse_topo_matrix(text):
     """Parse ``nvidia-smi topo -m`` / ``topo -mp`` text; see the module docstring for the keys."""
-    lines = _clean_lines(text, KIND_TOPO)
+    lines = strip_rank_prefix(text, KIND_TOPO)
     header_index = _find_header(lines, KIND_TOPO, "topology matrix")
     header_number, header_line = lines[header_index]
     names, titles = _parse_header(header_number, header_line, KIND_TOPO, _codes_with_legend(_TOPO_CODES, None),
@@ -488,7 +456,7 @@ def parse_topo_matrix(text):
 
 def parse_p2p_matrix(text):
     """Parse ``nvidia-smi topo -p2p r|w|n|a|p`` text; see the module docstring for the keys."""
-    lines = _clean_lines(text, KIND_P2P)
+    lines = strip_rank_prefix(text, KIND_P2P)
     header_index = _find_header(lines, KIND_P2P, "p2p status matrix")
     header_number, header_line = lines[header_index]
     names, _titles = _parse_header(header_number, header_line, KIND_P2P, _P2P_CODES | {"NV#"}, allow_titles=False)

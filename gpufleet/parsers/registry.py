@@ -4,17 +4,47 @@
 """The parser for each KIND of tool output: one implementation per format.
 
 ``gpufleet parse KIND FILE``, the action plugins and the tests all look parsers up here.
-Entries name ``module:function`` inside this package and are imported on first use, so a
-controller that never reads nccl-tests output never imports that parser.
+Entries name a parser module of this package and the function in it that reads the format.
 """
 
 from __future__ import annotations
 
-import importlib
+from types import ModuleType
 
+from gpufleet.parsers import (
+    ethtool,
+    ibdev2netdev,
+    ibstat,
+    ibstatus,
+    ibv_devinfo,
+    ip_addr,
+    iperf3,
+    kernel_log,
+    kernel_modules,
+    lspci,
+    lspci_acs,
+    nccl_debug,
+    nccl_tests,
+    nvbandwidth,
+    nvidia_smi_csv,
+    nvidia_smi_nvlink,
+    nvidia_smi_query_text,
+    nvidia_smi_topo,
+    nvidia_smi_xml,
+    p2p_bandwidth_latency,
+    perftest,
+    resource_limits,
+)
 from gpufleet.parsers.common import ParseError
 
-_PACKAGE = "gpufleet.parsers"
+# The parser modules KINDS names, by their name in this package.
+MODULES: dict[str, ModuleType] = {
+    module.__name__.rsplit(".", 1)[-1]: module
+    for module in (ethtool, ibdev2netdev, ibstat, ibstatus, ibv_devinfo, ip_addr, iperf3, kernel_log, kernel_modules,
+                   lspci, lspci_acs, nccl_debug, nccl_tests, nvbandwidth, nvidia_smi_csv, nvidia_smi_nvlink,
+                   nvidia_smi_query_text, nvidia_smi_topo, nvidia_smi_xml, p2p_bandwidth_latency, perftest,
+                   resource_limits)
+}
 
 # KIND -> (module, function, what the tool was asked)
 KINDS = {
@@ -54,8 +84,7 @@ def get_parser(kind):
         module_name, function_name, _what = KINDS[kind]
     except KeyError:
         raise KeyError("unknown kind %r; known: %s" % (kind, ", ".join(sorted(KINDS)))) from None
-    module = importlib.import_module("%s.%s" % (_PACKAGE, module_name))
-    return getattr(module, function_name)
+    return getattr(MODULES[module_name], function_name)
 
 
 def parse(kind, text):

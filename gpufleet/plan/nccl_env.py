@@ -40,7 +40,6 @@ EFA_RDMA_RE = re.compile(r"^(rdmap|efa)")
 SAFE_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:=^@+/%-]*$")
 SAFE_KEY_RE = re.compile(r"^NCCL_[A-Z0-9_]+$")
 CLAIM_LINK_LAYER = {"ib": "InfiniBand", "roce": "Ethernet"}
-NCCL_DOC = "NCCL environment variables (docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html)"
 
 
 # --- NCCL's matching rules -------------------------------------------------------------------

@@ -58,8 +58,8 @@ IPERF3_SECONDS = 60
 IPERF3_OMIT = 3
 
 PERFTEST_PORT = 18515
-PERFTEST_BW_SIZE = 8388608  # BASELINES.md 4: ib_write_bw -s 8388608 --report_gbits
-PERFTEST_LAT_SIZE = 8  # BASELINES.md 4 (OCI): ib_write_lat -F -x 3 -s 8 -n 10000
+PERFTEST_BW_SIZE = 8388608  # docs/baselines.md 4: ib_write_bw -s 8388608 --report_gbits
+PERFTEST_LAT_SIZE = 8  # docs/baselines.md 4 (OCI): ib_write_lat -F -x 3 -s 8 -n 10000
 PERFTEST_LAT_ITERS = 10000
 
 NVBANDWIDTH_TESTCASES = ("host_to_device_memcpy_ce", "device_to_host_memcpy_ce", "device_to_device_memcpy_write_ce")
@@ -95,21 +95,6 @@ def group_by_rack(hosts, hostvars):
 
 
 # --- iperf3 pairs -----------------------------------------------------------------------------
-
-
-def disjoint_pairs(hosts):
-    """``[[(a, b), ...], ...]``: rounds of host pairs that share no host.
-
-    First round: ``(h0, h1), (h2, h3), ...``; an odd last host gets a round of its own with
-    ``h0`` (every host is measured at least once). Fewer than two hosts: no rounds.
-    """
-    hosts = list(dict.fromkeys(hosts))
-    if len(hosts) < 2:
-        return []
-    rounds = [[(hosts[i], hosts[i + 1]) for i in range(0, len(hosts) - 1, 2)]]
-    if len(hosts) % 2:
-        rounds.append([(hosts[-1], hosts[0])])
-    return rounds
 
 
 def ring_rounds(hosts):
@@ -186,14 +171,6 @@ def iperf3_concurrent(hosts, hostvars, port_base=IPERF3_PORT):
                     runs.append(_entry(client, server, "concurrent", round_no, index, group, port_base))
                 round_no += 1
     return runs
-
-
-def rounds_of(runs):
-    """``[[run, ...], ...]`` grouped by ``round`` in order."""
-    out = {}
-    for run in runs:
-        out.setdefault(run["round"], []).append(run)
-    return [out[key] for key in sorted(out)]
 
 
 def iperf3_server_argv(port, iperf3="iperf3"):

@@ -29,6 +29,8 @@ import os
 import re
 from collections import Counter
 
+from gpufleet.checks.benchmarks import ALLREDUCE_KINDS, benchmark_kind, hosts_of
+from gpufleet.checks.profiles import load_profiles, profile_value
 from gpufleet.report.charts_series import burn_in_view
 from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, read_json
 
@@ -479,35 +481,39 @@ def _hosts_of(parsed):
 def classify_benchmark(host, record):
     """What a benchmark record is for the charts: ``(kind, data)`` or ``(None, None)``.
 
-    Conventions (docs/report.md): ``all_reduce_perf`` records with at most one distinct host in
-    ``parsed.hosts`` are single-node (kind ``single``); with exactly two, a pair (``pair``: the
-    other host); with more, a multi-node run (``multi``). ``iperf3`` records are ``iperf``,
-    ``concurrent`` when the name or the environment's ``GPUFLEET_IPERF3_MODE`` says so, else alone.
+    The record's kind is checks/benchmarks.py :func:`benchmark_kind` (docs/report.md): an
+    ``allreduce_single`` run is ``single``, ``allreduce_pair`` a ``pair`` (the other host of
+    ``parsed.hosts``, else of the record's hosts, is the peer), ``allreduce_multi`` a ``multi``-node
+    run; ``iperf3`` and ``iperf3_concurrent`` are ``iperf`` alone and concurrent.
     """
+    kind = benchmark_kind(record)
     name = str(record.get("name") or "")
     parsed = record.get("parsed")
-    if name.startswith("all_reduce_perf"):
+    if kind in ALLREDUCE_KINDS:
         busbw = _busbw(parsed)
         if busbw is None:
             return None, None
         hosts = list(dict.fromkeys(_hosts_of(parsed)))
         ranks = parsed.get("ranks") if isinstance(parsed.get("ranks"), int) else None
         data = {"host": host, "busbw": busbw, "ranks": ranks, "hosts": hosts, "size": record.get("message_size_bytes") or parsed.get("largest_size_bytes")}
-        if len(hosts) <= 1:
+        if kind == "allreduce_single":
             return "single", data
-        if len(hosts) == 2:
-            data["peer"] = hosts[1] if hosts[0] == host else hosts[0]
+        if kind == "allreduce_pair":
+            peers = [other for other in hosts or hosts_of(record) if other != host]
+            if not peers:
+                return None, None  # a pair cell needs both ends
+            data["peer"] = peers[0]
             return "pair", data
         return "multi", data
-    if name.startswith("iperf3"):
+    if kind in ("iperf3", "iperf3_concurrent"):
         if not isinstance(parsed, dict):
             return None, None
         bps = parsed.get("received_bps") or parsed.get("sent_bps")
         if not isinstance(bps, (int, float)) or isinstance(bps, bool) or bps <= 0:
             return None, None
-        mode = str((record.get("environment") or {}).get("GPUFLEET_IPERF3_MODE") or ("concurrent" if "concurrent" in name else "alone"))
         peer = parsed.get("remote_host")
-        return "iperf", {"host": host, "peer": _text(peer) or name, "gbps": bps / 1e9, "mode": "concurrent" if mode == "concurrent" else "alone"}
+        mode = "concurrent" if kind == "iperf3_concurrent" else "alone"
+        return "iperf", {"host": host, "peer": _text(peer) or name, "gbps": bps / 1e9, "mode": mode}
     return None, None
 
 
@@ -517,7 +523,7 @@ def _single_floor(record, profiles):
         if "allreduce" in str(item.get("id")) and "single" in str(item.get("id")) and isinstance(item.get("expected"), (int, float)):
             return float(item["expected"]), _text(item.get("threshold_source"))
     name = (record.get("profile") or {}).get("name")
-    threshold = (((profiles or {}).get(name) or {}).get("thresholds") or {}).get("allreduce_single_node") if name else None
+    threshold = profile_value((profiles or {}).get(name), "thresholds.allreduce_single_node")[0] if name else None
     if isinstance(threshold, dict) and isinstance(threshold.get("floor"), (int, float)):
         return float(threshold["floor"]), "profile %s: %s" % (name, _text(threshold.get("source")))
     return None, None
@@ -702,11 +708,7 @@ def _cost_row(label, scope, busbw, ranks, nodes, price):
 def load_profile_thresholds(profiles_dir=None):
     """The profiles (by name) for benchmark floors; {} when they cannot be loaded (the charts then show no floor)."""
     try:
-        from gpufleet.checks import profiles as profiles_module  # pylint: disable=import-outside-toplevel
-    except ImportError:
-        return {}
-    try:
-        loaded = profiles_module.load_profiles(profiles_dir) if profiles_dir else profiles_module.load_profiles()
+        loaded = load_profiles(profiles_dir) if profiles_dir else load_profiles()
     except Exception:  # pylint: disable=broad-exception-caught
         return {}
     if isinstance(loaded, dict):

@@ -9,12 +9,32 @@ kind ``ib_counters`` whose ``parsed`` is ``{benchmark, before, after, hw_before,
 (:func:`counters_record`), each snapshot ``{"<device>/<port>": {counter: int or None}}``; the check
 ``bench_network.ib_counters`` compares them. ``bench_record`` writes a record for a benchmark that
 was asked for but did not apply to a host (outcome ``skipped``) or for the side of a pair run
-that failed without a record of its own (:func:`plain_record`). Fields: docs/results-schema.md.
+that failed without a record of its own (:func:`plain_record`, :func:`build_plain_record`).
+``bench_run`` parses a run's output (:func:`parse_output`) and records it with its raw output
+(:func:`record_run`), or records the node unreachable (:func:`record_unreachable`). Fields:
+docs/results-schema.md.
 """
 
 from __future__ import annotations
 
+import os
+
 from gpufleet.facts.nic import parse_int
+from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.registry import parse
+from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, RunDir, utc_now
+
+# The record name the report expects for each kind (report/model.py classify_benchmark reads the name's start).
+KIND_NAMES = {
+    "allreduce_single": "all_reduce_perf",
+    "allreduce_multi": "all_reduce_perf",
+    "allreduce_pair": "all_reduce_perf",
+    "iperf3": "iperf3",
+    "iperf3_concurrent": "iperf3 concurrent",
+    "ib_write_bw": "ib_write_bw",
+    "ib_write_lat": "ib_write_lat",
+    "nvbandwidth": "nvbandwidth",
+}
 
 
 def port_label(device, port):
@@ -83,4 +103,126 @@ def plain_record(name, kind, hosts, started, outcome="skipped", reason="", **fie
             raise ValueError("unknown benchmark record field %s" % key)
         if value is not None:
             record[key] = value
+    return record
+
+
+def _int_or_none(value, key):
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError("%s must be an integer, got %r" % (key, value)) from None
+
+
+def build_plain_record(args, host):
+    """The record bench_record writes for the task's ``args`` on ``host`` (ValueError naming the bad option)."""
+    kind = args.get("kind")
+    if kind not in BENCHMARK_KINDS:
+        raise ValueError("kind must be one of %s, got %r" % (", ".join(BENCHMARK_KINDS), kind))
+    hosts = args.get("hosts") or [host]
+    if not isinstance(hosts, list):
+        raise ValueError("hosts must be a list of inventory names")
+    fields = {"repeat": _int_or_none(args.get("repeat"), "repeat") or 1, "round": _int_or_none(args.get("round"), "round"),
+              "group": str(args["group"]) if args.get("group") else None}
+    run = args.get("result")
+    if run is not None:
+        if not isinstance(run, dict) or "outcome" not in run:
+            raise ValueError("result must be a registered bench_run result (it has no outcome)")
+        outcome = run.get("outcome")
+        reason = args.get("reason") or run.get("reason") or ""
+        fields.update({"command": [str(part) for part in run.get("cmd") or []], "rc": run.get("rc"), "duration_s": run.get("duration_s"),
+                       "job_id": run.get("job_id")})
+        started = run.get("started") or utc_now()
+    else:
+        outcome = args.get("outcome") or "skipped"
+        reason = args.get("reason") or ""
+        started = utc_now()
+    if outcome not in BENCHMARK_OUTCOMES:
+        raise ValueError("outcome must be one of %s, got %r" % (", ".join(BENCHMARK_OUTCOMES), outcome))
+    if outcome == "skipped" and not str(reason).strip():
+        raise ValueError("reason is required for a skipped benchmark: say why it does not apply")
+    name = args.get("name") or KIND_NAMES.get(kind, kind)
+    return plain_record(name, kind, hosts, started, outcome=outcome, reason=str(reason).strip().splitlines()[0][:300] if reason else "", **fields)
+
+
+def record_counters(run_dir: str, host: str, benchmark: str, before: dict, after: dict) -> dict | None:
+    """Write the ``ib_counters`` record of ``host`` into ``run_dir``; None (nothing written) when neither snapshot has a port."""
+    if not after.get("counters") and not (before.get("counters") or {}):
+        return None
+    record = counters_record(host, benchmark, before, after)
+    RunDir.open(run_dir).add_benchmark(host, record)
+    return record
+
+
+def record_name(args: dict) -> str:
+    """The record's name: ``name``, else the kind's, else the program's basename (a launcher is not guessed past)."""
+    if args.get("name"):
+        return str(args["name"])
+    if args.get("kind") in KIND_NAMES:
+        return KIND_NAMES[args["kind"]]
+    argv = args.get("argv") or ["benchmark"]
+    return os.path.basename(str(argv[0])) or "benchmark"
+
+
+def parse_output(kind: str | None, stdout: str | None) -> tuple:
+    """(parsed, error): the registry parser's result for ``stdout``, or why there is none."""
+    if not kind:
+        return None, None
+    if not (stdout or "").strip():
+        return None, "no output to parse"
+    try:
+        return parse(kind, stdout), None
+    except ParseError as exc:
+        where = " line %d:" % exc.line if exc.line is not None else ""
+        return None, "cannot read the output as %s:%s %s" % (kind, where, exc.message)
+
+
+def build_run_record(args, result, name, raw_path, stderr_path, parsed):
+    """The benchmark record (results_store.BENCHMARK_FIELDS) of one bench_run: its ``args`` and the node's ``result``."""
+    env = {str(key): str(value) for key, value in (args.get("env") or {}).items()}
+    host = args["record_host"]
+    algorithm = args.get("algorithm") or env.get("NCCL_ALGO")
+    return {
+        "name": name,
+        "command": [str(part) for part in (result.get("cmd") or args.get("argv") or [])],
+        "environment": env,
+        "message_size_bytes": args.get("message_size_bytes"),
+        "algorithm": str(algorithm) if algorithm else None,
+        "raw_output_path": raw_path,
+        "stderr_path": stderr_path,
+        "parsed": parsed,
+        "started": result.get("started") or utc_now(),
+        "duration_s": result.get("duration_s"),
+        "kind": args.get("kind"),
+        "hosts": [str(item) for item in (args.get("hosts") or [host])],
+        "outcome": result.get("outcome"),
+        "reason": result.get("reason") or "",
+        "rc": result.get("rc"),
+        "repeat": int(args.get("repeat") or 1),
+        "round": args.get("round"),
+        "group": args.get("group"),
+        "job_id": args.get("job_id"),
+    }
+
+
+def record_run(args: dict, module_result: dict, parsed) -> dict:
+    """Write one bench_run's raw output and record into ``args["run_dir"]`` under ``args["record_host"]``; return the record."""
+    run = RunDir.open(args["run_dir"])
+    host = args["record_host"]
+    name = record_name(args)
+    key = "%s.%s" % (name, args.get("job_id") or "run")
+    raw_path = run.write_benchmark_raw(host, key, module_result.get("stdout") or "")
+    stderr_path = run.write_benchmark_raw(host, key + ".stderr", module_result["stderr"]) if module_result.get("stderr") else None
+    record = build_run_record(args, module_result, name, raw_path, stderr_path, parsed)
+    run.add_benchmark(host, record)
+    return record
+
+
+def record_unreachable(args: dict, message: str) -> dict:
+    """Write the record of a bench_run whose node could not be reached (outcome ``unreachable``); return it."""
+    reason = message.strip().splitlines()[-1][:300] if message.strip() else "unreachable"
+    record = build_run_record(args, {"outcome": "unreachable", "reason": reason, "rc": None, "duration_s": None}, record_name(args),
+                              None, None, None)
+    RunDir.open(args["run_dir"]).add_benchmark(args["record_host"], record)
     return record

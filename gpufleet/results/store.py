@@ -27,6 +27,7 @@ import re
 import tempfile
 
 from gpufleet.collection import collection_root
+from gpufleet.facts import FACT_GROUPS
 
 SCHEMA = "gpufleet.results/v1"
 
@@ -34,14 +35,6 @@ RUN_FILE = "run.json"
 FLEET_FILE = "fleet.json"
 HOSTS_DIR = "hosts"
 RAW_DIR = "raw"
-
-# The fact groups and the fact each sets (as checks/model.py FACT_GROUPS; kept here so the store imports nothing).
-FACT_GROUPS = {
-    "topology": "gpufleet_topology",
-    "gpu": "gpufleet_gpu",
-    "nic": "gpufleet_nic",
-    "host": "gpufleet_host",
-}
 
 # The shape of one benchmark record (written by the bench_run action, docs/benchmarks.md).
 BENCHMARK_FIELDS = {

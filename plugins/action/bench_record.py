@@ -12,52 +12,23 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from gpufleet.results.bench import plain_record
-from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, ResultsError, RunDir, to_plain, utc_now
+from gpufleet.results.bench import build_plain_record
+from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, ResultsError, RunDir, to_plain
 
-OPTIONS = ("run_dir", "kind", "name", "record_host", "hosts", "outcome", "reason", "result", "repeat", "round", "group")
-NAMES = {"iperf3_concurrent": "iperf3 concurrent", "allreduce_single": "all_reduce_perf", "allreduce_multi": "all_reduce_perf",
-         "allreduce_pair": "all_reduce_perf"}
-
-
-def _int_or_none(value, key):
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ValueError("%s must be an integer, got %r" % (key, value)) from None
-
-
-def build(args, host):
-    """The record for the task's ``args`` (ValueError naming the bad option)."""
-    kind = args.get("kind")
-    if kind not in BENCHMARK_KINDS:
-        raise ValueError("kind must be one of %s, got %r" % (", ".join(BENCHMARK_KINDS), kind))
-    hosts = args.get("hosts") or [host]
-    if not isinstance(hosts, list):
-        raise ValueError("hosts must be a list of inventory names")
-    fields = {"repeat": _int_or_none(args.get("repeat"), "repeat") or 1, "round": _int_or_none(args.get("round"), "round"),
-              "group": str(args["group"]) if args.get("group") else None}
-    run = args.get("result")
-    if run is not None:
-        if not isinstance(run, dict) or "outcome" not in run:
-            raise ValueError("result must be a registered bench_run result (it has no outcome)")
-        outcome = run.get("outcome")
-        reason = args.get("reason") or run.get("reason") or ""
-        fields.update({"command": [str(part) for part in run.get("cmd") or []], "rc": run.get("rc"), "duration_s": run.get("duration_s"),
-                       "job_id": run.get("job_id")})
-        started = run.get("started") or utc_now()
-    else:
-        outcome = args.get("outcome") or "skipped"
-        reason = args.get("reason") or ""
-        started = utc_now()
-    if outcome not in BENCHMARK_OUTCOMES:
-        raise ValueError("outcome must be one of %s, got %r" % (", ".join(BENCHMARK_OUTCOMES), outcome))
-    if outcome == "skipped" and not str(reason).strip():
-        raise ValueError("reason is required for a skipped benchmark: say why it does not apply")
-    name = args.get("name") or NAMES.get(kind, kind)
-    return plain_record(name, kind, hosts, started, outcome=outcome, reason=str(reason).strip().splitlines()[0][:300] if reason else "", **fields)
+# The options of plugins/modules/bench_record.py (its DOCUMENTATION says what each means).
+ARGUMENT_SPEC = {
+    "run_dir": {"type": "path", "required": True},
+    "kind": {"type": "str", "required": True, "choices": list(BENCHMARK_KINDS)},
+    "name": {"type": "str"},
+    "record_host": {"type": "str"},
+    "hosts": {"type": "list", "elements": "str"},
+    "outcome": {"type": "str", "choices": list(BENCHMARK_OUTCOMES)},
+    "reason": {"type": "str"},
+    "result": {"type": "dict"},
+    "repeat": {"type": "int", "default": 1},
+    "round": {"type": "int"},
+    "group": {"type": "str"},
+}
 
 
 class ActionModule(ActionBase):
@@ -66,18 +37,16 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _supports_check_mode = True
     _supports_async = False
-    _VALID_ARGS = frozenset(OPTIONS)
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         del tmp
-        args = to_plain(self._task.args)
-        if not args.get("run_dir") or not isinstance(args["run_dir"], str):
-            return dict(result, failed=True, msg="run_dir is required: the results directory of this run")
-        host = str(args.get("record_host") or task_vars.get("inventory_hostname") or "localhost")
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args = to_plain(args)
+        host = str(args["record_host"] or task_vars.get("inventory_hostname") or "localhost")
         try:
-            record = build(args, host)
+            record = build_plain_record(args, host)
             RunDir.open(args["run_dir"]).add_benchmark(host, record)
         except ValueError as exc:
             return dict(result, failed=True, msg=str(exc))

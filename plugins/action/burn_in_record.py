@@ -20,6 +20,25 @@ from gpufleet.facts.nvml_samples import SamplesError
 from gpufleet.results.store import ResultsError, RunDir, to_plain
 
 
+# The options of plugins/modules/burn_in_record.py (its DOCUMENTATION says what each means).
+ARGUMENT_SPEC = {
+    "run_dir": {"type": "path", "required": True},
+    "host": {"type": "str"},
+    "name": {"type": "str", "default": "burn_in"},
+    "kind": {"type": "str", "choices": list(KINDS)},
+    "samples": {"type": "path"},
+    "sample_records": {"type": "raw"},
+    "sampler_error": {"type": "str"},
+    "load": {"type": "dict"},
+    "started": {"type": "str"},
+    "duration_s": {"type": "float"},
+    "thresholds": {"type": "dict"},
+}
+# Samples come from a file or inline, never both; without either the sampler must say why.
+MUTUALLY_EXCLUSIVE = [("samples", "sample_records")]
+REQUIRED_ONE_OF = [("samples", "sample_records", "sampler_error")]
+
+
 def finding_lines(findings):
     """One short line per flagged finding: ``fail burn_in.clock_sag: GPU 3 (...): ...``."""
     return ["%s %s: %s" % (item["status"], item["id"], " ".join(str(item["message"]).split())[:300]) for item in flagged(findings)]
@@ -31,17 +50,14 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _supports_check_mode = True
     _supports_async = False
-    _VALID_ARGS = frozenset(("run_dir", "host", "name", "kind", "samples", "sample_records", "sampler_error", "load", "started", "duration_s",
-                             "thresholds"))
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         del tmp
-        args = to_plain(self._task.args)
-        problem = self._check_args(args)
-        if problem:
-            return dict(result, failed=True, msg=problem)
+        _validation, args = self.validate_argument_spec(
+            argument_spec=ARGUMENT_SPEC, mutually_exclusive=MUTUALLY_EXCLUSIVE, required_one_of=REQUIRED_ONE_OF)
+        args = to_plain(args)
         host = str(args.get("host") or task_vars.get("inventory_hostname") or "localhost")
         thresholds = args.get("thresholds")
         if thresholds is None and SETTING in task_vars:
@@ -68,21 +84,3 @@ class ActionModule(ActionBase):
                 "%d finding(s): %s" % (len(lines), "; ".join(lines[:4])) if lines else "nothing flagged"),
         )
         return result
-
-    @staticmethod
-    def _check_args(args):
-        if not args.get("run_dir") or not isinstance(args["run_dir"], str):
-            return "run_dir is required: the results directory of this run"
-        given = [key for key in ("samples", "sample_records") if args.get(key) is not None]
-        if len(given) > 1:
-            return "give samples (a file on the controller) or sample_records, not both"
-        if not given and not args.get("sampler_error"):
-            return "no samples: give samples (a file on the controller), sample_records, or sampler_error saying why there are none"
-        if args.get("kind") is not None and args["kind"] not in KINDS:
-            return "kind must be one of %s, got %r" % (", ".join(KINDS), args["kind"])
-        if args.get("duration_s") is not None:
-            try:
-                args["duration_s"] = float(args["duration_s"])
-            except (TypeError, ValueError):
-                return "duration_s must be a number of seconds, got %r" % (args["duration_s"],)
-        return None

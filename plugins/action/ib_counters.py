@@ -13,11 +13,21 @@ from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
-from gpufleet.results.bench import counters_record, snapshot
-from gpufleet.results.store import ResultsError, RunDir, to_plain, utc_now
+from gpufleet.results.bench import record_counters, snapshot
+from gpufleet.results.store import ResultsError, to_plain, utc_now
 
-NODE_OPTIONS = ("sysfs_root", "devices")
-CONTROLLER_OPTIONS = ("before", "benchmark", "run_dir", "record_host")
+# The options of plugins/modules/ib_counters.py: the node's, then the controller's (which never reach the node).
+NODE_SPEC = {
+    "sysfs_root": {"type": "path"},
+    "devices": {"type": "list", "elements": "str"},
+}
+CONTROLLER_SPEC = {
+    "before": {"type": "dict"},
+    "benchmark": {"type": "str"},
+    "run_dir": {"type": "path"},
+    "record_host": {"type": "str"},
+}
+ARGUMENT_SPEC = dict(NODE_SPEC, **CONTROLLER_SPEC)
 
 
 class ActionModule(ActionBase):
@@ -25,19 +35,17 @@ class ActionModule(ActionBase):
 
     _supports_check_mode = True
     _supports_async = False
-    _VALID_ARGS = frozenset(NODE_OPTIONS + CONTROLLER_OPTIONS)
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         del tmp
-        args = to_plain(self._task.args)
-        before = args.get("before")
-        if before is not None and not isinstance(before, dict):
-            return dict(result, failed=True, msg="before must be the snapshot an earlier ib_counters call returned")
-        if args.get("run_dir") and before is not None and not args.get("benchmark"):
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args = to_plain(args)
+        before = args["before"]
+        if args["run_dir"] and before is not None and not args["benchmark"]:
             return dict(result, failed=True, msg="benchmark is required to record: name what ran between the snapshots")
-        node_args = {key: args[key] for key in NODE_OPTIONS if args.get(key) is not None}
+        node_args = {key: args[key] for key in NODE_SPEC if args[key] is not None}
         module_result = self._execute_module(module_name="gpufleet.acceptance.ib_counters", module_args=node_args, task_vars=task_vars)
         result.update(module_result)
         if module_result.get("failed") or module_result.get("unreachable"):
@@ -45,17 +53,15 @@ class ActionModule(ActionBase):
         result["snapshot"] = snapshot(module_result.get("ports"), utc_now())
         result["record"] = None
         result["changed"] = False
-        if not args.get("run_dir") or before is None:
+        if not args["run_dir"] or before is None:
             return result
-        if not result["snapshot"]["counters"] and not (before.get("counters") or {}):
-            result["msg"] = "no RDMA port on this node: nothing recorded"
-            return result
-        host = str(args.get("record_host") or task_vars.get("inventory_hostname") or "localhost")
-        record = counters_record(host, args["benchmark"], before, result["snapshot"])
+        host = str(args["record_host"] or task_vars.get("inventory_hostname") or "localhost")
         try:
-            RunDir.open(args["run_dir"]).add_benchmark(host, record)
+            result["record"] = record_counters(args["run_dir"], host, args["benchmark"], before, result["snapshot"])
         except (ResultsError, OSError) as exc:
             return dict(result, failed=True, msg="results directory %s: %s" % (args["run_dir"], exc))
-        result["record"] = record
-        result["changed"] = True
+        if result["record"] is None:
+            result["msg"] = "no RDMA port on this node: nothing recorded"
+        else:
+            result["changed"] = True
         return result

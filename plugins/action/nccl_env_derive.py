@@ -17,6 +17,15 @@ from gpufleet.plan.nccl_env import derive, summary_lines
 from gpufleet.results.store import to_plain
 
 
+# The options of plugins/modules/nccl_env_derive.py (its DOCUMENTATION says what each means).
+ARGUMENT_SPEC = {
+    "hosts": {"type": "list", "elements": "str"},
+    "cluster_cidr": {"type": "str"},
+    "overrides": {"type": "dict"},
+    "host_overrides": {"type": "dict"},
+}
+
+
 def fleet_nodes(hostvars, hosts):
     """``{host: {nic, nccl_version, claim}}`` from the inventory and the facts already gathered."""
     nodes = {}
@@ -40,16 +49,10 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         del tmp
-        args = to_plain(self._task.args)
-        unknown = sorted(set(args) - {"hosts", "cluster_cidr", "overrides", "host_overrides"})
-        if unknown:
-            result.update(failed=True, msg="nccl_env_derive: unsupported option(s): %s" % ", ".join(unknown))
-            return result
-        hosts = [str(host) for host in (args.get("hosts") or task_vars.get("ansible_play_hosts") or [])]
-        host_overrides = args.get("host_overrides") or {}
-        if not isinstance(host_overrides, dict):
-            result.update(failed=True, msg="host_overrides: must be a mapping of host -> {NCCL_*: value}")
-            return result
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args = to_plain(args)
+        hosts = [str(host) for host in (args["hosts"] or task_vars.get("ansible_play_hosts") or [])]
+        host_overrides = args["host_overrides"] or {}
         stray = sorted(set(host_overrides) - set(hosts))
         if stray:
             result.update(failed=True, msg="host_overrides: no such host in this play: %s" % ", ".join(stray))

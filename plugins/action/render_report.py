@@ -16,6 +16,15 @@ from gpufleet.report.model import ReportError
 from gpufleet.report.render import FORMATS, render_report
 from gpufleet.results.store import to_plain
 
+# The options of plugins/modules/render_report.py (its DOCUMENTATION says what each means).
+ARGUMENT_SPEC = {
+    "results_dir": {"type": "path", "required": True},
+    "output_dir": {"type": "path"},
+    "formats": {"type": "list", "elements": "str", "choices": list(FORMATS), "default": list(FORMATS)},
+    "profiles_dir": {"type": "path"},
+    "title": {"type": "str"},
+}
+
 
 class ActionModule(ActionBase):
     """Render the report of one results directory."""
@@ -23,22 +32,15 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _supports_check_mode = True
     _supports_async = False
-    _VALID_ARGS = frozenset(("results_dir", "output_dir", "formats", "profiles_dir", "title"))
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         del tmp
-        args = to_plain(self._task.args)
-        results_dir = args.get("results_dir")
-        if not results_dir:
-            result.update(failed=True, msg="results_dir is required: the results directory of a gpufleet run (it holds run.json)")
-            return result
-        formats = args.get("formats") or list(FORMATS)
-        if not isinstance(formats, list):
-            formats = [part.strip() for part in str(formats).split(",") if part.strip()]
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args = to_plain(args)
         try:
-            outcome = render_report(str(results_dir), output_dir=args.get("output_dir"), formats=[str(name) for name in formats],
+            outcome = render_report(args["results_dir"], output_dir=args["output_dir"], formats=args["formats"] or list(FORMATS),
                                     profiles_dir=args.get("profiles_dir"), title=args.get("title"))
         except (ReportError, OSError) as exc:
             result.update(failed=True, msg=str(exc))

@@ -14,12 +14,28 @@ import os
 
 from ansible.plugins.action import ActionBase
 
-from gpufleet.results.store import FACT_GROUPS, ResultsError, RunDir, record_host_facts, to_plain
+from gpufleet.facts import FACT_GROUPS
+from gpufleet.results.store import ResultsError, RunDir, record_host_facts, to_plain
 
 # The collection this plugin belongs to (an installed copy or the checkout): run.json records which one judged.
 THIS_COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PHASES = ("start", "facts")
+# The options of plugins/modules/results_record.py (its DOCUMENTATION says what each means).
+ARGUMENT_SPEC = {
+    "run_dir": {"type": "path", "required": True},
+    "phase": {"type": "str", "choices": list(PHASES), "default": "facts"},
+    "host": {"type": "str"},
+    "results": {"type": "dict"},
+    "claim": {"type": "dict"},
+    "settings": {"type": "dict"},
+    "profile": {"type": "raw"},
+    "profile_overrides": {"type": "dict"},
+    "inventory": {"type": "list", "elements": "str"},
+    "playbook": {"type": "str"},
+    "hosts": {"type": "list", "elements": "str"},
+    "resume": {"type": "bool", "default": True},
+}
 
 
 def _requested_profiles(hostvars, hosts):
@@ -42,20 +58,14 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _supports_check_mode = True
     _supports_async = False
-    _VALID_ARGS = frozenset(("run_dir", "phase", "host", "results", "claim", "settings", "profile", "profile_overrides",
-                             "inventory", "playbook", "hosts", "resume"))
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         del tmp
-        args = to_plain(self._task.args)
-        run_dir = args.get("run_dir")
-        phase = args.get("phase") or "facts"
-        if not run_dir or not isinstance(run_dir, str):
-            return dict(result, failed=True, msg="run_dir is required: the results directory of this run")
-        if phase not in PHASES:
-            return dict(result, failed=True, msg="phase must be one of %s, got %r" % (", ".join(PHASES), phase))
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        args = to_plain(args)
+        run_dir, phase = args["run_dir"], args["phase"]
         try:
             if phase == "start":
                 result.update(self._start(run_dir, args, task_vars))
@@ -82,7 +92,7 @@ class ActionModule(ActionBase):
             collection=THIS_COLLECTION,
         )
         resume = run.resume(hosts=[str(host) for host in hosts])
-        skip = resume["complete"] if args.get("resume", True) else []
+        skip = resume["complete"] if args["resume"] else []
         return {
             "changed": True,
             "run_dir": run.path,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "fake_nvml.c")
@@ -56,12 +57,19 @@ def build(out_dir):
 _BUILT = {}
 
 
-def build_once(tmp_path_factory):
-    """``build`` once per pytest session (the test modules share it); pytest.skip when gcc is missing."""
-    import pytest  # pylint: disable=import-outside-toplevel
+def require_gcc():
+    """Fail the test (a set-up defect, naming the package and the set-up command) when gcc is missing."""
+    tools = os.path.join(os.path.dirname(HERE), "tools")
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    from system_programs import require_programs  # pylint: disable=import-error,import-outside-toplevel
 
-    if gcc() is None:
-        pytest.skip("gcc is not installed: the fake libnvidia-ml.so cannot be built")
+    require_programs(["gcc"], "it builds the fake libnvidia-ml.so (tests/fakenvml/fake_nvml.c)")
+
+
+def build_once(tmp_path_factory):
+    """``build`` once per pytest session (the test modules share it); fails when gcc is missing."""
+    require_gcc()
     if "libs" not in _BUILT:
         _BUILT["libs"] = build(tmp_path_factory.mktemp("fakenvml"))
     return _BUILT["libs"]

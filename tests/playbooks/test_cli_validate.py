@@ -99,7 +99,7 @@ def test_healthy_subset_exits_0_with_progress_per_phase(tmp_path):
     assert "results: %s\n" % results in proc.stdout
     assert sorted(_json(results / "run.json")["hosts"]) == ["h100-a", "h100-b"]
     progress = [line for line in proc.stderr.splitlines() if line.startswith("gpufleet validate: ")]
-    # the fact task records each host itself (no separate Results task since issue 10)
+    # the fact task records each host itself: there is no separate Results phase
     for phase, task in (("Preflight", "create or reopen the results directory"), ("Facts", "every fact group, one module run per node"),
                         ("Verdict", "judge the whole fleet and write the verdicts")):
         assert "gpufleet validate: %s 2/2 hosts done: %s" % (phase, task) in progress, proc.stderr

@@ -81,8 +81,7 @@ def _json(path):
 
 @pytest.fixture(name="library", scope="module")
 def library_fixture(tmp_path_factory):
-    if fakenvml.gcc() is None:
-        pytest.skip("gcc is not installed: the fake libnvidia-ml.so (tests/fakenvml/fake_nvml.c) cannot be built")
+    fakenvml.require_gcc()
     return fakenvml.build(tmp_path_factory.mktemp("fakenvml"))["full"]
 
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Issue 6, "tests that can fail": playbooks/validate_cluster.yml judges the replayed demo fleet.
+"""Tests that can fail: playbooks/validate_cluster.yml judges the replayed demo fleet.
 
 One run of the product's playbook, unchanged, on the whole of inventories/simulated/ (module
 fixture); the test reads the results directory it writes (hosts/<host>.json, fleet.json). Every

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Issue 10: the speed options change nothing but the speed.
+"""The speed options (ansible.cfg, strategies) change nothing but the speed.
 
 playbooks/validate_cluster.yml runs on four nodes of inventories/simulated/ (--limit) once per
 configuration: the shipped ansible.cfg (forks 25, pipelining, one node_facts module run per node),
@@ -12,7 +12,7 @@ tests/playbooks/test_simulated_verdicts.py and inventories/simulated/README.md) 
 status for every check as the shipped configuration.
 
 ~25 s on 2 cores, up to ~60 s on a loaded machine (four validate_cluster.yml runs of four hosts); the budget
-of issue 10 is 90 s.
+is 90 s.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ judged again by the real checks engine and the report rendered again. Chromium t
 - shows, for every node, the verdict that results.json holds;
 - shows the hostile strings as text only: no element they could have injected exists in the DOM;
 - paints a screenshot that is not blank (PNG decoded with zlib, more than one colour).
-Skipped, saying why, when /usr/bin/chromium is missing (apt-get install chromium).
+Fails, naming the package and the set-up command, when chromium is missing (a set-up defect).
 """
 
 from __future__ import annotations
@@ -36,11 +36,22 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run
 HOSTILE_GPU = '<script>alert("gpu")</script><img src=x onerror=alert(1)>'
 HOSTILE_HOST = "evil-<b>bold</b><script>alert('host')</script>"
 
-pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="chromium not installed (Debian: apt-get install chromium): the browser test needs it")
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "tools"))
+
+from system_programs import require_programs  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
+# Module scope: checked before the demo fleet is built.
+pytestmark = pytest.mark.usefixtures("chromium_installed")
+
+
+@pytest.fixture(name="chromium_installed", scope="module")
+def chromium_installed_fixture():
+    require_programs(["chromium"], "the browser test renders the report in it")
 
 
 def _add_hostile_node_and_rejudge(results_dir):
-    from ansible_collections.gpufleet.acceptance.plugins.action.fleet_verdict import Judge, judge_run  # pylint: disable=import-outside-toplevel
+    from gpufleet.checks.verdict import Judge  # pylint: disable=import-outside-toplevel
+    from gpufleet.results.verdicts import judge_run  # pylint: disable=import-outside-toplevel
     from gpufleet.facts.gpu import build_inventory  # pylint: disable=import-outside-toplevel
     from gpufleet.parsers.registry import parse  # pylint: disable=import-outside-toplevel
     from gpufleet.results.store import RunDir  # pylint: disable=import-outside-toplevel

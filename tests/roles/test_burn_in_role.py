@@ -77,9 +77,8 @@ def write_exe(path, text):
 
 @pytest.fixture(name="fake_nvml", scope="module")
 def fake_nvml_fixture(tmp_path_factory):
-    """The fake NVML library built with gcc (skipped, with the reason, without gcc)."""
-    if fakenvml.gcc() is None:
-        pytest.skip("gcc is not installed: the fake libnvidia-ml.so (tests/fakenvml/fake_nvml.c) cannot be built")
+    """The fake NVML library built with gcc (the test fails, naming the package, without gcc)."""
+    fakenvml.require_gcc()
     return fakenvml.build(tmp_path_factory.mktemp("fakenvml"))["full"]
 
 
@@ -114,7 +113,7 @@ def plays(run_dir, role_vars):
          "vars": dict(role_vars, burn_in_results_dir=run_dir)},
         {"name": "Judge", "gpufleet.acceptance.fleet_verdict": {"run_dir": run_dir, "families": ["burn_in"]},
          "run_once": True, "delegate_to": "localhost", "register": "verdict"},
-        {"name": "Keep", "ansible.builtin.set_fact": {"dumped": {"verdict": "{{ verdict }}", "choice": "{{ burn_in_choice | default(None) }}"}}},
+        {"name": "Keep", "ansible.builtin.set_fact": {"dumped": {"verdict": "{{ verdict }}", "choice": "{{ __burn_in_choice | default(None) }}"}}},
     ]
 
 
@@ -276,8 +275,8 @@ def test_interconnect_loads_multi_node_launcher_and_rails(tmp_path, node_file, r
     roce_gids = [{"index": 2, "gid": "fe80:0000:0000:0000:0a00:27ff:fe00:0001", "type": "RoCE v2"},
                  {"index": 3, "gid": "0000:0000:0000:0000:0000:ffff:0a00:0002", "type": "RoCE v2"}]
     common = {
-        "burn_in_choice": {"tool": "torch"},
-        "burn_in_probe": {"ib_write_bw": {"path": "/usr/bin/ib_write_bw"}},
+        "__burn_in_choice": {"tool": "torch"},
+        "__burn_in_probe": {"ib_write_bw": {"path": "/usr/bin/ib_write_bw"}},
         "burn_in_interconnect": True, "burn_in_ib_write_bw": True, "burn_in_ib_run_seconds": 60, "burn_in_ib_port_base": 18615,
         "burn_in_all_reduce_perf_path": "/opt/nt/all_reduce_perf", "burn_in_allreduce_args": ["-b", "1G", "-e", "1G"],
         "burn_in_allreduce_env": {"NCCL_DEBUG": "WARN"}, "burn_in_gpus_per_node": 8,

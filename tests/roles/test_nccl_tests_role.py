@@ -158,7 +158,7 @@ def test_exact_make_variables_idempotence_and_new_pin(tmp_path, node_file, site,
         fact = first.results[name]["nccl_tests"]
         assert fact["prefix"] == prefix and fact["all_reduce_perf"] == prefix + "/build/all_reduce_perf"
         assert fact["make_variables"]["NVCC_GENCODE"] == NODES[name][2]
-        assert ("gpufleet.acceptance.nccl_tests : Nccl_tests | Make (MPI=1, CUDA_HOME, NCCL_HOME, MPI_HOME, NVCC_GENCODE)", name) in changed_tasks(first.stdout)
+        assert ("gpufleet.acceptance.pinned_build : Pinned_build | Make nccl-tests 9.9.1", name) in changed_tasks(first.stdout)
     assert sorted(read_lines(site["log"])) == sorted(os.path.join(site["prefix"], name, "nccl-tests-9.9.1") for name in names)
 
     # same pin, same inputs: nothing changes, make is not run again
@@ -190,7 +190,7 @@ def test_check_mode_builds_nothing(tmp_path, node_file, site, run_playbook):
     run = run_playbook(tmp_path / "run", hosts(node_file, ["h100"]), tasks(role_vars(site)), extra_args=["--check"])
     assert run.rc == 0, run.stdout + run.stderr
     assert "nccl_tests: would build nccl-tests 9.9.1 into %s/h100/nccl-tests-9.9.1" % site["prefix"] in run.stdout
-    assert changed_tasks(run.stdout) == [("gpufleet.acceptance.nccl_tests : Nccl_tests | Report what --check would build", "h100")]
+    assert changed_tasks(run.stdout) == [("gpufleet.acceptance.pinned_build : Pinned_build | Report what --check would build for nccl-tests 9.9.1", "h100")]
     assert not os.path.exists(site["prefix"])
     assert read_lines(site["log"]) == []
 

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 
@@ -16,22 +15,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 FLEET_SH = os.path.join(HERE, "fleet.sh")
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "tools"))
+
+from system_programs import require_programs  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 # The session fleet's hosts 1, 2, 3 (the tests read what these recordings show).
 FLEET_NODES = ("gpu-h100-590-1gpu.yml", "dgx-a100-topo.yml", "nic-h100-ndr-ib.yml")
-REQUIRED_TOOLS = ("ip", "tc", "ss", "iperf3", "ssh", "ssh-keygen", "unshare")
+REQUIRED_TOOLS = ("sshd", "ip", "tc", "ss", "iperf3", "ssh", "ssh-keygen", "unshare")
 
 
-def missing_requirements():
-    """Why the fleet cannot run here, or None."""
+def require_fleet():
+    """Skip without root: the fleet's network namespaces and sshd need it (how the suite is run, not
+    what the machine lacks). Fail when a program is missing: that is a set-up defect."""
     if os.geteuid() != 0:
-        return "the SSH fleet needs root (network namespaces, sshd)"
-    if not os.path.exists("/usr/sbin/sshd"):
-        return "sshd (openssh-server) is not installed"
-    missing = [tool for tool in REQUIRED_TOOLS if shutil.which(tool) is None]
-    if missing:
-        return "missing tools: %s" % ", ".join(missing)
-    return None
+        pytest.skip("the SSH fleet needs root (network namespaces, sshd)")
+    require_programs(REQUIRED_TOOLS, "the SSH fleet needs them")
+
+
+@pytest.fixture(name="mpirun_installed", scope="session")
+def mpirun_installed_fixture():
+    """Session scope: checked before the session's fleet is built."""
+    require_programs(["mpirun"], "Open MPI launches the all-reduce stand-in's ranks")
 
 
 def fleet_sh(*args, check=True, env=None, timeout=120):
@@ -74,9 +78,7 @@ def leftovers(fleet, state):
 @pytest.fixture(scope="session", name="fleet")
 def fleet_fixture(tmp_path_factory):
     """A 3-host fleet for the session: ``{state, id, hosts}``; torn down (and checked) at the end."""
-    reason = missing_requirements()
-    if reason:
-        pytest.skip(reason)
+    require_fleet()
     state = str(tmp_path_factory.mktemp("sshfleet") / "fleet")
     nodes = [os.path.join(REPO_ROOT, "tests", "replay", "nodes", name) for name in FLEET_NODES]
     fleet_sh("up", "--hosts", "3", "--state", state, "--node-files", ",".join(nodes))
@@ -90,6 +92,4 @@ def fleet_fixture(tmp_path_factory):
 
 @pytest.fixture(name="requirements")
 def requirements_fixture():
-    reason = missing_requirements()
-    if reason:
-        pytest.skip(reason)
+    require_fleet()

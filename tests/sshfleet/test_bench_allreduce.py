@@ -42,7 +42,6 @@ import glob
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -50,7 +49,7 @@ import time
 import pytest
 import yaml
 
-from conftest import REPO_ROOT, fleet_sh, missing_requirements  # pylint: disable=import-error,no-name-in-module
+from conftest import REPO_ROOT, fleet_sh, require_fleet  # pylint: disable=import-error,no-name-in-module
 
 STANDIN = os.path.join(REPO_ROOT, "tests", "standin", "all_reduce_perf_standin.py")
 HOSTS = 6
@@ -63,7 +62,7 @@ RATE = "25mbit"
 THROTTLED_MAX = 0.005
 TOLERANCE = 0.9
 
-pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None, reason="Open MPI mpirun not installed (apt-get install openmpi-bin)")
+pytestmark = pytest.mark.usefixtures("mpirun_installed")
 
 
 def ansible_env(base, state):
@@ -87,9 +86,7 @@ def playbook(fleet, args, timeout=400):
 
 @pytest.fixture(scope="module", name="fleet")
 def fleet_fixture(tmp_path_factory):
-    reason = missing_requirements()
-    if reason:
-        pytest.skip(reason)
+    require_fleet()
     base = tmp_path_factory.mktemp("benchallreduce")
     state = str(base / "fleet")
     fleet_sh("up", "--hosts", str(HOSTS), "--state", state, "--node-files", NODE_FILE)

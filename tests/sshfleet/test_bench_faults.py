@@ -33,7 +33,7 @@ import uuid
 import pytest
 import yaml
 
-from conftest import REPO_ROOT, fleet_sh, missing_requirements  # pylint: disable=import-error,no-name-in-module
+from conftest import REPO_ROOT, fleet_sh, require_fleet  # pylint: disable=import-error,no-name-in-module
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "collections"))
 
@@ -46,14 +46,12 @@ HOSTS = 4
 SIZES = ["-b", "1M", "-e", "8M", "-f", "2", "-n", "2", "-w", "1", "-d", "int32"]
 GRACE = 5.0
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI mpirun not installed (apt-get install openmpi-bin)")
+pytestmark = pytest.mark.usefixtures("mpirun_installed")
 
 
 @pytest.fixture(scope="module", name="fleet4")
 def fleet4_fixture(tmp_path_factory):
-    reason = missing_requirements()
-    if reason:
-        pytest.skip(reason)
+    require_fleet()
     state = str(tmp_path_factory.mktemp("benchfaults") / "fleet")
     fleet_sh("up", "--hosts", str(HOSTS), "--state", state)
     try:

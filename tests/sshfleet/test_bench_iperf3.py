@@ -29,7 +29,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import REPO_ROOT, fleet_sh, missing_requirements  # pylint: disable=import-error,no-name-in-module
+from conftest import REPO_ROOT, fleet_sh, require_fleet  # pylint: disable=import-error,no-name-in-module
 
 HOSTS = 4
 NODE_FILE = os.path.join(REPO_ROOT, "tests", "replay", "nodes", "gpu-h100-590-1gpu.yml")
@@ -38,9 +38,7 @@ FLOOR = 0.9
 
 @pytest.fixture(scope="module", name="fleet4")
 def fleet4_fixture(tmp_path_factory):
-    reason = missing_requirements()
-    if reason:
-        pytest.skip(reason)
+    require_fleet()
     base = tmp_path_factory.mktemp("benchiperf3")
     state = str(base / "fleet")
     fleet_sh("up", "--hosts", str(HOSTS), "--state", state, "--node-files", NODE_FILE)

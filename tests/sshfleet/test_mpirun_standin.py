@@ -47,7 +47,7 @@ RATE_BPS = 200e6  # tc's "mbit" is 10^6 bit/s
 RUN_TIMEOUT = 90
 IB_HOST = 3  # tests/replay/nodes/nic-h100-ndr-ib.yml (the session fleet's host 3): sysfs lists mlx5_*
 
-pytestmark = pytest.mark.skipif(MPIRUN is None, reason="Open MPI mpirun not installed (apt-get install openmpi-bin)")
+pytestmark = pytest.mark.usefixtures("mpirun_installed")
 
 
 def _inventory_hosts(state):

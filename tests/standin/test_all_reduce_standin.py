@@ -28,6 +28,9 @@ RUN_TIMEOUT = 180
 _SPEC = importlib.util.spec_from_file_location("all_reduce_perf_standin", STANDIN)
 standin = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(standin)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools"))
+
+from system_programs import require_programs  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 
 def free_port():
@@ -295,6 +298,11 @@ def test_runs_on_python38():
 MPIRUN = shutil.which("mpirun")
 
 
+@pytest.fixture(name="mpirun_installed")
+def mpirun_installed_fixture():
+    require_programs(["mpirun"], "Open MPI launches the stand-in's ranks")
+
+
 def mpirun(nranks, env_args, args, timeout=RUN_TIMEOUT):
     cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(nranks)]
     for item in env_args:
@@ -303,7 +311,7 @@ def mpirun(nranks, env_args, args, timeout=RUN_TIMEOUT):
     return subprocess.run(cmd, env=standin_env(), capture_output=True, text=True, timeout=timeout, check=False)
 
 
-@pytest.mark.skipif(MPIRUN is None, reason="Open MPI mpirun not installed (apt-get install openmpi-bin)")
+@pytest.mark.usefixtures("mpirun_installed")
 def test_mpirun_two_ranks():
     port = free_port()
     proc = mpirun(
@@ -324,7 +332,7 @@ def test_mpirun_two_ranks():
     assert debug["via"] == {"NET/Socket/0": 4}
 
 
-@pytest.mark.skipif(MPIRUN is None, reason="Open MPI mpirun not installed (apt-get install openmpi-bin)")
+@pytest.mark.usefixtures("mpirun_installed")
 def test_mpirun_no_matching_interface():
     port = free_port()
     proc = mpirun(

@@ -14,6 +14,7 @@ SYNTHETIC (marked where built).
 from __future__ import annotations
 
 from gpufleet.checks import bench_network
+from gpufleet.checks.benchmarks import benchmark_kind
 from gpufleet.checks import engine
 from gpufleet.checks.model import ERROR, FAIL, PASS, REJECT, SKIP, WARN, NodeContext
 from gpufleet.checks.profiles import load_profiles
@@ -191,8 +192,8 @@ def test_no_line_rate_skips(fixture_text):
 
 def test_kind_from_name_and_environment(fixture_text):
     parsed = parse("iperf3", fixture_text(GBE))
-    assert bench_network.record_kind({"name": "iperf3 a->b", "parsed": parsed}) == "iperf3"
-    assert bench_network.record_kind({"name": "iperf3 a->b", "environment": {"GPUFLEET_IPERF3_MODE": "concurrent"}}) == "iperf3_concurrent"
+    assert benchmark_kind({"name": "iperf3 a->b", "parsed": parsed}) == "iperf3"
+    assert benchmark_kind({"name": "iperf3 a->b", "environment": {"GPUFLEET_IPERF3_MODE": "concurrent"}}) == "iperf3_concurrent"
 
 
 # --- iperf3 concurrent ----------------------------------------------------------------------
@@ -256,7 +257,7 @@ def test_uplink_leaves_out_runs_of_a_host_found_slow(fixture_text):
 
 ROCE_200_FLOOR = {"name": "roce200", "thresholds": {"ib_write_bw": {
     "floor": 192.0, "warn_below": None, "message_size": None, "unit": "Gb/s",
-    "source": "BASELINES.md 4: oci-hpc RoCE 200G >= 192 Gbps per port"}}}
+    "source": "docs/baselines.md 4: oci-hpc RoCE 200G >= 192 Gbps per port"}}}
 
 
 def rail_ring(names, parsed, group="mlx5_1->mlx5_1", kind="ib_write_bw", **extra):

@@ -14,14 +14,14 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.acceptance.plugins.action import fleet_verdict
-from ansible_collections.gpufleet.acceptance.plugins.action.health_history import append_run
-from ansible_collections.gpufleet.acceptance.plugins.action.health_prometheus import prometheus_text
 from gpufleet.results import burn_in as records
 from gpufleet.checks import engine
 from gpufleet.checks.burn_in import check_burn_in
 from gpufleet.checks.model import NodeContext
+from gpufleet.history.prometheus import prometheus_text
+from gpufleet.history.store import append_run
 from gpufleet.results.store import ResultsError, RunDir
+from gpufleet.results.verdicts import judge_run
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "nvml-samples"))
@@ -91,7 +91,7 @@ def test_record_then_judge_through_fleet_verdict(tmp_path):
     assert on_disk["burn_in"][0]["load"]["level"] == 3 and on_disk["burn_in"][0]["samples_path"] == "raw/diag/burn_in/burn_in.jsonl"
 
     hosts = ["good", "sag", "diag", "nosamples"]
-    report, _fleet, _profiles = fleet_verdict.judge_run(run, hosts, set(hosts), {host: choice() for host in hosts}, FakeJudge(), families=FAMILY)
+    report, _fleet, _profiles = judge_run(run, hosts, set(hosts), {host: choice() for host in hosts}, FakeJudge(), families=FAMILY)
     nodes = report["nodes"]
     assert nodes["good"]["verdict"] == "ACCEPT"
     assert nodes["sag"]["verdict"] == "REJECT" and nodes["sag"]["failed"] == ["burn_in.clock_sag"]
@@ -112,10 +112,10 @@ def test_thresholds_from_the_inventory_reach_the_checks(tmp_path):
     records.record_burn_in(run, "sag", samples_source=write_samples(tmp_path, "sag.jsonl", sag_gpu2), load=LOAD_OK)
     # 4 of 10 ticks sagging: a 50% time share allows it
     loose = {"sag": choice({"gpufleet_burn_in_thresholds": {"clock_sag_time_share": 0.5}})}
-    report, _fleet, _profiles = fleet_verdict.judge_run(run, ["sag"], {"sag"}, loose, FakeJudge(), families=FAMILY)
+    report, _fleet, _profiles = judge_run(run, ["sag"], {"sag"}, loose, FakeJudge(), families=FAMILY)
     assert report["nodes"]["sag"]["verdict"] == "ACCEPT"
     bad = {"sag": choice({"gpufleet_burn_in_thresholds": {"clock_sag_tim": 0.5}})}
-    report, _fleet, _profiles = fleet_verdict.judge_run(run, ["sag"], {"sag"}, bad, FakeJudge(), families=FAMILY)
+    report, _fleet, _profiles = judge_run(run, ["sag"], {"sag"}, bad, FakeJudge(), families=FAMILY)
     item, = report["nodes"]["sag"]["checks"]
     assert item["status"] == "error" and "clock_sag_tim: unknown key" in item["message"]
 
@@ -145,7 +145,7 @@ def test_history_drift_becomes_checks_and_prometheus_text(tmp_path):
     document = json.loads((tmp_path / "run2" / "history.json").read_text())
     assert [point["sm_clock_median_mhz"] for point in document["series"]["node-a"][1]["points"]] == [1980, 1970, 1800]
 
-    report, _fleet, _profiles = fleet_verdict.judge_run(run, ["node-a"], {"node-a"}, {"node-a": choice()}, FakeJudge(), families=FAMILY)
+    report, _fleet, _profiles = judge_run(run, ["node-a"], {"node-a"}, {"node-a": choice()}, FakeJudge(), families=FAMILY)
     drift = [item for item in report["nodes"]["node-a"]["checks"] if item["id"] == "burn_in.drift"]
     assert [(item["status"], item["gpu"]["index"]) for item in drift] == [("warn", 1)]
     assert report["nodes"]["node-a"]["verdict"] == "ACCEPT WITH WARNINGS"

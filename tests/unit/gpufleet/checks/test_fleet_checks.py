@@ -24,8 +24,8 @@ H100_183 = "smi/gpud-nvidia-smi-q-text-8x-h100-535.183.01-fabric-completed-power
 H100_DELLA = "smi/princeton-della-h100-nvidia-smi-a-text-545.txt"  # 1x H100, VBIOS 96.00.74.00.0D
 A10 = "smi/gpud-nvidia-smi-q-1x-a10-535.129.03.txt"  # NVIDIA A10, 23028 MiB, 150 W, 1695 MHz, 900-2G133-0020-100, 94.02.5C.00.04
 PROFILE = {"name": "hgx-h100-8gpu", "fleet": {"max_below_median": 0.10, "consistent_gpu_fields": list(fleet.DEFAULT_GPU_FIELDS)},
-           "sources": {"fleet.max_below_median": "BASELINES.md 1: NCCL_TESTS_MIN_BW fails below 0.9 x",
-                       "fleet.consistent_gpu_fields": "issue 6 consistency list"}}
+           "sources": {"fleet.max_below_median": "docs/baselines.md 1: NCCL_TESTS_MIN_BW fails below 0.9 x",
+                       "fleet.consistent_gpu_fields": "site consistency list"}}
 
 
 def gpu(fixture_text, path, nvlink=None):
@@ -49,7 +49,7 @@ def test_mixed_vbios_batch_is_named_with_the_fleet_majority(fixture_text):
     assert [(item["status"], item["subject"], item["measured"], item["expected"]) for item in odd] == [
         (WARN, "GPU%d" % i, "96.00.74.00.01", "96.00.74.00.0D") for i in range(8)]
     assert odd[5]["message"] == "GPU5 VBIOS 96.00.74.00.01, fleet majority 96.00.74.00.0D (9 of 17 GPUs in profile hgx-h100-8gpu)"
-    assert odd[0]["threshold_source"] == "profile hgx-h100-8gpu: issue 6 consistency list"
+    assert odd[0]["threshold_source"] == "profile hgx-h100-8gpu: site consistency list"
     assert [item["status"] for item in results_of(outcome, "a")] == [PASS]
     assert results_of(outcome, "a")[0]["message"] == "8 GPU(s) VBIOS 96.00.74.00.0D, as the fleet majority"
     # Model, memory, power limit and clocks agree on all 17 GPUs.
@@ -98,7 +98,7 @@ def test_consumer_cards_among_h100s_and_cohorts(fixture_text):
     power = fleet._relative("fleet.power_limit", nodes)  # pylint: disable=protected-access
     assert [(item["status"], item["measured"], item["expected"]) for item in power["rtx"]] == [(FAIL, 450.0, 630.0)]
     assert power["rtx"][0]["message"] == "lowest GPU power limit 450 W is 36% below the fleet median 700 W (more than 10% below fails)"
-    assert power["rtx"][0]["threshold_source"] == "profile hgx-h100-8gpu: BASELINES.md 1: NCCL_TESTS_MIN_BW fails below 0.9 x"
+    assert power["rtx"][0]["threshold_source"] == "profile hgx-h100-8gpu: docs/baselines.md 1: NCCL_TESTS_MIN_BW fails below 0.9 x"
     assert [item["status"] for item in power["a"]] == [PASS]
 
 

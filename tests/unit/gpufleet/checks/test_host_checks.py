@@ -78,7 +78,7 @@ def test_healthy_host(fixture_text):
 
 
 def test_gpudirect_missing_fails_with_rdma_rails_warns_without(fixture_text):
-    # issue 988 lsmod | grep peermem printed nothing; kernel 5.4 (SYNTHETIC) and the proprietary module: no dma-buf either.
+    # NVIDIA/nccl#988: lsmod | grep peermem printed nothing; kernel 5.4 (SYNTHETIC) and the proprietary module: no dma-buf either.
     facts = host_facts(fixture_text, lsmod=NO_PEERMEM_LSMOD, kernel="5.4.0-150-generic")
     failed = host.check_gpudirect(ctx(facts, claim=IB_CLAIM))
     assert [(item["status"], item["threshold_source"]) for item in failed] == [(FAIL, "claim")]
@@ -87,9 +87,9 @@ def test_gpudirect_missing_fails_with_rdma_rails_warns_without(fixture_text):
     assert [item["status"] for item in host.check_gpudirect(ctx(facts, claim=ETH_CLAIM))] == [WARN]
     assert [item["status"] for item in host.check_gpudirect(ctx(facts))] == [WARN]
     # No claim: the profile requiring GPUDirect makes it a failure, citing the profile.
-    profile = {"name": "hgx-h100-8gpu", "host": {"gpudirect_required": True}, "sources": {"host.gpudirect_required": "BASELINES.md 4 (GDR floors)"}}
+    profile = {"name": "hgx-h100-8gpu", "host": {"gpudirect_required": True}, "sources": {"host.gpudirect_required": "docs/baselines.md 4 (GDR floors)"}}
     from_profile = host.check_gpudirect(ctx(facts, profile=profile))
-    assert [(item["status"], item["threshold_source"]) for item in from_profile] == [(FAIL, "profile hgx-h100-8gpu: BASELINES.md 4 (GDR floors)")]
+    assert [(item["status"], item["threshold_source"]) for item in from_profile] == [(FAIL, "profile hgx-h100-8gpu: docs/baselines.md 4 (GDR floors)")]
     unknown = host.check_gpudirect(ctx(host_facts(fixture_text, lsmod=None, nvrm=None), claim=IB_CLAIM))
     assert unknown[0]["status"] == WARN and unknown[0]["message"].startswith("could not verify GPUDirect RDMA: loaded modules unknown")
 

@@ -201,10 +201,11 @@ def test_roce_ports_down_and_rates_unknown(tmp_path, fixture_text):
 def test_profile_compute_rail_without_a_claim_and_skips(tmp_path, fixture_text):
     nic = nic_from_tree(tmp_path, "h100-12ca-3down", fixture_text, ibstat=IBSTAT_3DOWN)
     profile = {"name": "hgx-h100-8gpu", "expect": {"compute_rail": {"count": 8, "link_layer": "InfiniBand", "rate": 400.0}},
-               "sources": {"expect.compute_rail": "BASELINES.md 2 (NDR 400); 6 ibstat Active/LinkUp"}}
+               "sources": {"expect.compute_rail": "docs/baselines.md 2 (NDR 400); 6 ibstat Active/LinkUp"}}
     state = network.check_rdma_port_state(node(nic, profile=profile))
     assert [item["status"] for item in state] == [PASS]
-    assert state[0]["threshold_source"] == "profile hgx-h100-8gpu: BASELINES.md 2 (NDR 400); 6 ibstat Active/LinkUp"
+    assert state[0]["threshold_source"] == ("profile hgx-h100-8gpu: docs/baselines.md 2 (NDR 400); "
+                                            "6 ibstat Active/LinkUp")
     bare = node(nic)
     assert [item["status"] for item in network.check_rdma_port_state(bare)] == [SKIP]
     assert [item["status"] for item in network.check_nic_speed(bare)] == [SKIP]

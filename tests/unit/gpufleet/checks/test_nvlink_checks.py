@@ -60,7 +60,7 @@ def test_dgx_a100_links_all_active_at_25(shipped, fixture_text):
     node = _node(shipped, _gpu_facts(fixture_text(A100_8X)), profile="dgx-a100-8")
     [active] = checks.link_active(node)
     assert (active["status"], active["measured"], active["expected"]) == ("pass", 96, 96)
-    assert active["threshold_source"].startswith("profile dgx-a100-8: BASELINES.md 2/6")
+    assert active["threshold_source"].startswith("profile dgx-a100-8: docs/baselines.md 2/6")
     [speed] = checks.link_speed(node)
     assert (speed["status"], speed["measured"], speed["expected"]) == ("pass", 25.0, 25.0)
 
@@ -137,7 +137,7 @@ def test_error_counters_zero_nonzero_and_saturated(shipped, fixture_text):
     assert sorted(by_subject) == ["GPU0/link3", "GPU0/link4", "GPU0/link9"]
     crc = by_subject["GPU0/link3"]
     assert crc["status"] == "fail" and "crc errors SATURATED at 65535" in crc["message"]
-    assert crc["measured"]["crc_errors"] == 65535 and crc["threshold_source"].startswith("BASELINES.md 6")
+    assert crc["measured"]["crc_errors"] == 65535 and crc["threshold_source"].startswith("docs/baselines.md 6")
     replay = by_subject["GPU0/link4"]
     assert (replay["status"], replay["measured"]["replay_errors"]) == ("warn", 7)
     assert replay["message"] == "GPU0/link4: 7 replay errors since the counters were reset, expected 0"

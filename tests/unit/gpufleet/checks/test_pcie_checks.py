@@ -83,7 +83,7 @@ def test_gpu_max_below_the_profile_fails(shipped, gpu_facts):
     results = checks.gpu_link(_node(shipped, "gpu", gpu_facts(RTX4090), "hgx-h100-8"))  # Gen4 cards held against Gen5
     assert len(results) == 8 and {item["status"] for item in results} == {"fail"}
     assert (results[0]["message"], results[0]["measured"], results[0]["expected"]) == ("GPU0 capable of Gen4 only, expected Gen5", 4, 5)
-    assert results[0]["threshold_source"].startswith("profile hgx-h100-8: BASELINES.md 5")
+    assert results[0]["threshold_source"].startswith("profile hgx-h100-8: docs/baselines.md 5")
 
 
 def test_no_pcie_block_is_a_skip(shipped, gpu_facts):

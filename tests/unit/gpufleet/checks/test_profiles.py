@@ -4,7 +4,7 @@
 """Profiles: the shipped files load with canonical units and sources; flawed ones are refused
 naming the key; selection from real GPU facts (recordings named); overrides re-validated.
 
-Expected numbers are read by hand from gpufleet/profiles/*.yml and /work/shared/fixtures/BASELINES.md.
+Expected numbers are read by hand from gpufleet/profiles/*.yml and docs/baselines.md.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def test_every_shipped_profile_loads_with_canonical_units(shipped):
     assert set(shipped) == SHIPPED
     h100 = shipped["hgx-h100-8"]
     single = h100["thresholds"]["allreduce_single_node"]
-    # 460 GB/s at 16 GiB assuming NVLS; warning band up to 470 (BASELINES.md 3a).
+    # 460 GB/s at 16 GiB assuming NVLS; warning band up to 470 (docs/baselines.md 3a).
     assert (single["floor"], single["warn_below"], single["message_size"], single["nvls"], single["unit"]) == (
         460.0, 470.0, 16 * 2 ** 30, True, "GB/s")
     assert "~370 without NVLS" in single["source"]
@@ -54,7 +54,7 @@ def test_every_shipped_profile_loads_with_canonical_units(shipped):
     assert a100["thresholds"]["allreduce_single_node"]["floor"] == 228.0
     assert shipped["a100-pcie-bridged-4"]["expect"]["interconnect"] == "nvlink_bridge_pairs"
     assert shipped["hgx-b200-8"]["expect"]["nvlink_link_speed"] == 53.125
-    assert "gpu_pair_link" not in shipped["hgx-b200-8"]["expect"]  # BASELINES.md has no B200 topo NV#
+    assert "gpu_pair_link" not in shipped["hgx-b200-8"]["expect"]  # docs/baselines.md has no B200 topo NV#
 
 
 def test_every_number_of_every_shipped_profile_has_a_source(shipped):
@@ -62,9 +62,10 @@ def test_every_number_of_every_shipped_profile_has_a_source(shipped):
         for section in ("expect", "fleet", "host"):
             for key in profile[section]:
                 if prof.SCHEMA[section][key][1]:
-                    assert profile["sources"][section + "." + key].startswith("BASELINES.md"), (profile["name"], key)
+                    source = profile["sources"][section + "." + key]
+                    assert source.startswith("docs/baselines.md"), (profile["name"], key)
         for name, entry in profile["thresholds"].items():
-            assert entry["source"].startswith("BASELINES.md"), (profile["name"], name)
+            assert entry["source"].startswith("docs/baselines.md"), (profile["name"], name)
             assert profile["sources"]["thresholds." + name] == entry["source"]
 
 
@@ -125,7 +126,7 @@ def test_missing_sources_are_refused(shipped):
     del doc["thresholds"]["p2p_bandwidth"]["source"]
     _refused(doc, "thresholds.p2p_bandwidth.source")
     doc = _doc(shipped)
-    doc["sources"]["expect.gpu_memory_min"] = "BASELINES.md nowhere"  # a source for a key the profile does not set
+    doc["sources"]["expect.gpu_memory_min"] = "docs/baselines.md nowhere"  # a source for a key the profile does not set
     _refused(doc, "sources.expect.gpu_memory_min")
 
 

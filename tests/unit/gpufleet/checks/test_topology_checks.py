@@ -49,7 +49,7 @@ def _by_subject(results):
 def test_dgx_a100_passes_its_profile_and_its_claim(judge):
     [only] = judge(DGX_A100, profile="dgx-a100-8")
     assert (only["id"], only["status"], only["measured"], only["expected"]) == ("topology.gpu_pairs", "pass", "NV12", "NV12")
-    assert only["threshold_source"].startswith("profile dgx-a100-8: BASELINES.md 6")
+    assert only["threshold_source"].startswith("profile dgx-a100-8: docs/baselines.md 6")
     [only] = judge(DGX_A100, claim=_claim("nvswitch", 12), profile="dgx-a100-8")
     assert (only["status"], only["threshold_source"]) == ("pass", "claim")
 

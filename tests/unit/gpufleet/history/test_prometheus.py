@@ -4,7 +4,7 @@
 """Prometheus text of a node's latest samples (SYNTHETIC series, tests/fixtures/nvml-samples/synthetic_nvml.py).
 
 ``promtool check metrics`` (Debian package ``prometheus``) lints the output, a hostile GPU name included;
-the tests that need it are skipped with a reason where it is not installed.
+the tests that need it fail, naming the package and the set-up command, where it is not installed.
 """
 
 from __future__ import annotations
@@ -22,12 +22,19 @@ from gpufleet.facts import nvml_samples as samples
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "nvml-samples"))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "tools"))
 
 import synthetic_nvml as synth  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from system_programs import require_programs  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 PROMTOOL = shutil.which("promtool")
-needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool not installed (Debian: apt-get install prometheus)")
+needs_promtool = pytest.mark.usefixtures("promtool_installed")
 HOSTILE = 'H100 "evil"\\ name\nfake_metric{x="1"} 666\r\x1b[31m'
+
+
+@pytest.fixture(name="promtool_installed")
+def promtool_installed_fixture():
+    require_programs(["promtool"], "it checks the textfile metrics")
 
 
 def promtool(text):

@@ -272,3 +272,37 @@ def test_ethtool_i_variants_and_damage(fixture_text):
         parse_ethtool_driver("Cannot get driver information: No such device\n")
     assert err.value.line == 1
     assert "No such device" in str(err.value)
+
+
+# --- lines the templates (templates/ethtool.textfsm, ethtool_driver.textfsm) reject ----------
+
+
+def test_template_rejects_bare_line_after_a_setting_that_is_not_a_list(fixture_text):
+    lines = fixture_text(LINKED).split("\n")
+    # synthetic: a link-mode continuation line inserted as line 3, after "Supported ports: [ FIBRE ]"
+    lines.insert(2, "\t                        1000baseT/Full")
+    with pytest.raises(ParseError) as err:
+        parse_ethtool("\n".join(lines))
+    assert err.value.line == 3
+    assert err.value.message == "unrecognised ethtool line"
+
+
+def test_template_rejects_second_header(fixture_text):
+    lines = fixture_text(LINKED).split("\n")
+    # synthetic: a second interface header inserted as line 4
+    lines.insert(3, "Settings for eth1:")
+    with pytest.raises(ParseError) as err:
+        parse_ethtool("\n".join(lines))
+    assert err.value.line == 4
+    assert err.value.message == "a second 'Settings for' header or a header after settings: one interface per parse"
+
+
+def test_driver_template_rejects_line_without_key(fixture_text):
+    lines = fixture_text(DRIVER).split("\n")
+    # synthetic: a line that is neither "key: value" nor a message, inserted as line 2
+    lines.insert(1, "ice driver loaded")
+    with pytest.raises(ParseError) as err:
+        parse_ethtool_driver("\n".join(lines))
+    assert err.value.line == 2
+    assert err.value.message == "unrecognised ethtool -i line"
+    assert err.value.kind == "ethtool-driver"

@@ -266,3 +266,27 @@ def test_empty_and_error_only_inputs_raise(fixture_text):
         parse_ibstat(panic)
     assert err.value.line == 1
     assert "mlx5_8" in str(err.value)
+
+
+# --- lines the template (templates/ibstat.textfsm) rejects in their context ------------------
+
+
+def test_template_rejects_device_key_inside_port_block(fixture_text):
+    lines = fixture_text(FDR).split("\n")
+    # synthetic: a device key inserted as line 10, inside "Port 1:" (after "State: Active")
+    lines.insert(9, "\tFirmware version: 2.42.5000")
+    with pytest.raises(ParseError) as err:
+        parse_ibstat("\n".join(lines))
+    assert err.value.line == 10
+    assert err.value.message == "device key after a port block"
+    assert err.value.kind == "ibstat"
+
+
+def test_template_rejects_port_key_before_port_line(fixture_text):
+    lines = fixture_text(FDR).split("\n")
+    # synthetic: "Rate: 56" inserted as line 3, among the device keys
+    lines.insert(2, "\tRate: 56")
+    with pytest.raises(ParseError) as err:
+        parse_ibstat("\n".join(lines))
+    assert err.value.line == 3
+    assert err.value.message == "port key outside a 'Port N:' block"

@@ -166,3 +166,26 @@ def test_no_devices_message_raises(fixture_text):
     assert "No IB devices found" in str(err.value)
     with pytest.raises(ParseError):
         parse_ibv_devinfo("   \n")
+
+
+# --- lines the template (templates/ibv_devinfo.textfsm) rejects in their context -------------
+
+
+def test_template_rejects_flag_line_not_after_an_attribute(fixture_text):
+    lines = fixture_text(MLX4).split("\n")
+    # synthetic: a bare flag name inserted as line 11, after "phys_port_cnt: 2" (a core key)
+    lines.insert(10, "\t\t\t\t\tBAD_PKEY_CNTR")
+    with pytest.raises(ParseError) as err:
+        parse_ibv_devinfo("\n".join(lines))
+    assert err.value.line == 11
+    assert err.value.message == "unrecognised ibv_devinfo line"
+
+
+def test_template_rejects_device_key_inside_port_block(fixture_text):
+    lines = fixture_text(MLX4).split("\n")
+    # synthetic: "fw_ver" inserted as line 15, inside "port: 1" (after "max_mtu")
+    lines.insert(14, "\t\t\tfw_ver:\t\t\t2.40.7000")
+    with pytest.raises(ParseError) as err:
+        parse_ibv_devinfo("\n".join(lines))
+    assert err.value.line == 15
+    assert err.value.message == "device key or port number out of place"

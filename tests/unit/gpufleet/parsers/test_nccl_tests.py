@@ -438,7 +438,7 @@ def test_oci_32node_no_header_paste(fixture_text):
     assert res["failed"] is False
 
 
-# ---------------------------------------------------------------- issue 294: MPI builds
+# -------------------------------------------------------- NVIDIA/nccl-tests#294: MPI builds
 
 
 def test_crusoe_without_mpi_interleaved_single_rank_runs(fixture_text):

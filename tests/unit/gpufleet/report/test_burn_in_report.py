@@ -20,13 +20,13 @@ import sys
 
 import jsonschema
 
-from ansible_collections.gpufleet.acceptance.plugins.action import fleet_verdict
-from ansible_collections.gpufleet.acceptance.plugins.action.health_history import append_run
+from gpufleet.history.store import append_run
 from gpufleet.results import burn_in as records
 from gpufleet.report import charts_series
 from gpufleet.report.model import build_model, load_results
 from gpufleet.report.render import render_report
 from gpufleet.results.store import RunDir
+from gpufleet.results.verdicts import judge_run
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "nvml-samples"))
@@ -63,8 +63,8 @@ def three_runs(tmp_path):
                                load={"tool": "gpu-burn", "outcome": "ok", "reason": ""})
         append_run(run, db)
     hosts = ["node-a"]
-    fleet_verdict.judge_run(run, hosts, set(hosts), {"node-a": {"claim": None, "profile": None, "overrides": None, "settings": {}}}, FakeJudge(),
-                            families=("burn_in",))
+    judge_run(run, hosts, set(hosts), {"node-a": {"claim": None, "profile": None, "overrides": None, "settings": {}}}, FakeJudge(),
+              families=("burn_in",))
     return run
 
 

@@ -112,7 +112,7 @@ def test_single_node_chart_floor_from_the_check_else_the_profile(small_run):
     assert bars["bravo"]["floor"] == "480.0 GB/s" and bars["bravo"]["css"] == "bar-bad"
     assert bars["alpha"]["floor"] == "460.0 GB/s" and bars["alpha"]["css"] == "bar-ok"  # gpufleet/profiles/hgx-h100-8.yml
     assert bars["alpha"]["value"] == "476.7 GB/s"
-    assert any(source.startswith("profile hgx-h100-8: BASELINES.md 3a") for source in chart["sources"])
+    assert any(source.startswith("profile hgx-h100-8: docs/baselines.md 3a") for source in chart["sources"])
 
 
 def test_pairwise_heatmap_and_iperf_alone_vs_concurrent(small_run):

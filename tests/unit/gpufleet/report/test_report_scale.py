@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The report at fleet scale (issue 10): passing and skipped checks listed by id, reasons in full, compact results.json."""
+"""The report at fleet scale: passing and skipped checks listed by id, reasons in full, compact results.json."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """ib_counters: what the node side reads from a sysfs tree, the snapshot the controller makes of it, and the
-records (bench/records.py) the results directory accepts.
+records (gpufleet/results/bench.py) the results directory accepts.
 
 Trees: the SYNTHETIC tests/fixtures/sysfs/h100-ndr-ib (class/infiniband verbatim from the gpud recording) and its
 SYNTHETIC "after" copy h100-ndr-ib-after-symbol-error; the node-exporter recording with the i40iw0 "N/A (no PMA)"
@@ -16,9 +16,8 @@ import sys
 
 import pytest
 
-from ansible_collections.gpufleet.acceptance.plugins.action.bench_record import build
 from ansible_collections.gpufleet.acceptance.plugins.modules import ib_counters
-from gpufleet.results.bench import counters_record, snapshot
+from gpufleet.results.bench import build_plain_record, counters_record, snapshot
 from gpufleet.checks import bench_network
 from gpufleet.checks.model import NodeContext
 from gpufleet.results.store import RunDir
@@ -74,20 +73,20 @@ def test_after_copy_grows_one_counter_and_the_check_names_the_port(tmp_path):
 
 
 def test_bench_record_skip_and_failed_side(tmp_path):
-    skip = build({"kind": "iperf3_concurrent", "reason": "one rack labelled: A"}, "node-a")
+    skip = build_plain_record({"kind": "iperf3_concurrent", "reason": "one rack labelled: A"}, "node-a")
     assert (skip["name"], skip["outcome"], skip["reason"], skip["hosts"]) == ("iperf3 concurrent", "skipped", "one rack labelled: A", ["node-a"])
-    side = build({"kind": "ib_write_bw", "name": "ib_write_bw server", "hosts": ["node-b", "node-c"], "group": "mlx5_0->mlx5_0", "repeat": "2",
-                  "result": {"outcome": "missing_binary", "reason": "ib_write_bw: not found (or not executable) on the node", "rc": None,
-                             "cmd": ["ib_write_bw", "-d", "mlx5_0"], "started": "2026-01-31T12:00:00Z", "duration_s": 0.0, "job_id": "j-1"}},
-                 "node-c")
+    args = {"kind": "ib_write_bw", "name": "ib_write_bw server", "hosts": ["node-b", "node-c"], "group": "mlx5_0->mlx5_0", "repeat": "2",
+            "result": {"outcome": "missing_binary", "reason": "ib_write_bw: not found (or not executable) on the node", "rc": None,
+                       "cmd": ["ib_write_bw", "-d", "mlx5_0"], "started": "2026-01-31T12:00:00Z", "duration_s": 0.0, "job_id": "j-1"}}
+    side = build_plain_record(args, "node-c")
     assert (side["outcome"], side["repeat"], side["group"], side["command"], side["job_id"]) == (
         "missing_binary", 2, "mlx5_0->mlx5_0", ["ib_write_bw", "-d", "mlx5_0"], "j-1")
     run = RunDir.create(str(tmp_path / "run"), hosts=["node-a", "node-c"])
     run.add_benchmark("node-a", skip)
     run.add_benchmark("node-c", side)
     with pytest.raises(ValueError, match="reason is required"):
-        build({"kind": "iperf3"}, "node-a")
+        build_plain_record({"kind": "iperf3"}, "node-a")
     with pytest.raises(ValueError, match="kind must be one of"):
-        build({"kind": "ping", "reason": "x"}, "node-a")
+        build_plain_record({"kind": "ping", "reason": "x"}, "node-a")
     with pytest.raises(ValueError, match="outcome must be one of"):
-        build({"kind": "iperf3", "outcome": "fine"}, "node-a")
+        build_plain_record({"kind": "iperf3", "outcome": "fine"}, "node-a")

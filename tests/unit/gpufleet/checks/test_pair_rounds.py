@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.gpufleet.acceptance.plugins.action.pair_search_plan import PlanError, plan, search_records
+from gpufleet.checks.pair_rounds import PlanError, plan, search_records
 from gpufleet.plan.pair_search import PairSearch
 from gpufleet.checks import benchmarks
 from gpufleet.checks.model import NodeContext

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""fleet_verdict's pure parts: claims validated by key, the fleet judged from the results directory."""
+"""The verdict logic behind fleet_verdict: claims validated by key, the fleet judged from the results directory."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.gpufleet.acceptance.plugins.action import fleet_verdict
-from gpufleet.checks import engine
+from gpufleet.checks import engine, verdict
 from gpufleet.checks.model import FAIL, PASS, result
 from gpufleet.results.store import RunDir
+from gpufleet.results.verdicts import judge_run
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 FAMILY = __name__
@@ -51,15 +51,15 @@ GOOD_CLAIM = {
 
 
 def test_valid_claims():
-    assert fleet_verdict.validate_claim(None) == []
-    assert fleet_verdict.validate_claim(GOOD_CLAIM) == []
-    assert fleet_verdict.validate_claim({"gpu_count": 4}) == []   # every key is optional
+    assert verdict.validate_claim(None) == []
+    assert verdict.validate_claim(GOOD_CLAIM) == []
+    assert verdict.validate_claim({"gpu_count": 4}) == []   # every key is optional
 
 
 def test_invalid_claims_name_the_key():
     bad = dict(GOOD_CLAIM, gpu_count="eight", interconnect="nvlink", colour="green",
                nics=[{"role": "compute", "type": "infiniband", "count": 0, "gbps": 400}, {"role": "storage", "count": 2, "gbps": 100, "mtu": 9000}])
-    problems = fleet_verdict.validate_claim(bad)
+    problems = verdict.validate_claim(bad)
     assert "gpufleet_claim.gpu_count: must be a whole number >= 0, got 'eight'" in problems
     assert "gpufleet_claim.interconnect: must be one of nvswitch, nvlink_bridge_pairs, pcie, got 'nvlink'" in problems
     assert any(problem.startswith("gpufleet_claim.colour: unknown key") for problem in problems)
@@ -68,13 +68,13 @@ def test_invalid_claims_name_the_key():
     assert "gpufleet_claim.nics[1].type: missing" in problems
     assert any(problem.startswith("gpufleet_claim.nics[1].mtu: unknown key") for problem in problems)
     assert len(problems) == 7
-    assert fleet_verdict.validate_claim(["8x H100"]) == ["gpufleet_claim: must be a mapping, got list"]
+    assert verdict.validate_claim(["8x H100"]) == ["gpufleet_claim: must be a mapping, got list"]
 
 
 def test_example_inventory_claims_and_profiles_are_valid():
     """inventories/rented_nodes/ is what users copy: it must pass the preflight as shipped."""
     base = os.path.join(REPO_ROOT, "inventories", "rented_nodes")
-    judge = fleet_verdict.Judge()
+    judge = verdict.Judge()
     checked = 0
     for sub in ("group_vars", "host_vars"):
         for name in sorted(os.listdir(os.path.join(base, sub))):
@@ -88,15 +88,13 @@ def test_example_inventory_claims_and_profiles_are_valid():
 
 
 def test_unknown_profile_is_refused_naming_it():
-    judge = fleet_verdict.Judge()
-    if judge.module is None:
-        pytest.skip("checks/profiles.py not present")
+    judge = verdict.Judge()
     problems = judge.validate_host("node-a", dict(_choice(), profile="hgx-h100-9"))
     assert len(problems) == 1 and problems[0].startswith("node-a: gpufleet_profile: no profile named 'hgx-h100-9'")
     problems = judge.validate_host("node-a", dict(_choice(), profile="hgx-h100-8", overrides={"fleet": {"max_below_median": "5 GB/s"}}))
     assert len(problems) == 1 and "gpufleet_profile_overrides" in problems[0] and "max_below_median" in problems[0]
-    with pytest.raises(fleet_verdict.VerdictError, match="node-b: gpufleet_claim.gpu_count"):
-        fleet_verdict.validate(judge, {"node-a": _choice(GOOD_CLAIM), "node-b": _choice({"gpu_count": -1})})
+    with pytest.raises(verdict.VerdictError, match="node-b: gpufleet_claim.gpu_count"):
+        verdict.validate(judge, {"node-a": _choice(GOOD_CLAIM), "node-b": _choice({"gpu_count": -1})})
 
 
 def _facts(count):
@@ -117,7 +115,7 @@ def test_judge_run_writes_every_verdict(tmp_path):
     hosts = ["good", "short", "nogpu", "gone", "lost", "silent"]
     # "lost" left the play without a record; "silent" is still in the play but has no record
     reachable = {"good", "short", "nogpu", "gone", "silent"}
-    report, fleet, profiles = fleet_verdict.judge_run(run, hosts, reachable, claims, FakeJudge(), families=[FAMILY])
+    report, fleet, profiles = judge_run(run, hosts, reachable, claims, FakeJudge(), families=[FAMILY])
     nodes = report["nodes"]
     assert nodes["good"]["verdict"] == "ACCEPT"
     assert nodes["short"]["verdict"] == "REJECT" and nodes["short"]["failed"] == ["demo.claimed_gpus"]
@@ -135,6 +133,6 @@ def test_judge_run_writes_every_verdict(tmp_path):
     assert json.loads((tmp_path / "run" / "hosts" / "lost.json").read_text())["verdict"] == "UNREACHABLE"
     assert json.loads((tmp_path / "run" / "fleet.json").read_text())["node_verdicts"]["nogpu"]["failed"] == ["facts.gpu"]
     assert json.loads((tmp_path / "run" / "run.json").read_text())["profile_choices"]["selected"]["short"]["name"] == "demo"
-    lines = fleet_verdict.verdict_lines(report, profiles)
+    lines = verdict.verdict_lines(report, profiles)
     assert lines["short"] == "short: REJECT (profile demo) - 7 GPUs, claimed 8"
     assert lines["gone"] == "gone: UNREACHABLE - ssh: connect to host 127.0.0.1 port 1: Connection refused"

@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The next round of the all-reduce bad-node search, rebuilt from the records of a results directory.
+
+The search (``gpufleet.plan.pair_search.PairSearch``) is rebuilt from its settings (hosts in
+order, mode, seed, tolerance, confirmation) and this search's ``allreduce_pair`` records (those
+whose ``job_id`` starts with ``<job>-pair-``): rounds ``0 .. round - 1`` are planned again and fed
+the figures recorded for them (read as the ``benchmarks.pair_search`` check reads them), then
+round ``round`` is planned. The same settings and records always give the same plan, so an
+interrupted search continues where it stopped; a record the plan never scheduled (another seed,
+other hosts) is a :class:`PlanError`. It sits with the checks, not in ``gpufleet.plan``, because
+it reads the figures through the checks (which import the plan stage, never the reverse).
+The action ``gpufleet.acceptance.pair_search_plan`` calls :func:`search_records` and :func:`plan`.
+"""
+
+from __future__ import annotations
+
+from gpufleet.checks.benchmarks import benchmark_kind, pair_measurements
+from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, PairSearch
+
+
+class PlanError(Exception):
+    """Settings or records the search cannot be rebuilt from."""
+
+
+def search_records(run, job):
+    """This search's ``allreduce_pair`` records by round: ``{round: [record]}``."""
+    prefix = "%s-pair-" % job
+    by_round = {}
+    for record in run.host_records().values():
+        for bench in record.get("benchmarks") or []:
+            if not isinstance(bench, dict) or benchmark_kind(bench) != "allreduce_pair":
+                continue
+            if not str(bench.get("job_id") or "").startswith(prefix) or not isinstance(bench.get("round"), int):
+                continue
+            by_round.setdefault(bench["round"], []).append(bench)
+    return by_round
+
+
+def plan(hosts, by_round, round_index, seed, mode="adaptive", tolerance=DEFAULT_TOLERANCE, confirm=2, max_rounds=None):
+    """``(pairs of round round_index, the PairSearch as rebuilt)``; PlanError when the records do not fit."""
+    search = PairSearch(hosts, seed=seed, tolerance=tolerance, mode=mode, confirm=confirm, max_rounds=max_rounds)
+    for index in range(round_index):
+        planned = search.next_round()
+        got = {pair: values[0] for pair, values in pair_measurements(by_round.get(index, [])).items()}
+        strays = sorted(set(got) - set(planned))
+        if strays:
+            raise PlanError("round %d: recorded pairs %s were not planned by this search (seed %s, %d hosts, mode %s): the records belong to "
+                            "another search" % (index, ", ".join("-".join(pair) for pair in strays), seed, len(hosts), mode))
+        if not planned:
+            return [], search
+        search.record({pair: got[pair] for pair in planned if pair in got})
+    return search.next_round(), search

@@ -1,0 +1,177 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Claims and profile choices validated, profiles chosen per host, verdicts told in one line (pure).
+
+The action ``gpufleet.acceptance.fleet_verdict`` validates every host's ``gpufleet_claim``,
+``gpufleet_profile`` and ``gpufleet_profile_overrides`` here before anything runs (an invalid one
+fails naming the host and the key), and :class:`Judge` chooses each host's profile when the run is
+judged (gpufleet/results/verdicts.py ``judge_run``).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from gpufleet.checks import profiles
+
+# Inventory variables handed to the checks as NodeContext.settings when a host defines them.
+SETTINGS_VARS = (
+    "gpufleet_nccl_env",
+    "gpufleet_fleet_group",
+    "gpufleet_benchmark_vote",
+    "gpufleet_pair_search_tolerance",
+    "gpufleet_iperf3_line_rate_gbps",
+    "gpufleet_iperf3_floor_fraction",
+    "gpufleet_iperf3_concurrent_ratio_min",
+    "gpufleet_ib_write_lat_max_us",
+    "gpufleet_burn_in_thresholds",
+)
+
+CLAIM_INTERCONNECTS = ("nvswitch", "nvlink_bridge_pairs", "pcie")
+CLAIM_NIC_ROLES = ("compute", "storage", "frontend")
+CLAIM_NIC_TYPES = ("ib", "roce", "ethernet")
+
+
+class VerdictError(Exception):
+    """Profiles or claims that cannot be used; the message names the host and the key."""
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def validate_claim(claim):
+    """Problems with a ``gpufleet_claim`` (empty list when valid). Every key is optional; none unknown.
+
+    Shape: ``{gpu_model: str, gpu_count: int, gpu_memory_gb: int, interconnect: nvswitch |
+    nvlink_bridge_pairs | pcie, nvlinks_per_pair: int|null, nics: [{role, type, count, gbps}],
+    price_per_node_hour: number|null, rack: str|null}``.
+    """
+    if claim is None:
+        return []
+    if not isinstance(claim, dict):
+        return ["gpufleet_claim: must be a mapping, got %s" % type(claim).__name__]
+    problems = []
+
+    def need(key, test, what, nullable=False):
+        if key not in claim or (nullable and claim[key] is None):
+            return
+        if not test(claim[key]):
+            problems.append("gpufleet_claim.%s: must be %s, got %r" % (key, what, claim[key]))
+
+    need("gpu_model", lambda value: isinstance(value, str) and value.strip(), "a non-empty string")
+    need("gpu_count", lambda value: _is_int(value) and value >= 0, "a whole number >= 0")
+    need("gpu_memory_gb", lambda value: _is_int(value) and value > 0, "a whole number of GB (as sold, 10^9 bytes) > 0")
+    need("interconnect", lambda value: value in CLAIM_INTERCONNECTS, "one of %s" % ", ".join(CLAIM_INTERCONNECTS))
+    need("nvlinks_per_pair", lambda value: _is_int(value) and value > 0, "a whole number > 0 or null", nullable=True)
+    need("price_per_node_hour", lambda value: _is_number(value) and value >= 0, "a number >= 0 or null", nullable=True)
+    need("rack", lambda value: isinstance(value, str), "a string or null", nullable=True)
+    need("nics", lambda value: isinstance(value, list), "a list of {role, type, count, gbps}")
+    known = ("gpu_model", "gpu_count", "gpu_memory_gb", "interconnect", "nvlinks_per_pair", "nics", "price_per_node_hour", "rack")
+    problems += ["gpufleet_claim.%s: unknown key (known: %s)" % (key, ", ".join(known)) for key in claim if key not in known]
+    for index, nic in enumerate(claim.get("nics") or [] if isinstance(claim.get("nics"), list) else []):
+        where = "gpufleet_claim.nics[%d]" % index
+        if not isinstance(nic, dict):
+            problems.append("%s: must be a mapping {role, type, count, gbps}" % where)
+            continue
+        for key in ("role", "type", "count", "gbps"):
+            if key not in nic:
+                problems.append("%s.%s: missing" % (where, key))
+        problems += ["%s.%s: unknown key (known: role, type, count, gbps)" % (where, key) for key in nic if key not in ("role", "type", "count", "gbps")]
+        if "role" in nic and nic["role"] not in CLAIM_NIC_ROLES:
+            problems.append("%s.role: must be one of %s, got %r" % (where, ", ".join(CLAIM_NIC_ROLES), nic["role"]))
+        if "type" in nic and nic["type"] not in CLAIM_NIC_TYPES:
+            problems.append("%s.type: must be one of %s, got %r" % (where, ", ".join(CLAIM_NIC_TYPES), nic["type"]))
+        if "count" in nic and not (_is_int(nic["count"]) and nic["count"] > 0):
+            problems.append("%s.count: must be a whole number > 0, got %r" % (where, nic["count"]))
+        if "gbps" in nic and not (_is_number(nic["gbps"]) and nic["gbps"] > 0):
+            problems.append("%s.gbps: must be a number of Gb/s > 0, got %r" % (where, nic["gbps"]))
+    return problems
+
+
+class Judge:
+    """Profiles loaded once, then validated and chosen per host."""
+
+    def __init__(self, profiles_dir=None):
+        # the profiles loader; judge_run's tests hand in a stand-in judge without one
+        self.module = profiles
+        self.warnings = []
+        self.profiles = None
+        try:
+            self.profiles = self.module.load_profiles(profiles_dir) if profiles_dir else self.module.load_profiles()
+        except self.module.ProfileError as exc:
+            raise VerdictError("profiles: %s" % exc) from None
+
+    def _named(self, name):
+        if isinstance(self.profiles, dict):
+            return self.profiles.get(name)
+        for profile in self.profiles or []:
+            if profile.get("name") == name:
+                return profile
+        return None
+
+    def names(self):
+        if isinstance(self.profiles, dict):
+            return sorted(self.profiles)
+        return sorted(profile.get("name") for profile in self.profiles or [])
+
+    def validate_host(self, host, choice):
+        """Problems with one host's claim and profile choice, each naming the host and the key."""
+        problems = ["%s: %s" % (host, problem) for problem in validate_claim(choice["claim"])]
+        name, overrides = choice["profile"], choice["overrides"]
+        if name is not None and (not isinstance(name, str) or self._named(name) is None):
+            problems.append("%s: gpufleet_profile: no profile named %r (known: %s)" % (host, name, ", ".join(self.names())))
+            return problems
+        if overrides is not None:
+            if not isinstance(overrides, dict):
+                problems.append("%s: gpufleet_profile_overrides: must be a mapping, got %s" % (host, type(overrides).__name__))
+                return problems
+            base = self._named(name or "generic") or (self._named(self.names()[0]) if self.names() else None)
+            if base is not None:
+                try:
+                    self.module.apply_overrides(base, overrides)
+                except self.module.ProfileError as exc:
+                    problems.append("%s: gpufleet_profile_overrides: %s" % (host, exc))
+        return problems
+
+    def choose(self, facts, choice):
+        """``(profile dict, reason)`` for one host."""
+        try:
+            profile, reason = self.module.select_profile(facts, choice["claim"], choice["profile"], self.profiles)
+            if choice["overrides"]:
+                profile = self.module.apply_overrides(profile, choice["overrides"])
+                reason = "%s, with gpufleet_profile_overrides" % reason
+        except self.module.ProfileError as exc:
+            raise VerdictError("profile: %s" % exc) from None
+        return profile, reason
+
+
+def validate(judge, choices):
+    """Raise VerdictError listing every problem of every host's claim and profile choice."""
+    problems = []
+    for host in sorted(choices):
+        problems.extend(judge.validate_host(host, choices[host]))
+    if problems:
+        raise VerdictError("invalid claim or profile, nothing was run: " + "; ".join(problems))
+
+
+def verdict_lines(report, profiles):
+    """One line per node: ``host: VERDICT (profile p) - reasons``, as ``{host: line}``."""
+    lines = {}
+    for host, entry in sorted(report["nodes"].items()):
+        if entry["unreachable"]:
+            lines[host] = "%s: %s - %s" % (host, entry["verdict"], entry["unreachable"])
+            continue
+        reasons = [item["message"] for item in entry["checks"] if item["status"] in ("fail", "warn", "error")]
+        text = "%s: %s (profile %s)" % (host, entry["verdict"], profiles.get(host, {}).get("name"))
+        if reasons:
+            text += " - " + "; ".join(" ".join(str(reason).split())[:300] for reason in reasons[:8])
+            if len(reasons) > 8:
+                text += "; and %d more" % (len(reasons) - 8)
+        lines[host] = text
+    return lines

@@ -1,0 +1,98 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Phase tags: `ansible-playbook --list-tasks --tags <phase>` on validate_cluster.yml and provision.yml, with the
+shipped ansible.cfg and the simulated inventory, lists exactly the tasks of that phase (names written by hand from
+the playbooks). Preflight tasks carry the tag of every phase that needs the results directory they open."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+INVENTORY = os.path.join(REPO_ROOT, "inventories", "simulated", "hosts.yml")
+
+VALIDATE_PREFLIGHT = [
+    "Preflight | validate every claim and profile choice",
+    "Preflight | create or reopen the results directory",
+    "Preflight | say what a resumed run skips",
+]
+# burn_in.yml's own verdict and report (run alone; skipped inside validate_cluster.yml, which judges itself)
+BURN_IN_ALONE_REPORT = [
+    "Verdict | judge the fleet and write the verdicts",
+    "Verdict | one line per node",
+    "Report | render the report into the results directory",
+]
+VALIDATE_EXPECTED = {
+    "facts": VALIDATE_PREFLIGHT + ["gpufleet.acceptance.facts : Facts | every fact group, one module run per node"],
+    "benchmarks": VALIDATE_PREFLIGHT + [
+        "Preflight | the benchmarks asked for are known",
+        "Preflight | open the results directory",
+        "Preflight | the results directory and the job tag of this run, fixed once",
+        "Single node | all_reduce_perf",
+        "Multi node | all_reduce_perf via the launcher, from the first host",
+        "Pair search | the bad-node search over disjoint pairs",
+        "Network and GPU bandwidth | iperf3, perftest, nvbandwidth, IB counters",
+    ],
+    "burn_in": VALIDATE_PREFLIGHT + [
+        "Preflight | open the results directory (run alone)",
+        "Preflight | the results directory, and whether this playbook judges the run itself",
+        "Facts | GPU, NIC and host facts (run alone)",
+        "Results | record this host's facts (run alone)",
+        "Burn-in | GPU load, sampler and interconnect load, recorded",
+    ] + BURN_IN_ALONE_REPORT,
+    "report": VALIDATE_PREFLIGHT + BURN_IN_ALONE_REPORT + [
+        "Verdict | judge the whole fleet and write the verdicts",
+        "Verdict | one line per node",
+        "Verdict | the fleet",
+        "Report | render the fleet acceptance report into the results directory",
+    ],
+    "provision": [],
+}
+PROVISION_FACTS = "Facts | the four fact groups, one module call each"
+PROVISION_EXPECTED = {
+    "facts": [PROVISION_FACTS],
+    # the roles read this run's facts, so the fact gathering carries the provision tag too
+    "provision": [
+        PROVISION_FACTS,
+        "NCCL tests | build the pinned release with MPI for the GPUs found (nccl_tests_enabled false skips it)",
+        "NCCL networking | derive from the facts and write /etc/nccl.conf and the env file",
+        "MPI fabric | SSH between the nodes, hostfile, OpenMPI on the cluster network, launcher (gpufleet_launcher)",
+    ],
+    "benchmarks": [],
+    "burn_in": [],
+    "report": [],
+}
+
+
+def listed_tasks(playbook: str, tag: str) -> list[str]:
+    """The task names `--list-tasks --tags <tag>` prints, in order (each line: name, a tab, its TAGS)."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"),
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO_ROOT, "collections"))
+    ansible_playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    run = subprocess.run([ansible_playbook, "-i", INVENTORY, os.path.join(REPO_ROOT, "playbooks", playbook),
+                          "--list-tasks", "--tags", tag], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    names = []
+    for line in run.stdout.splitlines():
+        hit = re.match(r"^ {6}(\S.*?)\tTAGS: \[(.*)\]$", line)
+        if hit:
+            assert tag in [word.strip() for word in hit.group(2).split(",")], line
+            names.append(hit.group(1))
+    return names
+
+
+@pytest.mark.parametrize("tag", sorted(VALIDATE_EXPECTED))
+def test_validate_cluster_lists_the_tasks_of_one_phase(tag):
+    assert listed_tasks("validate_cluster.yml", tag) == VALIDATE_EXPECTED[tag]
+
+
+@pytest.mark.parametrize("tag", sorted(PROVISION_EXPECTED))
+def test_provision_lists_the_tasks_of_one_phase(tag):
+    assert listed_tasks("provision.yml", tag) == PROVISION_EXPECTED[tag]
