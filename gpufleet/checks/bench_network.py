@@ -140,9 +140,41 @@ def _how(nodes):
 # --- iperf3 figures ---------------------------------------------------------------------------
 
 
+def summed_intervals(parsed):
+    """The run's per-second intervals; with several runs in one output, their sum interval by interval.
+
+    The plan runs one-stream client processes side by side where an end has iperf3 < 3.16
+    (gpufleet/plan/network.py ``iperf3_commands``; the record's environment says
+    ``GPUFLEET_IPERF3_PARALLEL: processes:N`` and :func:`iperf3_parsed` marks ``parsed``): their N
+    documents are one run, so interval i is the sum of every process's interval i (omitted when
+    any is). A process without interval i ends the sum there: a missing process is no measurement.
+    Documents appended one after the other (no such mark) are not summed: the last one is the run.
+    """
+    runs = [run for run in parsed.get("runs") or [] if isinstance(run, dict)]
+    if len(runs) < 2 or not parsed.get("parallel_processes"):
+        return list(parsed.get("intervals") or [])
+    lists = [[item for item in run.get("intervals") or [] if isinstance(item.get("bps"), (int, float))] for run in runs]
+    summed = []
+    for index in range(min(len(items) for items in lists)):
+        column = [items[index] for items in lists]
+        summed.append(dict(column[0], bps=sum(float(item["bps"]) for item in column),
+                           omitted=any(item.get("omitted") for item in column), processes=len(column)))
+    return summed
+
+
+def iperf3_parsed(record):
+    """The record's ``parsed``, marked ``parallel_processes: N`` when its run was N one-stream processes at once."""
+    parsed = record.get("parsed") if isinstance(record.get("parsed"), dict) else {}
+    parallel = str((record.get("environment") or {}).get("GPUFLEET_IPERF3_PARALLEL") or "")
+    mode, _sep, count = parallel.partition(":")
+    if mode == "processes" and count.isdigit() and int(count) > 1:
+        return dict(parsed, parallel_processes=int(count))
+    return parsed
+
+
 def judged_intervals(parsed):
     """``(intervals, dropped)``: the intervals judged (``-O`` omitted ones dropped; without any, the first)."""
-    intervals = [item for item in parsed.get("intervals") or [] if isinstance(item.get("bps"), (int, float))]
+    intervals = [item for item in summed_intervals(parsed) if isinstance(item.get("bps"), (int, float))]
     kept = [item for item in intervals if not item.get("omitted")]
     if len(kept) == len(intervals) and kept:
         return kept[1:], 1
@@ -271,6 +303,9 @@ class PairJudge:
                     self.own[name].append(result(self.check_id, FAIL, "%s did not run on %s: %s" % (_label(rec), name, _outcome_words(rec)),
                                                  measured=outcome, subject=_label(rec)))
                 ends = self.ends(rec)
+                if ends is None and outcome in OWN_FAULTS:
+                    # the benchmark preflight's record of a host that cannot run the tool: no run, so no link to judge
+                    continue
                 if ends is None:
                     self.own[name].append(result(self.check_id, ERROR, "%s: the record names no client and server" % _label(rec), subject=_label(rec)))
                     continue
@@ -280,7 +315,7 @@ class PairJudge:
                 if outcome not in (None, "ok"):
                     edge["problems"].append("repeat %s on %s: %s" % (rec.get("repeat") or 1, name, _outcome_words(rec)))
                     continue
-                value = self.figure(rec["parsed"]) if isinstance(rec.get("parsed"), dict) else None
+                value = self.figure(self.parsed_of(rec)) if isinstance(rec.get("parsed"), dict) else None
                 if value is None:
                     said = (rec.get("parsed") or {}).get("error") if isinstance(rec.get("parsed"), dict) else None
                     why = "%s said: %s" % (self.what, said) if said else "no figure in the output"
@@ -290,6 +325,10 @@ class PairJudge:
                 for note in self.notes(rec["parsed"]):
                     if note not in edge["notes"]:
                         edge["notes"].append(note)
+
+    def parsed_of(self, record):
+        """What :meth:`figure` reads of a record (its ``parsed``; iperf3 marks runs of several processes)."""
+        return record["parsed"]
 
     def notes(self, parsed):
         """Words about a repeat's output worth keeping in the message (none by default)."""
@@ -444,6 +483,9 @@ class Iperf3Judge(PairJudge):
     def figure(self, parsed):
         return iperf3_gbps(parsed)
 
+    def parsed_of(self, record):
+        return iperf3_parsed(record)
+
     def threshold(self, client_node, server_node):
         rates = [(rate, source, node) for node in (client_node, server_node) if node is not None for rate, source in [line_rate(node)]
                  if rate is not None]
@@ -480,7 +522,8 @@ def _suspect(record, slow_hosts, slow_links):
 
 
 def _voted_iperf3(recs, how):
-    values = [iperf3_gbps(rec["parsed"]) for rec in recs if rec.get("outcome") in (None, "ok") and isinstance(rec.get("parsed"), dict)]
+    values = [iperf3_gbps(iperf3_parsed(rec)) for rec in recs
+              if rec.get("outcome") in (None, "ok") and isinstance(rec.get("parsed"), dict)]
     values = [value for value in values if value is not None]
     return values, vote(values, how)[0]
 

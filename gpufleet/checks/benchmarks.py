@@ -10,13 +10,19 @@ record's ``benchmarks`` list, docs/results-schema.md). A record's kind is :func:
 - ``benchmarks.allreduce_single``: out-of-place busbw at the profile's
   ``thresholds.allreduce_single_node.message_size`` (else the largest size of the sweep, and the
   message says so) against its floor / warn band. Repeats vote: the median figure is judged and
-  the spread (min-max) is reported; ``gpufleet_benchmark_vote: best`` judges the best instead.
+  the spread (min-max) is reported; ``gpufleet_benchmark_vote: best`` judges the best instead. A run
+  with one rank (``1 rank: busbw is 0 by definition``) or with a rank count other than the node's GPU
+  count (``4 of 8 GPUs in the run``; GPU facts, else claim, else profile) fails by name and is never
+  judged as a figure; a 1-GPU node is not judged.
 - ``benchmarks.allreduce_wrong``: ``#wrong`` (and ``Out of bounds values``) must be 0, any kind.
 - ``benchmarks.allreduce_algo``: ``NCCL_ALGO`` and NVLS as recorded (warns when the profile's floor
   assumes NVLS and the NCCL log says NVLS was unavailable or disabled).
 - ``benchmarks.allreduce_multi`` (fleet): a multi-node run that fell back to sockets on a node with
   active RDMA ports FAILS with that reason whatever its number; else busbw at the largest size
-  against ``thresholds.allreduce_multi_node``. Judged on every host of the run.
+  against the floor that fits the run (:func:`multi_node_floor`): two nodes, the profile's published
+  ``thresholds.allreduce_multi_node``; more nodes (or fewer NICs than the profile's), the NIC-bound
+  floor from the per-node NIC aggregate and link layer (docs/baselines.md 3b). Judged on every host of
+  the run; a node left out of it for having no Active compute rail fails naming that.
 - ``benchmarks.allreduce_relative`` (fleet): single-node busbw against the cohort median
   (``fleet.max_below_median``, checks/fleet.py ``fleet_relative``).
 - ``benchmarks.pair_search`` (fleet): the per-pair figures of the bad-node search
@@ -24,8 +30,12 @@ record's ``benchmarks`` list, docs/results-schema.md). A record's kind is :func:
   one round vote by median) go through ``bench/pair_search.infer`` with the mode, confirmation and
   seed of the search (the records' ``group`` label, :func:`search_label`); a convicted node fails
   naming the pairs that convicted it, a convicted link fails on both ends naming the link, an
-  unresolved slow pair (or one still awaiting its confirmation run) warns. Every message ends with
-  the search's summary: bad nodes and links named, rounds used, mode.
+  unresolved slow pair (or one still awaiting its confirmation run) warns. Besides the relative rule
+  an absolute floor (the NIC-bound floor of the searched nodes) makes a pair slow; a conviction says
+  which rule made it, and a node none of whose pairs reaches the absolute floor fails (a fleet slow
+  everywhere). Every message ends with the search's summary: bad nodes and links named, rounds used, mode.
+  A pair run with fewer ranks than the two nodes' GPUs (``2 of 16 GPUs in the pair run``: ``-np 2`` loads one
+  rail of eight) fails on both nodes by name and is never a figure of the search.
 - A run that did not finish (``outcome`` hang, crash, missing_binary, launcher_error, failed) fails
   its check with the outcome and reason: it is never read as a figure.
 """
@@ -36,12 +46,27 @@ from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, best, infer, measuremen
 from gpufleet.checks.engine import fleet_check, node_check
 from gpufleet.checks.fleet import cohorts, fleet_relative, median
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
-from gpufleet.checks.network import num
+from gpufleet.checks.network import num, rdma_rails
 from gpufleet.checks.profiles import profile_value
 
 VOTE_SETTING = "gpufleet_benchmark_vote"
 TOLERANCE_SETTING = "gpufleet_pair_search_tolerance"
 ALLREDUCE_KINDS = ("allreduce_single", "allreduce_multi", "allreduce_pair")
+NCCL_ENV_SETTING = "gpufleet_nccl_env"
+
+# Ring all-reduce across nodes is bounded by what each node's compute NICs carry: busbw reaches about this
+# fraction of the per-node NIC aggregate (docs/baselines.md 3b, "NIC-bound floors"). InfiniBand: DeepOps'
+# 2 and 4 DGX A100 over 8x HDR, 188.53 and 191.05 of 200 GB/s (94.27 %); Ethernet (RoCE): DeepOps' 2 DGX-1
+# over 2x 100 GbE RoCE, 22.9 of 25 GB/s.
+NIC_EFFICIENCY = {"InfiniBand": 0.94, "Ethernet": 0.916}
+NIC_EFFICIENCY_SOURCE = {
+    "InfiniBand": "0.94 x the per-node NIC aggregate (DeepOps 8x HDR DGX A100: 188.53-191.05 of 200 GB/s)",
+    "Ethernet": "0.916 x the per-node NIC aggregate (DeepOps 2x 100GbE RoCE DGX-1: 22.9 of 25 GB/s)",
+}
+# The floor sits 10 % under that expectation, nccl-tests' own margin (NCCL_TESTS_MIN_BW fails below 0.9 x the
+# figure, docs/baselines.md 1): healthy published runs clear it (365.8 GB/s on 4 nodes of 8x NDR, nccl-tests
+# #309, against 338.4), one rail of eight missing (12.5 %) does not.
+NIC_FLOOR_FRACTION = 0.9
 
 
 def records_of(node):
@@ -98,6 +123,38 @@ def outcome_problem(record):
                             " (%s)" % " ".join(str(reason).split())[:200] if reason else "")
 
 
+def run_problem(record):
+    """:func:`outcome_problem`, or why the output says the run failed although it exited 0 (``failed``, its ``cause``).
+
+    For the checks that read a run's NCCL_DEBUG evidence (algorithm, NVLS, transports): what a run
+    that failed printed about its set-up is no evidence of what a finished run would use.
+    """
+    problem = outcome_problem(record)
+    if problem:
+        return problem
+    parsed = _parsed(record)
+    if not parsed:
+        why = "no output the parser could read"
+    elif parsed.get("failed"):
+        why = parsed.get("cause") or "the output says it failed"
+    else:
+        return None
+    return "%s failed: %s" % (record.get("name") or "benchmark", " ".join(str(why).split())[:200])
+
+
+def not_validated(record):
+    """Why a run's ``#wrong`` says nothing (it ran with ``-c 0``), else None."""
+    command = [str(part) for part in record.get("command") or []]
+    asked = any(part in ("-c", "--check") and following == "0" for part, following in zip(command, command[1:]))
+    asked = asked or any(part in ("-c0", "--check=0") for part in command)
+    parsed = _parsed(record)
+    if asked or parsed.get("validated") is False:
+        said = "validation: 0" if (parsed.get("params") or {}).get("validation") == 0 else "#wrong N/A"
+        return "%s ran with -c 0 (%s): its results were not checked, #wrong says nothing" % (
+            record.get("name") or "all_reduce_perf", said if parsed.get("validated") is False else "command line")
+    return None
+
+
 def busbw_at(parsed, size):
     """``(busbw, size judged)``: out-of-place busbw of the last row at ``size``, else at the largest size."""
     rows = [row for row in parsed.get("rows") or [] if isinstance(row.get("out_of_place"), dict)]
@@ -133,6 +190,145 @@ def _repeat_words(values, how):
     return " (%s of %d repeats, spread %s-%s)" % ("best" if how == "best" else "median", len(values), num(min(values)), num(max(values)))
 
 
+def node_gpu_count(node) -> tuple:
+    """``(GPU count, where from)``: the node's GPU facts, else the claim's ``gpu_count``, else the profile's."""
+    gpu = node.group("gpu") or {}
+    if isinstance(gpu.get("gpu_count"), int):
+        return gpu["gpu_count"], "GPU facts"
+    claim = node.claim or {}
+    if isinstance(claim.get("gpu_count"), int):
+        return claim["gpu_count"], "claim"
+    expected, _source = profile_value(node.profile, "expect.gpu_count")
+    return (expected, "profile %s" % node.profile.get("name")) if isinstance(expected, int) else (None, None)
+
+
+def ranks_problem(node, record):
+    """Why a single-node run does not measure the whole node (one rank; fewer or more ranks than GPUs), else None."""
+    parsed = _parsed(record)
+    if parsed.get("single_rank"):
+        return "1 rank: busbw is 0 by definition (nccl-tests scales algbw by 2(n-1)/n); run one rank per GPU"
+    ranks = parsed.get("ranks")
+    gpus, where = node_gpu_count(node)
+    if isinstance(ranks, int) and isinstance(gpus, int) and ranks != gpus:
+        return "%d of %d GPUs in the run (%d GPUs by the %s): the figure is not the node's" % (ranks, gpus, gpus, where)
+    return None
+
+
+def pair_ranks_problem(by_name, record) -> str | None:
+    """Why a pair run does not load every GPU of both nodes (``2 of 16 GPUs in the pair run``), else None.
+
+    One rank per GPU of both nodes puts traffic on every rail; fewer ranks (``-np 2`` on two 8-GPU nodes
+    exercises one NIC of eight) measure a part of the pair, so the figure is not the pair's. Unknown when
+    the run's rank count or either node's GPU count is.
+    """
+    hosts = list(dict.fromkeys(hosts_of(record)))
+    ranks = _parsed(record).get("ranks")
+    if len(hosts) != 2 or not isinstance(ranks, int) or any(host not in by_name for host in hosts):
+        return None
+    counts = [node_gpu_count(by_name[host]) for host in hosts]
+    if any(not isinstance(gpus, int) for gpus, _where in counts):
+        return None
+    total = sum(gpus for gpus, _where in counts)
+    if ranks == total:
+        return None
+    where = " + ".join("%d on %s (%s)" % (gpus, host, source) for host, (gpus, source) in zip(hosts, counts))
+    if ranks < total:
+        return "%d of %d GPUs in the pair run (%s): one rank per GPU of both nodes puts traffic on every rail; " \
+            "the figure is not the pair's" % (ranks, total, where)
+    return "%d ranks for %d GPUs in the pair run (%s): the GPUs are oversubscribed; the figure is not the pair's" % (
+        ranks, total, where)
+
+
+def _launch_words(record):
+    """How a single-node run was launched, from its ``group`` label (``single_node launch=mpirun gpus=8``)."""
+    fields = dict(word.split("=", 1) for word in str(record.get("group") or "").split() if "=" in word)
+    return {"mpirun": "one rank per GPU through mpirun", "threads": "one process, -g per GPU"}.get(fields.get("launch"), "")
+
+
+def nic_aggregate(node) -> dict | None:
+    """The node's compute NICs as ``{count, gbps, link_layer, gbs, source}`` (``gbs`` the aggregate in GB/s), or None.
+
+    From the claim's compute ``ib``/``roce`` NICs, else the profile's ``expect.compute_rail``, else the node's
+    Active RDMA ports (the most common link layer and rate among them). Several claimed compute entries add up.
+    """
+    rails = [rail for rail in rdma_rails(node) or [] if rail.get("role") == "compute" and rail.get("count") and rail.get("gbps")]
+    if rails:
+        gbps = sum(rail["count"] * float(rail["gbps"]) for rail in rails)
+        count = sum(rail["count"] for rail in rails)
+        link_layer = rails[0]["link_layer"]
+        source = "claim" if rails[0]["source"] == "claim" else rails[0]["source"]
+        return {"count": count, "gbps": gbps / count, "link_layer": link_layer, "gbs": gbps / 8.0, "source": source}
+    nic = node.group("nic")
+    if not nic:
+        return None
+    keys = [(port.get("link_layer"), port.get("rate_gbps")) for dev in nic.get("rdma") or [] for port in dev.get("ports") or []
+            if port.get("state") == "Active" and port.get("link_layer") in NIC_EFFICIENCY and port.get("rate_gbps")]
+    if not keys:
+        return None
+    key = max(set(keys), key=lambda item: (keys.count(item), item[1] or 0))
+    count = keys.count(key)
+    return {"count": count, "gbps": float(key[1]), "link_layer": key[0], "gbs": count * float(key[1]) / 8.0,
+            "source": "NIC facts (Active RDMA ports)"}
+
+
+def nic_floor(aggregates) -> dict | None:
+    """The NIC-bound floor of a run over nodes with these :func:`nic_aggregate` s (the smallest bounds the ring).
+
+    ``{floor, expected, aggregate, source}`` (GB/s), None when no node's aggregate is known.
+    """
+    known = [agg for agg in aggregates if agg and agg.get("link_layer") in NIC_EFFICIENCY]
+    if not known:
+        return None
+    low = min(known, key=lambda agg: agg["gbs"] * NIC_EFFICIENCY[agg["link_layer"]])
+    expected = low["gbs"] * NIC_EFFICIENCY[low["link_layer"]]
+    floor = round(NIC_FLOOR_FRACTION * expected, 1)
+    source = ("docs/baselines.md 3b NIC-bound floors: %s; floor %s of it (nccl-tests' 0.9 margin, docs/baselines.md 1); "
+              "aggregate %d x %s Gb/s %s = %s GB/s (%s)" % (
+                  NIC_EFFICIENCY_SOURCE[low["link_layer"]], num(NIC_FLOOR_FRACTION), low["count"], num(low["gbps"]),
+                  low["link_layer"], num(round(low["gbs"], 1)), low["source"]))
+    return {"floor": floor, "expected": round(expected, 1), "aggregate": low["gbs"], "source": source}
+
+
+def multi_node_floor(nodes, count) -> dict | None:
+    """The floor of a multi-node all-reduce over ``nodes`` (``count`` nodes): ``{floor, source, rule}`` or None.
+
+    Two nodes: the profile's ``thresholds.allreduce_multi_node`` (a published two-node, 16-rank figure) when the
+    nodes' NIC aggregate is at least the profile's ``expect.compute_rail`` one (or unknown); else, and for any
+    other node count, the NIC-bound floor (:func:`nic_floor`): busbw across more nodes is bounded by each node's
+    NICs, so the two-node figure (440 GB/s on 8x NDR, above the 376 the NICs allow) never applies there.
+    """
+    aggregates = [nic_aggregate(node) for node in nodes]
+    bound = nic_floor(aggregates)
+    threshold = profile_value(nodes[0].profile, "thresholds.allreduce_multi_node")[0] if nodes else None
+    if count == 2 and threshold is not None:
+        rail = profile_value(nodes[0].profile, "expect.compute_rail")[0]
+        profile_gbs = rail["count"] * float(rail["rate"]) / 8.0 if rail else None
+        smallest = min((agg["gbs"] for agg in aggregates if agg), default=None)
+        if smallest is None or profile_gbs is None or smallest >= profile_gbs:
+            return {"floor": threshold["floor"], "source": threshold.get("source"), "rule": "the two-node published floor"}
+        if bound is not None:
+            bound = dict(bound, source=bound["source"] + "; the profile's two-node floor %s GB/s assumes %s GB/s of NICs per node" % (
+                num(threshold["floor"]), num(profile_gbs)))
+    if bound is None:
+        return None
+    return {"floor": bound["floor"], "source": bound["source"], "rule": "the NIC-bound floor for %d nodes" % count}
+
+
+def left_out_of_rdma(node, others) -> str | None:
+    """Why the node was left out of the RDMA runs (no Active compute rail while other nodes have one), else None."""
+    env = node.settings.get(NCCL_ENV_SETTING) or {}
+    ports = active_rdma_ports(node)
+    if str(env.get("NCCL_IB_DISABLE")) != "1" and ports != []:
+        return None
+    with_rails = [other.name for other in others
+                  if other is not node and str((other.settings.get(NCCL_ENV_SETTING) or {}).get("NCCL_IB_DISABLE")) == "0"]
+    rails = [rail for rail in rdma_rails(node) or [] if rail.get("count")]
+    if not with_rails and not rails:
+        return None
+    expected = "; %s expects %d" % (rails[0]["source"], sum(rail["count"] for rail in rails)) if rails else ""
+    return "left out of the RDMA runs: no Active RDMA port on a compute rail (NCCL_IB_DISABLE=1 on this node only)%s" % expected
+
+
 # --- single node ---------------------------------------------------------------------------------
 
 
@@ -146,10 +342,28 @@ def check_allreduce_single(node):
            for record in records for problem in [outcome_problem(record)] if problem]
     threshold, threshold_source = profile_value(node.profile, "thresholds.allreduce_single_node")
     wanted = (threshold or {}).get("message_size")
-    figures, sizes = [], set()
+    gpus, gpus_from = node_gpu_count(node)
+    if gpus == 1 and not out:
+        return [result("benchmarks.allreduce_single", SKIP, "not judged: a node with 1 GPU (%s) has no all-reduce within it "
+                       "(busbw is 0 by definition)" % gpus_from)]
+    # a run over fewer GPUs than the node has (or one rank, whose busbw is 0) fails by name and is never judged as the node's
+    bad_ranks = {}
     for record in records:
-        if outcome_problem(record):
+        problem = None if outcome_problem(record) else ranks_problem(node, record)
+        if problem:
+            bad_ranks.setdefault(problem, []).append(record)
+    for problem, bad in bad_ranks.items():
+        ranks = _parsed(bad[0]).get("ranks")
+        out.append(result("benchmarks.allreduce_single", FAIL, "%s%s" % (problem, " (%d runs)" % len(bad) if len(bad) > 1 else ""),
+                          measured=ranks, expected=gpus, threshold_source="the node's GPU count (%s)" % (gpus_from or "unknown"),
+                          subject=bad[0].get("name")))
+    counted = [record for records_of_problem in bad_ranks.values() for record in records_of_problem]
+    figures, sizes, ranks_seen, launches = [], set(), set(), set()
+    for record in records:
+        if outcome_problem(record) or any(record is bad for bad in counted):
             continue
+        ranks_seen.add(_parsed(record).get("ranks"))
+        launches.add(_launch_words(record))
         value, size = busbw_at(_parsed(record), wanted)
         if value is not None:
             figures.append(value)
@@ -167,6 +381,11 @@ def check_allreduce_single(node):
     elif wanted is None:
         where += " (the profile names no message size: judged at the largest size)"
     spread = _repeat_words(figures, how)
+    ranks = next(iter(ranks_seen)) if len(ranks_seen) == 1 else None
+    launch = "; ".join(sorted(word for word in launches if word))
+    if isinstance(ranks, int):
+        where += " over %d of %s GPUs%s" % (ranks, num(gpus), " (%s)" % launch if launch else "") if gpus is not None else \
+            " over %d ranks (the node's GPU count is unknown: not compared)" % ranks
     if threshold is None:
         out.append(result("benchmarks.allreduce_single", SKIP, "not judged: the profile sets no thresholds.allreduce_single_node; busbw %s GB/s %s%s" % (
             num(judged), where, spread), measured=judged))
@@ -191,8 +410,16 @@ def check_allreduce_wrong(node):
     if not records:
         return [result("benchmarks.allreduce_wrong", SKIP, "not judged: no all_reduce_perf output recorded")]
     out = []
+    unchecked = []
     for record in records:
         parsed = _parsed(record)
+        unvalidated = not_validated(record)
+        if unvalidated:
+            # -c 0: nccl-tests prints N/A (older versions 0) in #wrong without comparing anything: not a pass
+            unchecked.append(result("benchmarks.allreduce_wrong", SKIP, "not validated: " + unvalidated, measured="not validated",
+                                    expected=0, threshold_source="nccl-tests: #wrong must be 0 (with -c 1)",
+                                    subject=record.get("name")))
+            continue
         wrong, bounds = parsed.get("wrong_total"), parsed.get("out_of_bounds")
         bad_rows = [row["size_bytes"] for row in parsed.get("rows") or []
                     if any(isinstance((row.get(half) or {}).get("wrong"), (int, float)) and (row.get(half) or {}).get("wrong") > 0
@@ -202,19 +429,23 @@ def check_allreduce_wrong(node):
             out.append(result("benchmarks.allreduce_wrong", FAIL, message % (
                 record.get("name"), num(wrong), len(bad_rows), size_words(bad_rows[0]) if bad_rows else "unknown size", num(bounds)),
                 measured=wrong if wrong is not None else bounds, expected=0, threshold_source="nccl-tests: #wrong must be 0", subject=record.get("name")))
-    if not out:
-        out.append(result("benchmarks.allreduce_wrong", PASS, "#wrong 0 in %d all-reduce run(s)" % len(records), measured=0, expected=0,
-                          threshold_source="nccl-tests: #wrong must be 0"))
-    return out
+    checked = len(records) - len(unchecked)
+    if not out and checked:
+        out.append(result("benchmarks.allreduce_wrong", PASS, "#wrong 0 in %d validated all-reduce run(s)%s" % (
+            checked, "; %d not validated (-c 0)" % len(unchecked) if unchecked else ""), measured=0, expected=0,
+            threshold_source="nccl-tests: #wrong must be 0"))
+    return out + unchecked
 
 
 @node_check("benchmarks.allreduce_algo")
 def check_allreduce_algo(node):
     """NCCL_ALGO and NVLS as recorded with the single-node runs."""
-    records = [record for record in records_of(node)
-               if benchmark_kind(record) == "allreduce_single" and not outcome_problem(record)]
+    singles = [record for record in records_of(node) if benchmark_kind(record) == "allreduce_single"]
+    records = [record for record in singles if not run_problem(record)]
     if not records:
-        return [result("benchmarks.allreduce_algo", SKIP, "not judged: no finished single-node all_reduce_perf run")]
+        failed = [run_problem(record) for record in singles]
+        said = " (%s)" % "; ".join(failed[:2]) if failed else ""
+        return [result("benchmarks.allreduce_algo", SKIP, "not judged: no finished single-node all_reduce_perf run%s" % said)]
     threshold = profile_value(node.profile, "thresholds.allreduce_single_node")[0] or {}
     out = []
     for record in records:
@@ -275,14 +506,25 @@ def check_allreduce_multi(nodes):
     """Multi-node all-reduce: socket fallback on RDMA nodes fails; else busbw against the multi-node floor."""
     by_name = {node.name: node for node in nodes}
     out = {}
-    for record in _all_records(nodes, "allreduce_multi"):
+    runs = _all_records(nodes, "allreduce_multi")
+    for record in runs:
         parsed = _parsed(record)
         hosts = [host for host in hosts_of(record) if host in by_name]
+        if record.get("outcome") == "skipped":
+            # the preflight did not start it (one host in the play, a host of the launcher blocked): nothing was
+            # measured, so the item is unverified (INCOMPLETE where required), not failed, like the pair search's
+            reason = " ".join(str(record.get("reason") or "no reason recorded").split())[:300]
+            message = "not judged: %s was not run: %s" % (record.get("name") or "the multi-node all-reduce", reason)
+            for host in hosts:
+                out.setdefault(host, []).append(result("benchmarks.allreduce_multi", SKIP, message,
+                                                       subject=record.get("name")))
+            continue
         problem = outcome_problem(record)
         value = parsed.get("busbw_at_largest_size_gbs")
+        # one floor per run, fitted to its node count and its nodes' NICs
+        threshold = multi_node_floor([by_name[host] for host in hosts], len(set(hosts_of(record))))
         for host in hosts:
             node = by_name[host]
-            threshold = profile_value(node.profile, "thresholds.allreduce_multi_node")[0]
             where = "%s over %s" % (record.get("name"), ", ".join(hosts_of(record)))
             if fell_back(parsed):
                 ports = active_rdma_ports(node)
@@ -294,6 +536,10 @@ def check_allreduce_multi(nodes):
                 elif ports is None:
                     item = result("benchmarks.allreduce_multi", WARN, message + "; the node's RDMA ports are unknown (no NIC facts)",
                                   measured="NET/Socket", subject=record.get("name"))
+                elif problem:
+                    # sockets are this node's network, but a run that did not finish proves nothing about it
+                    item = result("benchmarks.allreduce_multi", FAIL, "%s: %s" % (where, problem),
+                                  subject=record.get("name"))
                 else:
                     item = result("benchmarks.allreduce_multi", PASS, message + "; the node has no active RDMA port: sockets are its network",
                                   measured="NET/Socket", subject=record.get("name"))
@@ -302,14 +548,25 @@ def check_allreduce_multi(nodes):
             elif value is None:
                 item = result("benchmarks.allreduce_multi", FAIL, "%s: no busbw in the output" % where, subject=record.get("name"))
             elif threshold is None:
-                item = result("benchmarks.allreduce_multi", SKIP, "not judged: the profile sets no thresholds.allreduce_multi_node; %s busbw %s GB/s" % (
-                    where, num(value)), measured=value)
+                item = result("benchmarks.allreduce_multi", SKIP, "not judged: the profile sets no thresholds.allreduce_multi_node and the "
+                              "nodes' NIC aggregate is unknown; %s busbw %s GB/s" % (where, num(value)), measured=value)
             else:
                 low = value < threshold["floor"]
-                item = result("benchmarks.allreduce_multi", FAIL if low else PASS, "%s: busbw %s GB/s at %s, %s the multi-node floor %s GB/s" % (
-                    where, num(value), size_words(parsed.get("largest_size_bytes")), "below" if low else "at or above", num(threshold["floor"])),
-                    measured=value, expected=threshold["floor"], threshold_source=threshold.get("source"), subject=record.get("name"))
+                message = "%s: busbw %s GB/s at %s, %s %s %s GB/s" % (
+                    where, num(value), size_words(parsed.get("largest_size_bytes")), "below" if low else "at or above", threshold["rule"],
+                    num(threshold["floor"]))
+                item = result("benchmarks.allreduce_multi", FAIL if low else PASS, message, measured=value, expected=threshold["floor"],
+                              threshold_source=threshold.get("source"), subject=record.get("name"))
             out.setdefault(host, []).append(item)
+    started = [record for record in runs if record.get("outcome") != "skipped"]  # a run never started left no one out
+    if started:
+        for node in nodes:
+            why = None if node.name in out else left_out_of_rdma(node, nodes)
+            if why:
+                run_hosts = sorted({host for record in started for host in hosts_of(record)})
+                out[node.name] = [result("benchmarks.allreduce_multi", FAIL, "%s; not in the multi-node all-reduce over %s" % (
+                    why, ", ".join(run_hosts)), measured="no RDMA rail",
+                    expected="Active RDMA ports on the compute rails", subject=node.name)]
     return out
 
 
@@ -322,7 +579,7 @@ def check_allreduce_relative(nodes):
         for node in members:
             wanted = (profile_value(node.profile, "thresholds.allreduce_single_node")[0] or {}).get("message_size")
             values = [busbw_at(_parsed(record), wanted)[0] for record in records_of(node)
-                      if benchmark_kind(record) == "allreduce_single" and not outcome_problem(record)]
+                      if benchmark_kind(record) == "allreduce_single" and not outcome_problem(record) and not ranks_problem(node, record)]
             values = [value for value in values if value is not None]
             figures[node.name] = vote(values, node.settings.get(VOTE_SETTING) or "median")[0]
         if not any(value is not None for value in figures.values()):
@@ -387,6 +644,22 @@ def search_summary(verdict, mode, rounds_used):
         len(verdict["bad_nodes"]), len(verdict["bad_links"]), rounds_used, mode or "mode not recorded")
 
 
+def unrun_pair_reasons(node) -> list[str]:
+    """Why the node ran no pair, from its own pair-search records of one host (the preflight's missing_binary,
+    launcher_error or skipped record, whose reason names the tool and the fix), each once."""
+    reasons = []
+    for record in records_of(node):
+        if benchmark_kind(record) != "allreduce_pair" or len(set(hosts_of(record))) > 1:
+            continue
+        if record.get("outcome") in (None, "ok"):
+            continue
+        reason = " ".join(str(record.get("reason") or "no reason recorded").split())[:300]
+        text = "%s: %s" % (record.get("outcome"), reason)
+        if text not in reasons:
+            reasons.append(text)
+    return reasons
+
+
 @fleet_check("benchmarks.pair_search")
 def check_pair_search(nodes):
     """The bad-node search's verdict: convicted nodes and links fail, naming the pairs."""
@@ -397,17 +670,53 @@ def check_pair_search(nodes):
     for record in records:
         found.update(parse_search_label(record.get("group")))
     mode, confirm = found.get("mode"), found.get("confirm", 1)
-    results = pair_measurements(records)
+    # a run over fewer ranks than the pair's GPUs fails on its own and is no figure of the search
+    by_name = {node.name: node for node in nodes}
+    short_runs = {}
+    for record in records:
+        problem = pair_ranks_problem(by_name, record)
+        if problem:
+            hosts = list(dict.fromkeys(hosts_of(record)))
+            short_runs.setdefault(pair_key(hosts[0], hosts[1]), []).append((problem, _parsed(record)["ranks"]))
+    rank_items = {}
+    for pair, problems in sorted(short_runs.items()):
+        runs = " (%d runs)" % len(problems) if len(problems) > 1 else ""
+        for host in pair:
+            rank_items.setdefault(host, []).append(result(
+                "benchmarks.pair_search", FAIL, "pair %s-%s%s: %s" % (pair[0], pair[1], runs, problems[0][0]),
+                measured="%d ranks" % problems[0][1], expected="one rank per GPU of both nodes", subject="%s-%s" % pair))
+    records_judged = [record for record in records if not pair_ranks_problem(by_name, record)]
+    results = pair_measurements(records_judged)
     tolerance = float(nodes[0].settings.get(TOLERANCE_SETTING) or DEFAULT_TOLERANCE)
     names = [node.name for node in nodes]
-    verdict = infer(names, results, tolerance=tolerance, confirm=confirm)
+    measured = {host for pair in results for host in pair}
+    # the absolute floor: a fleet slow everywhere has no fast pair for the relative rule to compare with
+    absolute = nic_floor([nic_aggregate(node) for node in nodes if node.name in measured])
+    floor = absolute["floor"] if absolute else None
+    verdict = infer(names, results, tolerance=tolerance, floor=floor, confirm=confirm)
     rounds = sorted({record.get("round") for record in records if record.get("round") is not None})
     summary = search_summary(verdict, mode, len(rounds))
-    source = "bad-node search (bench/pair_search.py%s): slow = more than %.0f%% below the median of the best pairs%s; %d pair(s), %d round(s)" % (
+    source = "bad-node search (gpufleet/plan/pair_search.py%s): slow = more than %.0f%% below the median of the best pairs%s%s; %d pair(s), %d round(s)" % (
         ", %s, seed %s" % (mode, found["seed"]) if mode and found.get("seed") else "", tolerance * 100,
+        " or below the absolute floor %s GB/s (%s)" % (num(floor), absolute["source"]) if absolute else " (no absolute floor: NIC aggregate unknown)",
         ", a slow pair convicts only once a confirmation run is slow too" if confirm > 1 else "", len(results), len(rounds))
     limit = verdict["limit"]
+    relative = None if verdict["reference"] is None else verdict["reference"] * (1 - tolerance)
     pending = set(verdict["pending"])
+
+    def rule(pairs):
+        """Which rule made these pairs slow: the absolute floor, the relative rule, or both."""
+        figures = [best(results.get(pair)) for pair in pairs]
+        below_floor = floor is not None and all(value is None or value < floor for value in figures)
+        below_relative = relative is not None and all(value is None or value < relative for value in figures)
+        if below_floor and below_relative:
+            return "convicted by both rules: below the absolute floor %s GB/s and the relative limit %s GB/s" % (
+                num(floor), num(round(relative, 2)))
+        if below_floor:
+            return "convicted by the absolute floor %s GB/s (the relative limit %s GB/s alone would pass)" % (
+                num(floor), num(round(relative, 2)) if relative is not None else "none")
+        return "convicted by the relative rule (limit %s GB/s%s)" % (
+            num(round(relative, 2)) if relative is not None else "none", ", absolute floor %s GB/s" % num(floor) if floor is not None else "")
 
     def words(pair):
         values = measurements(results.get(pair))
@@ -420,22 +729,43 @@ def check_pair_search(nodes):
     out = {}
     for node in nodes:
         mine = [pair for pair in results if node.name in pair]
+        if not mine and node.name in rank_items:
+            out[node.name] = rank_items[node.name]
+            continue
         if not mine:
-            out[node.name] = [result("benchmarks.pair_search", SKIP, "not judged: the node was in no measured pair")]
+            why = left_out_of_rdma(node, nodes)
+            unrun = unrun_pair_reasons(node)
+            out[node.name] = [result("benchmarks.pair_search", FAIL, "%s; in no pair of the search" % why, measured="no RDMA rail",
+                                     expected="Active RDMA ports on the compute rails", subject=node.name) if why else
+                              # the preflight's record names the missing binary or launcher and the fix:
+                              # unverified, so INCOMPLETE
+                              result("benchmarks.pair_search", SKIP,
+                                     "not judged: the node was in no measured pair: %s" % "; ".join(unrun))
+                              if unrun else
+                              result("benchmarks.pair_search", SKIP, "not judged: the node was in no measured pair")]
             continue
         items = []
         if node.name in verdict["bad_nodes"]:
             pairs = verdict["bad_nodes"][node.name]
-            message = "slow node: every pair with it is slow, convicted by %s against nodes proven good (limit %s GB/s); search: %s"
+            message = "slow node: every pair with it is slow, %s by %s against nodes proven good (limit %s GB/s); search: %s"
             items.append(result("benchmarks.pair_search", FAIL, message % (
-                ", ".join(words(pair) for pair in pairs), num(round(limit, 2)), summary), measured=[best(results[pair]) for pair in pairs],
-                expected=round(limit, 3), threshold_source=source, subject=node.name))
+                rule(pairs), ", ".join(words(pair) for pair in pairs), num(round(limit, 2)), summary),
+                measured=[best(results[pair]) for pair in pairs], expected=round(limit, 3), threshold_source=source, subject=node.name))
         for pair in verdict["bad_links"]:
             if node.name in pair:
-                message = "slow link %s-%s: %s, while both ends are fast with other partners (limit %s GB/s); search: %s"
+                message = "slow link %s-%s: %s, while both ends are fast with other partners, %s; search: %s"
                 items.append(result("benchmarks.pair_search", FAIL, message % (
-                    pair[0], pair[1], words(pair), num(round(limit, 2)), summary), measured=best(results[pair]), expected=round(limit, 3),
+                    pair[0], pair[1], words(pair), rule([pair]), summary), measured=best(results[pair]), expected=round(limit, 3),
                     threshold_source=source, subject="%s-%s" % pair))
+        partners = {pair[0] if pair[1] == node.name else pair[1] for pair in mine}
+        if (not items and floor is not None and node.name not in verdict["cleared"] and not partners <= set(verdict["bad_nodes"])
+                and all(best(results[pair]) is None or best(results[pair]) < floor for pair in mine)):
+            # no pair reached the floor and no partner explains it: the relative rule cannot see a fleet slow everywhere
+            message = "below the absolute floor in every pair: %s, convicted by the absolute floor %s GB/s (no pair with it reached it); search: %s"
+            items.append(result("benchmarks.pair_search", FAIL, message % (", ".join(words(pair) for pair in sorted(mine)), num(floor), summary),
+                                measured=[best(results[pair]) for pair in sorted(mine)], expected=floor, threshold_source=source, subject=node.name))
+            out[node.name] = rank_items.get(node.name, []) + items
+            continue
         for pair in verdict["unresolved"]:
             if node.name in pair:
                 why = "awaits its confirmation run (the search ran out of rounds)" if pair in pending else "not resolved to a node or a link"
@@ -444,5 +774,5 @@ def check_pair_search(nodes):
         if not items:
             items.append(result("benchmarks.pair_search", PASS, "%d pair(s) with this node, none convicts it (limit %s GB/s); search: %s" % (
                 len(mine), num(round(limit, 2)) if limit is not None else "none", summary), expected=limit, threshold_source=source))
-        out[node.name] = items
+        out[node.name] = rank_items.get(node.name, []) + items
     return out

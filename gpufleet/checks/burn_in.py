@@ -5,12 +5,12 @@
 
 Reads ``NodeContext.settings``:
 
-- ``burn_in``: the host's burn-in records (burnin/records.py), each with ``parsed`` (its samples
+- ``burn_in``: the host's burn-in records (gpufleet/results/burn_in.py), each with ``parsed`` (its samples
   file read by fleet_verdict) or ``load_problem`` (why it could not be read);
 - ``burn_in_drift``: the drift flags the history store found for this host (``history.json``);
-- ``gpufleet_burn_in_thresholds``: the inventory's overrides of burnin/flags.py's DEFAULTS.
+- ``gpufleet_burn_in_thresholds``: the inventory's overrides of gpufleet/checks/burn_in_flags.py's DEFAULTS.
 
-Each record is judged by burnin/flags.py (``burn_in.samples``, ``burn_in.load``,
+Each record is judged by gpufleet/checks/burn_in_flags.py (``burn_in.samples``, ``burn_in.load``,
 ``burn_in.clock_sag``, ``burn_in.hot``, ``burn_in.throttle``, ``burn_in.power_cap``,
 ``burn_in.ecc``, ``burn_in.nvlink``); each drift flag becomes a ``burn_in.drift`` result. A node
 with neither gets one ``burn_in`` skip. A record whose samples cannot be read is an ``error``
@@ -42,7 +42,7 @@ def drift_results(flags):
 
 @node_check("burn_in")
 def check_burn_in(node):
-    """Every burn-in record of the node judged by burnin/flags.py, then the history's drift flags."""
+    """Every burn-in record of the node judged by gpufleet/checks/burn_in_flags.py, then the history's drift flags."""
     records = _records(node)
     drift = [flag for flag in node.settings.get("burn_in_drift") or [] if isinstance(flag, dict)]
     if not records and not drift:

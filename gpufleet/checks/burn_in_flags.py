@@ -17,7 +17,9 @@ The checks and their defaults (``gpufleet_burn_in_thresholds`` overrides any, do
   in any sample, -> error; lines or values
   that could not be read -> warn (a single torn last line, a sampler killed mid-write, is not).
 - ``burn_in.load``: the load's outcome. Not ``ok`` (a ``dcgmi diag`` failure, a gpu-burn error, a
-  hang) -> fail; no load tool (``tool`` null, outcome ``skipped``) -> warn: no burn-in happened.
+  hang) -> fail; ``not_verified`` (``dcgmi diag -j`` reported a test Skip, or no test) -> error: the
+  diagnostic verified nothing there; no load tool (``tool`` null, outcome ``skipped``) -> warn: no
+  burn-in happened.
 - ``burn_in.clock_sag``: per tick, the median of the node's SM clocks; a GPU more than
   ``clock_sag_share`` (0.20) below it in more than ``clock_sag_time_share`` (0.10) of the ticks it
   was read in -> fail. Judged only under load (idle clocks follow the work each GPU happens to
@@ -73,6 +75,8 @@ ECC_SEVERITY = (("volatile_uncorrected", "aggregate_uncorrected", FAIL, "uncorre
 NVLINK_HARD = ("replay", "recovery")
 NVLINK_CRC = ("crc_flit", "crc_data")
 LOAD_OK = "ok"
+# gpufleet/results/burn_in.py dcgmi_load: dcgmi diag skipped tests (Skip), ran none, or could not run them.
+LOAD_NOT_VERIFIED = "not_verified"
 
 
 class ThresholdError(ValueError):
@@ -204,6 +208,11 @@ def check_load(load):
     if not tool or outcome == "skipped":
         return [result("burn_in.load", WARN, "no GPU load ran: %s" % (reason or "no load tool (dcgmi, gpu-burn, torch)"),
                        measured=outcome or "skipped", expected="a load tool ran (dcgmi, gpu-burn or torch)")]
+    if outcome == LOAD_NOT_VERIFIED:
+        # dcgmi diag skipped tests (or ran none): nothing failed, nothing was verified either - never a pass
+        return [result("burn_in.load", ERROR, "%s diag did not verify the GPUs: %s" % (tool, reason or "tests skipped"),
+                       measured=outcome, expected=LOAD_OK, subject=str(tool),
+                       threshold_source="the load tool's own verdict: Skip is not a pass")]
     if outcome != LOAD_OK:
         what = "%s diag" % tool if tool == "dcgmi" else str(tool)
         return [result("burn_in.load", FAIL, "%s failed: %s%s" % (what, outcome, ": %s" % reason if reason else ""),

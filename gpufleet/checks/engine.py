@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from gpufleet.checks.evidence import coverage
 from gpufleet.checks.model import ERROR, FAIL, SKIP, fleet_verdict, node_verdict, result
 
 # The families run by default, in report order.
@@ -114,7 +115,8 @@ def _fact_group_results(node):
 def run_checks(nodes, families=None):
     """Judge ``nodes`` (a list of NodeContext). Returns ``{"nodes": {...}, "fleet": {...}}``.
 
-    ``nodes[name]`` is ``{"verdict", "unreachable", "profile", "checks": [result...]}``;
+    ``nodes[name]`` is ``{"verdict", "unreachable", "profile", "checks": [result...], "failed", "coverage"}``
+    (``coverage``: checks/evidence.py, None for an unreachable node);
     ``fleet`` holds the fleet verdict and counts. Unreachable nodes are judged by nothing.
     """
     names = load_families(families)
@@ -153,11 +155,14 @@ def run_checks(nodes, families=None):
     report = {}
     for node in nodes:
         checks = per_node[node.name]
+        # what the claim, the profile and the run require, held against the results (checks/evidence.py)
+        covered = None if node.unreachable else coverage(node, checks)
         report[node.name] = {
-            "verdict": node_verdict(checks, unreachable=node.unreachable),
+            "verdict": node_verdict(checks, unreachable=node.unreachable, coverage=covered),
             "unreachable": node.unreachable,
             "profile": (node.profile or {}).get("name"),
             "checks": checks,
             "failed": [item["id"] for item in checks if item["status"] == FAIL],
+            "coverage": covered,
         }
     return {"nodes": report, "fleet": fleet_verdict({name: entry["verdict"] for name, entry in report.items()})}

@@ -20,6 +20,9 @@ ACCEPT = "ACCEPT"
 ACCEPT_WITH_WARNINGS = "ACCEPT WITH WARNINGS"
 REJECT = "REJECT"
 UNREACHABLE = "UNREACHABLE"
+INCOMPLETE = "INCOMPLETE"
+# Every verdict, worst first: the fleet's verdict is its worst node's.
+VERDICTS = (REJECT, UNREACHABLE, INCOMPLETE, ACCEPT_WITH_WARNINGS, ACCEPT)
 
 
 def result(check_id, status, message, measured=None, expected=None, threshold_source=None, subject=None):
@@ -61,32 +64,30 @@ class NodeContext:
         return self.facts.get(name)
 
 
-def node_verdict(results, unreachable=None):
-    """ACCEPT / ACCEPT WITH WARNINGS / REJECT / UNREACHABLE from a node's results.
+def node_verdict(results, unreachable=None, coverage=None):
+    """ACCEPT / ACCEPT WITH WARNINGS / INCOMPLETE / REJECT / UNREACHABLE from a node's results.
 
-    Any ``fail`` rejects. ``warn`` and ``error`` (a check that could not be evaluated: the
-    evidence is incomplete, never silently a pass) accept with warnings. An unreachable node
-    has no evidence at all.
+    Any ``fail`` rejects (a failed required item wins over a missing one). A required item that
+    was not judged (``coverage["incomplete"]`` from gpufleet/checks/evidence.py lists why) makes
+    the node INCOMPLETE: never accepted unmeasured. ``warn`` and ``error`` (a check that could not
+    be evaluated) on anything else accept with warnings. An unreachable node has no evidence at all.
     """
     if unreachable:
         return UNREACHABLE
     statuses = {item["status"] for item in results}
     if FAIL in statuses:
         return REJECT
+    if coverage and coverage.get("incomplete"):
+        return INCOMPLETE
     if WARN in statuses or ERROR in statuses:
         return ACCEPT_WITH_WARNINGS
     return ACCEPT
 
 
 def fleet_verdict(node_verdicts):
-    """The fleet's line: counts per verdict, and ACCEPT only when every node is accepted."""
-    counts = {verdict: 0 for verdict in (ACCEPT, ACCEPT_WITH_WARNINGS, REJECT, UNREACHABLE)}
+    """The fleet's line: counts per verdict, and the worst node's verdict (ACCEPT only when every node is)."""
+    counts = {verdict: 0 for verdict in (ACCEPT, ACCEPT_WITH_WARNINGS, INCOMPLETE, REJECT, UNREACHABLE)}
     for verdict in node_verdicts.values():
         counts[verdict] += 1
-    if counts[REJECT] or counts[UNREACHABLE]:
-        overall = REJECT if counts[REJECT] else UNREACHABLE
-    elif counts[ACCEPT_WITH_WARNINGS]:
-        overall = ACCEPT_WITH_WARNINGS
-    else:
-        overall = ACCEPT
+    overall = next((verdict for verdict in VERDICTS if counts[verdict]), ACCEPT)
     return {"verdict": overall, "counts": counts, "nodes": len(node_verdicts)}

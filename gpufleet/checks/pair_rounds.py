@@ -11,12 +11,20 @@ round ``round`` is planned. The same settings and records always give the same p
 interrupted search continues where it stopped; a record the plan never scheduled (another seed,
 other hosts) is a :class:`PlanError`. It sits with the checks, not in ``gpufleet.plan``, because
 it reads the figures through the checks (which import the plan stage, never the reverse).
-The action ``gpufleet.acceptance.pair_search_plan`` calls :func:`search_records` and :func:`plan`.
+
+The search plans with the absolute floor the ``benchmarks.pair_search`` check judges by (the NIC-bound
+floor of the searched nodes, :func:`search_floor`, from their recorded facts, claim and profile): a pair
+slow only by that floor is then re-measured like one slow by the relative rule, and the check finds
+its confirmation run instead of a pair still awaiting one.
+The action ``gpufleet.acceptance.pair_search_plan`` calls :func:`search_records`, :func:`search_floor`
+and :func:`plan`.
 """
 
 from __future__ import annotations
 
-from gpufleet.checks.benchmarks import benchmark_kind, pair_measurements
+from gpufleet.checks.benchmarks import benchmark_kind, nic_aggregate, nic_floor, pair_measurements
+from gpufleet.checks.model import NodeContext
+from gpufleet.checks.verdict import Judge, VerdictError
 from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, PairSearch
 
 
@@ -38,9 +46,41 @@ def search_records(run, job):
     return by_round
 
 
-def plan(hosts, by_round, round_index, seed, mode="adaptive", tolerance=DEFAULT_TOLERANCE, confirm=2, max_rounds=None):
-    """``(pairs of round round_index, the PairSearch as rebuilt)``; PlanError when the records do not fit."""
-    search = PairSearch(hosts, seed=seed, tolerance=tolerance, mode=mode, confirm=confirm, max_rounds=max_rounds)
+def search_floor(run, hosts, judge: Judge | None = None) -> dict | None:
+    """The absolute floor of the search over ``hosts``: :func:`benchmarks.nic_floor` ``{floor, ..., source}`` or None.
+
+    Each host as the verdict will see it, from its record in ``run``: its facts, its claim and the profile
+    its recorded profile request chooses (``judge``, else the shipped profiles). Taken over every host of
+    the search, not over the ones measured so far, so that it is the same at every round and a replayed
+    plan stays the plan that ran. None when no host's NIC aggregate is known (the relative rule alone).
+    """
+    records = run.host_records()
+    nodes = []
+    for host in hosts:
+        record = records.get(host)
+        if not isinstance(record, dict):
+            continue
+        facts = record.get("facts") or {}
+        request = record.get("profile_request") or {}
+        choice = {"claim": record.get("claim"), "profile": request.get("profile"),
+                  "overrides": request.get("overrides")}
+        try:
+            judge = judge or Judge()
+            profile = judge.choose(facts, choice)[0]
+        except VerdictError:
+            # the verdict fails a bad profile choice by name; here the floor rests on the claim and the facts
+            profile = None
+        nodes.append(NodeContext(host, facts=facts, claim=record.get("claim"), profile=profile))
+    return nic_floor([nic_aggregate(node) for node in nodes])
+
+
+def plan(hosts, by_round, round_index, seed, mode="adaptive", tolerance=DEFAULT_TOLERANCE, confirm=2, max_rounds=None,
+         floor: float | None = None):
+    """``(pairs of round round_index, the PairSearch as rebuilt)``; PlanError when the records do not fit.
+
+    ``floor``: the absolute floor in GB/s (:func:`search_floor`), the same at every round of one search.
+    """
+    search = PairSearch(hosts, seed=seed, tolerance=tolerance, floor=floor, mode=mode, confirm=confirm, max_rounds=max_rounds)
     for index in range(round_index):
         planned = search.next_round()
         got = {pair: values[0] for pair, values in pair_measurements(by_round.get(index, [])).items()}

@@ -26,6 +26,13 @@ SETTINGS_VARS = (
     "gpufleet_iperf3_concurrent_ratio_min",
     "gpufleet_ib_write_lat_max_us",
     "gpufleet_burn_in_thresholds",
+    # the benchmarks the run asks for: each is a required item of every node (checks/evidence.py)
+    "gpufleet_benchmarks",
+    # a host's own level and burn-in choice, and the rails its network benchmarks use: what its level required of it
+    # (gpufleet/plan/levels.py, read by gpufleet/results/verdicts.py)
+    "gpufleet_level",
+    "gpufleet_burn_in",
+    "gpufleet_perftest_hca",
 )
 
 CLAIM_INTERCONNECTS = ("nvswitch", "nvlink_bridge_pairs", "pcie")
@@ -161,14 +168,25 @@ def validate(judge, choices):
 
 
 def verdict_lines(report, profiles):
-    """One line per node: ``host: VERDICT (profile p) - reasons``, as ``{host: line}``."""
+    """One line per node: ``host: VERDICT (profile p) - reasons``, as ``{host: line}``.
+
+    The reasons of an INCOMPLETE node are its unverified required items (checks/evidence.py), each
+    with why; a node judged against no claim says so after its profile.
+    """
     lines = {}
     for host, entry in sorted(report["nodes"].items()):
         if entry["unreachable"]:
             lines[host] = "%s: %s - %s" % (host, entry["verdict"], entry["unreachable"])
             continue
+        covered = entry.get("coverage") or {}
         reasons = [item["message"] for item in entry["checks"] if item["status"] in ("fail", "warn", "error")]
-        text = "%s: %s (profile %s)" % (host, entry["verdict"], profiles.get(host, {}).get("name"))
+        if entry["verdict"] == "INCOMPLETE":
+            reasons = ["not verified: %s" % reason for reason in covered.get("incomplete") or []] + reasons
+        text = "%s: %s (profile %s%s)" % (host, entry["verdict"], profiles.get(host, {}).get("name"),
+                                          "" if covered.get("claim", True) else "; judged against no claim")
+        if covered.get("label") and entry["verdict"] in ("ACCEPT", "ACCEPT WITH WARNINGS"):
+            # level quick: nothing was measured, the facts alone were judged
+            text = text[:-1] + "; %s)" % covered["label"]
         if reasons:
             text += " - " + "; ".join(" ".join(str(reason).split())[:300] for reason in reasons[:8])
             if len(reasons) > 8:

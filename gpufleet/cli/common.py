@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from typing import Any
 
@@ -18,22 +17,22 @@ import jmespath
 from jmespath import exceptions as jmespath_errors
 
 from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, utc_now
+from gpufleet.text import one_line
 
 # Exit codes of validate / demo / report / bundle.
 EXIT_OK = 0
 EXIT_FAILED = 1  # the run (or the command) itself failed: playbook error, bad inventory, invalid claim/profile, bad input
-EXIT_REJECTED = 2  # the run worked and some node is REJECTed or UNREACHABLE
+EXIT_REJECTED = 2  # the run worked and some node is REJECTed or UNREACHABLE (or was not judged: the run did not finish)
+EXIT_INCOMPLETE = 3  # the run worked, no node is rejected or unreachable, some node is INCOMPLETE (evidence missing)
 
 ACCEPTED = ("ACCEPT", "ACCEPT WITH WARNINGS")
-FAILING = ("REJECT", "UNREACHABLE")
+FAILING = ("REJECT", "UNREACHABLE", "INCOMPLETE")
 # Failing nodes first in every listing: what a reader must act on.
-VERDICT_ORDER = {"REJECT": 0, "UNREACHABLE": 1, None: 2, "ACCEPT WITH WARNINGS": 3, "ACCEPT": 4}
+VERDICT_ORDER = {"REJECT": 0, "UNREACHABLE": 1, "INCOMPLETE": 2, None: 3, "ACCEPT WITH WARNINGS": 4, "ACCEPT": 5}
 
 # The report renderer (gpufleet/report/render.py); where it is missing or broken, `validate`
 # still prints its summary and says that no report was rendered.
 RENDER_MODULE = "gpufleet.report.render"
-
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def say(text):
@@ -44,12 +43,9 @@ def say(text):
 
 def terminal_text(value, limit=None):
     """``value`` as one line a terminal shows as text: control and bidi characters (a node's hostname,
-    a tool's message) become ``\\xNN`` escapes, whitespace runs one space, cut at ``limit``."""
-    text = " ".join(str("" if value is None else value).split())
-    text = _UNPRINTABLE.sub(lambda match: "\\x%02x" % ord(match.group(0)) if ord(match.group(0)) < 256 else "\\u%04x" % ord(match.group(0)), text)
-    if limit and len(text) > limit:
-        text = text[: max(limit - 3, 1)] + "..."
-    return text
+    a tool's message) become ``\\xNN`` escapes, whitespace runs one space, cut at ``limit`` (gpufleet/text.py,
+    the one rule every output of node text follows)."""
+    return one_line(value, limit)
 
 
 def load_run(results_dir):
@@ -88,12 +84,18 @@ def failing_checks(record):
 
 def reasons(record, verdict, count=2):
     """The first ``count`` reasons for ``verdict`` in words: the failing checks of a REJECT, the warnings
-    of an ACCEPT WITH WARNINGS, the connection error of an UNREACHABLE node."""
+    of an ACCEPT WITH WARNINGS, the unverified required items of an INCOMPLETE node, the connection error of
+    an UNREACHABLE node."""
     record = record or {}
     if verdict == "UNREACHABLE":
         return [record.get("unreachable") or "unreachable"]
     if verdict is None:
         return ["not judged (the run did not finish)"]
+    if verdict == "INCOMPLETE":
+        found = ["not verified: %s" % reason for reason in ((record.get("coverage") or {}).get("incomplete") or [])]
+        found = found or ["required evidence not verified (see the report)"]
+        more = len(found) - count
+        return found[:count] + (["and %d more" % more] if more > 0 else [])
     wanted = ("fail",) if verdict == "REJECT" else ("warn", "error")
     found = [item.get("message") or item.get("id") for item in record.get("checks") or [] if isinstance(item, dict) and item.get("status") in wanted]
     more = len(found) - count
@@ -102,7 +104,7 @@ def reasons(record, verdict, count=2):
 
 def sort_nodes(verdicts):
     """Host names, failing nodes first, then by name."""
-    return sorted(verdicts, key=lambda host: (VERDICT_ORDER.get(verdicts[host], 2), host))
+    return sorted(verdicts, key=lambda host: (VERDICT_ORDER.get(verdicts[host], 3), host))
 
 
 def summary_table(verdicts, hosts, width=160):
@@ -119,28 +121,40 @@ def summary_table(verdicts, hosts, width=160):
     return "\n".join(lines)
 
 
-def fleet_line(verdicts):
-    """``fleet REJECT: 1 ACCEPT, 2 REJECT`` from the node verdicts."""
+def fleet_line(verdicts, fleet: dict | None = None) -> str:
+    """``fleet REJECT: 1 ACCEPT, 2 REJECT`` from the node verdicts; ``fleet ACCEPT (static checks only): 3 ACCEPT``
+    when ``fleet`` (fleet.json) carries its level's label and the fleet is accepted, as the playbook's fleet line
+    says."""
     counts = {}
     for verdict in verdicts.values():
         counts[verdict or "NOT JUDGED"] = counts.get(verdict or "NOT JUDGED", 0) + 1
     if any(verdict is None for verdict in verdicts.values()) or not verdicts:
-        fleet = "INCOMPLETE"
+        verdict_text = "NOT JUDGED"
     elif counts.get("REJECT"):
-        fleet = "REJECT"
+        verdict_text = "REJECT"
     elif counts.get("UNREACHABLE"):
-        fleet = "UNREACHABLE"
+        verdict_text = "UNREACHABLE"
+    elif counts.get("INCOMPLETE"):
+        verdict_text = "INCOMPLETE"
     elif counts.get("ACCEPT WITH WARNINGS"):
-        fleet = "ACCEPT WITH WARNINGS"
+        verdict_text = "ACCEPT WITH WARNINGS"
     else:
-        fleet = "ACCEPT"
-    order = ["ACCEPT", "ACCEPT WITH WARNINGS", "REJECT", "UNREACHABLE", "NOT JUDGED"]
-    return "fleet %s: %s" % (fleet, ", ".join("%d %s" % (counts[name], name) for name in order if counts.get(name)))
+        verdict_text = "ACCEPT"
+    order = ["ACCEPT", "ACCEPT WITH WARNINGS", "INCOMPLETE", "REJECT", "UNREACHABLE", "NOT JUDGED"]
+    # the label qualifies an ACCEPT only: nodes judged again since fleet.json was written may have made it a REJECT
+    label = (fleet or {}).get("label") if verdict_text in ACCEPTED else None
+    return "fleet %s%s: %s" % (verdict_text, " (%s)" % terminal_text(str(label), 80) if label else "",
+                               ", ".join("%d %s" % (counts[name], name) for name in order if counts.get(name)))
 
 
 def exit_code_for(verdicts):
-    """0 when every node is accepted (with or without warnings), 2 when any is rejected, unreachable or not judged."""
-    return EXIT_OK if verdicts and all(verdict in ACCEPTED for verdict in verdicts.values()) else EXIT_REJECTED
+    """0 when every node is accepted (with or without warnings); 2 when any is rejected, unreachable or not judged
+    (or there is no node); else 3 when any is INCOMPLETE (required evidence missing, nothing failed)."""
+    if verdicts and all(verdict in ACCEPTED for verdict in verdicts.values()):
+        return EXIT_OK
+    if not verdicts or any(verdict not in ACCEPTED + ("INCOMPLETE",) for verdict in verdicts.values()):
+        return EXIT_REJECTED
+    return EXIT_INCOMPLETE
 
 
 def renderer():

@@ -23,6 +23,7 @@ import sys
 
 from gpufleet.cli import validate
 from gpufleet.cli.common import EXIT_FAILED, EXIT_OK, add_output_arguments, json_output, say
+from gpufleet.cli.playbook_options import OptionsError, PlaybookOptions, add_playbook_arguments, program
 from gpufleet.collection import collection_root, is_bundled
 from gpufleet.results.store import default_run_id
 
@@ -51,9 +52,25 @@ def copy_inventory(root: str, workdir: str) -> str:
     return os.path.join(workdir, INVENTORY)
 
 
+def demo_command(args, options: PlaybookOptions, output) -> list[str]:
+    """``gpufleet demo`` with the arguments of this run, paths absolute, without ``--out``: the command
+    that resumes it (``validate.resume_command``)."""
+    command = program() + ["demo"]
+    for flag, value in (("--limit", args.limit), ("--profile", args.profile), ("--forks", args.forks),
+                        ("--workdir", os.path.abspath(args.workdir) if args.workdir else None)):
+        if value:
+            command += [flag, str(value)]
+    return command + options.arguments() + validate.output_arguments(output)
+
+
 def cmd_demo(args):
     output = json_output(args, "demo")
     if output is None:
+        return EXIT_FAILED
+    try:
+        options = PlaybookOptions.from_args(args)
+    except OptionsError as exc:
+        say("gpufleet demo: %s" % exc)
         return EXIT_FAILED
     root = checkout_root()
     if root is not None:
@@ -85,7 +102,10 @@ def cmd_demo(args):
         return EXIT_FAILED
     out = args.out or os.path.join(results_base, default_run_id())
     code = validate.validate([inventory], limit=args.limit, profile=args.profile, out=out, forks=args.forks,
-                             command="demo", output=output)
+                             command="demo", output=output, options=options,
+                             resume=demo_command(args, options, output))
+    if code > 128:  # interrupted before the verdict: the shell's code for the signal
+        return code
     return EXIT_FAILED if code == EXIT_FAILED else EXIT_OK
 
 
@@ -109,6 +129,7 @@ def add_parser(commands):
                              "(default: ./%s from an installed wheel; none from the source checkout, "
                              "which is used in place)" % DEFAULT_WORKDIR)
     parser.add_argument("--forks", type=int, metavar="N", help="hosts Ansible works on at once")
+    add_playbook_arguments(parser)
     add_output_arguments(parser, "\"values(hosts)[?verdict=='REJECT'].host\" (the rejected nodes)")
     parser.set_defaults(func=cmd_demo)
     return parser

@@ -8,7 +8,7 @@ so a user can check it before trusting a verdict built on it (``--query EXPR``: 
 JMESPath expression selects). Unparseable input, or a query that is not JMESPath, exits 1
 with a one-line error naming the line or the expression.
 
-The others live in ``cli_commands/``, one module each: ``validate`` (the acceptance playbook on
+The others live in ``gpufleet/cli/``, one module each: ``validate`` (the acceptance playbook on
 ansible-runner, with ``--retest-failed``), ``report`` (render a results directory again),
 ``bundle`` (the dispute bundle) and ``demo`` (the replayed simulated fleet of the checkout).
 """
@@ -25,6 +25,7 @@ from gpufleet.cli import validate
 from gpufleet.cli.common import add_output_arguments, json_output, print_json
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.registry import KINDS, parse
+from gpufleet.text import one_line
 
 EXIT_PARSE_ERROR = 1
 EXIT_USAGE = 2
@@ -44,12 +45,13 @@ def _cmd_parse(args):
     try:
         text = _read_input(args.file)
     except OSError as exc:
-        sys.stderr.write("gpufleet parse: cannot read %s: %s\n" % (args.file, exc.strerror or exc))
+        sys.stderr.write("gpufleet parse: cannot read %s: %s\n" % (one_line(args.file), one_line(exc.strerror or exc)))
         return EXIT_USAGE
     try:
         result = parse(args.kind, text)
     except ParseError as exc:
-        sys.stderr.write("gpufleet parse: %s: %s\n" % (args.file, " ".join(str(exc).split())))
+        # the message quotes the offending line: node text, shown with its control characters escaped
+        sys.stderr.write("gpufleet parse: %s: %s\n" % (one_line(args.file), one_line(exc)))
         return EXIT_PARSE_ERROR
     return print_json(output, result, "parse", compact=args.compact)
 

@@ -48,9 +48,9 @@ def cmd_report(args):
     if output.wanted:
         if print_json(output, results_json(run, fleet, hosts), "report") != EXIT_OK:
             return EXIT_FAILED
-        say(fleet_line(verdicts))  # stdout holds the JSON alone, for a pipe
+        say(fleet_line(verdicts, fleet))  # stdout holds the JSON alone, for a pipe
     else:
-        sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + fleet_line(verdicts) + "\n")
+        sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + fleet_line(verdicts, fleet) + "\n")
     if not report:
         say("gpufleet report: %s" % why)
         return EXIT_FAILED

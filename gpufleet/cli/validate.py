@@ -4,15 +4,23 @@
 """``gpufleet validate``: run ``playbooks/validate_cluster.yml`` through ansible-runner.
 
 Progress per phase goes to stderr (the phase is the task name's prefix: Preflight, Facts, Results,
-Verdict, Report; ``hosts done/total``), the summary table and the report's path to stdout (with
+Verdict, Report; for the plays of an imported playbook, the import's: Benchmarks, Burn-in;
+``hosts done/total``), the summary table and the report's path to stdout (with
 ``--output json`` or ``--query``: the run as results.json holds it, or what the JMESPath expression
 selects from that, alone on stdout, the other lines on stderr). Exit 0 when every
 node is accepted (ACCEPT or ACCEPT WITH WARNINGS), 2 when any is rejected or unreachable, 1 when the
 run itself failed (playbook error, bad inventory, invalid profile or claim: nothing was judged) or the
-query cannot be used (a bad expression is refused before anything runs).
+query cannot be used (a bad expression is refused before anything runs). The playbook's last task fails
+each node not accepted, and unreachable nodes make ansible-playbook exit 4: neither counts as a failed run
+once the verdicts are written (``judged_despite_rc``).
 
 ``--retest-failed PREVIOUS`` runs only the nodes REJECTed or UNREACHABLE in the results directory
-PREVIOUS and writes ``retest.json`` (cli_commands/retest.py) into the new results directory.
+PREVIOUS and writes ``retest.json`` (gpufleet/cli/retest.py) into the new results directory.
+
+``-e``, ``--tags``, ``--skip-tags``, ``--check`` and ``--level`` go to ansible-playbook as it takes them
+(playbook_options.py). A SIGINT or SIGTERM during the run is forwarded to ansible-playbook and waited for
+(interrupt.py); a run so stopped before its verdict prints the command that resumes it and exits 128 + the
+signal's number, one stopped after its verdict is reported as the finished run it is.
 """
 
 from __future__ import annotations
@@ -21,11 +29,15 @@ import os
 import shutil
 import sys
 import tempfile
+from contextlib import contextmanager
+from typing import Iterator
 
 import yaml
 
 from gpufleet import collection
 from gpufleet.cli import retest
+from gpufleet.cli.interrupt import Interruption, signal_name
+from gpufleet.cli.playbook_options import OptionsError, PlaybookOptions, add_playbook_arguments, program, resume_command
 from gpufleet.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -46,8 +58,27 @@ from gpufleet.cli.common import (
 from gpufleet.results.store import FLEET_FILE, RUN_FILE, ResultsError, default_run_id
 
 PLAYBOOK = "validate_cluster.yml"
-PHASES = ("Preflight", "Facts", "Results", "Verdict", "Report")
+PHASES = ("Preflight", "Facts", "Benchmarks", "Burn-in", "Results", "Verdict", "Report")
 RESULT_EVENTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runner_on_unreachable")
+# The playbook's last task: it fails each node that is not accepted, after the verdicts and the report are written
+# (gpufleet_fail_on_verdict); its failures mean "judged", not "the run failed".
+VERDICT_GATE = "Verdict | fail the run for a node that is not accepted"
+# ansible-playbook's exit status when hosts failed (2) or were unreachable (4)
+RC_HOSTS_FAILED, RC_HOSTS_UNREACHABLE = 2, 4
+# any fact_cache_type but "jsonfile" leaves ANSIBLE_CACHE_PLUGIN to the user's configuration (ansible-runner config/_base.py)
+FACT_CACHE_AS_CONFIGURED = "as-configured"
+
+
+def judged_despite_rc(rc: int, gate_started: bool, failed_tasks: set[str], unreachable: set[str]) -> bool:
+    """ansible-playbook exited non-zero only because the fleet was judged: it reached the verdict gate, every
+    failure was the gate's (a node not accepted) and otherwise hosts were unreachable (judged UNREACHABLE)."""
+    if rc == 0:
+        return True
+    if rc not in (RC_HOSTS_FAILED, RC_HOSTS_UNREACHABLE) or not gate_started or not (failed_tasks or unreachable):
+        return False
+    if rc == RC_HOSTS_UNREACHABLE and not unreachable:
+        return False
+    return all(task.startswith(VERDICT_GATE) for task in failed_tasks)
 
 
 def playbook_path():
@@ -55,15 +86,36 @@ def playbook_path():
     return collection.playbook(PLAYBOOK)
 
 
-def run_once_tasks(path):
-    """Names of the playbook's ``run_once`` tasks: their one result stands for every host."""
+def _plays(path: str) -> list:
+    """The plays (and imports) of the playbook at ``path``; none when it cannot be read."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
             plays = yaml.safe_load(handle) or []
     except (OSError, yaml.YAMLError):
-        return set()
+        return []
+    return [play for play in plays if isinstance(play, dict)] if isinstance(plays, list) else []
+
+
+def imported_play_phases(path: str) -> dict[str, str]:
+    """{play name: phase} for the plays of the playbooks ``path`` imports. Their tasks are named by step
+    ("Single node | ...", and "Preflight | ..." of their own), not by phase: the phase is the first word of the
+    import's name ("Benchmarks (playbooks/benchmark.yml), ..."), told by the play's start."""
+    phases = {}
+    for entry in _plays(path):
+        target = entry.get("ansible.builtin.import_playbook") or entry.get("import_playbook")
+        phase = str(entry.get("name") or "").split(" ", 1)[0]
+        if not target or phase not in PHASES:
+            continue
+        for play in _plays(os.path.join(os.path.dirname(path), str(target))):
+            if play.get("name"):
+                phases[str(play["name"])] = phase
+    return phases
+
+
+def run_once_tasks(path):
+    """Names of the playbook's ``run_once`` tasks: their one result stands for every host."""
     names = set()
-    for play in plays if isinstance(plays, list) else []:
+    for play in _plays(path):
         for task in (play or {}).get("tasks") or []:
             if isinstance(task, dict) and task.get("run_once") and task.get("name"):
                 names.add(str(task["name"]))
@@ -77,16 +129,18 @@ class Progress:
     by task: a line ``<Phase> <done>/<total> hosts done: <task>`` is written when the task has a
     result (ok, failed, skipped, unreachable) for every host still in the play, and on fleets of
     20 hosts or more also at each tenth on the way. A ``run_once`` task's single result counts for
-    every host; a host that failed a task without ``ignore_errors`` has left the play and counts as
-    done from then on. The total is the play's host list, read from run.json once the preflight has
+    every host; a host that failed a task without ``ignore_errors``, or was unreachable, has left the play
+    and counts as done from then on. The total is the play's host list, read from run.json once the preflight has
     written it (the lines of the first preflight task are therefore not shown). ``run_once`` tasks
     are known from the playbook, or, inside roles, by their single result (see ``_end_task``).
     """
 
-    def __init__(self, results_dir, once=(), write=say, command="validate"):
+    def __init__(self, results_dir, once=(), write=say, command="validate", plays: dict[str, str] | None = None):
         self.results_dir = results_dir
         self.command = command
         self.once = set(once)
+        # {play name: phase} of the imported playbooks (imported_play_phases)
+        self.plays = dict(plays or {})
         self.write = write
         self.hosts = None
         self.phase = None
@@ -95,6 +149,10 @@ class Progress:
         self.dropped = set()
         self.shown = None
         self.failures = []
+        # what the exit status of ansible-playbook is made of (judged_despite_rc)
+        self.gate_started = False
+        self.failed_tasks = set()
+        self.unreachable = set()
 
     def _load_hosts(self):
         try:
@@ -126,20 +184,26 @@ class Progress:
         if self.shown != len((self.done | self.dropped) & set(self.hosts)):
             self._show(force=True)
 
+    def _advance(self, phase: str | None) -> None:
+        """Phases only move forward: a role run late in the play may name its own checks "Preflight | ...", as
+        benchmark.yml names its own first tasks."""
+        if phase in PHASES and (self.phase is None or PHASES.index(phase) > PHASES.index(self.phase)):
+            self.phase = phase
+
     def __call__(self, event):
         kind = event.get("event")
         data = event.get("event_data") or {}
         task = str(data.get("task") or "")
         if kind in ("playbook_on_task_start", "playbook_on_stats"):
             self._end_task()
+        if kind == "playbook_on_play_start":
+            self._advance(self.plays.get(str(data.get("play") or data.get("name") or "")))
         if kind == "playbook_on_task_start":
-            prefix = task.split("|", 1)[0].strip() if "|" in task else None
-            # phases only move forward: a role run late in the play may name its own checks "Preflight | ..."
-            if prefix in PHASES and (self.phase is None or PHASES.index(prefix) > PHASES.index(self.phase)):
-                self.phase = prefix
+            self._advance(task.split("|", 1)[0].strip() if "|" in task else None)
             self.task = task
             self.done = set()
             self.shown = None
+            self.gate_started = self.gate_started or task.startswith(VERDICT_GATE)
         elif kind in RESULT_EVENTS:
             host = str(data.get("host") or "")
             if self.hosts is None and task.startswith("Preflight") and kind == "runner_on_ok":
@@ -148,7 +212,12 @@ class Progress:
                 self.done = set(self.hosts or [host])
             else:
                 self.done.add(host)
+            if kind == "runner_on_unreachable":
+                # unless gpufleet_fail_on_verdict is false it has left the play, as a failed host has: done from now on
+                self.unreachable.add(host)
+                self.dropped.add(host)
             if kind == "runner_on_failed" and not data.get("ignore_errors"):
+                self.failed_tasks.add(task)
                 self.dropped.add(host)
                 res = data.get("res") or {}
                 self.failures.append("%s: %s: %s" % (terminal_text(host), task, terminal_text(res.get("msg") or "failed", 2000)))
@@ -183,32 +252,104 @@ def runner_env():
     # ansible-playbook runs in runner's private directory: keep the ansible.cfg of where the user stands
     if "ANSIBLE_CONFIG" not in os.environ and os.path.isfile("ansible.cfg"):
         env["ANSIBLE_CONFIG"] = os.path.abspath("ansible.cfg")
+    # ansible-runner sets ANSIBLE_HOST_KEY_CHECKING=False unless the environment names it: a node whose host key
+    # changed (an impostor) would be judged. Ansible's own policy (its default, ansible.cfg) is passed on instead.
+    if "ANSIBLE_HOST_KEY_CHECKING" not in os.environ:
+        env["ANSIBLE_HOST_KEY_CHECKING"] = host_key_checking(env.get("ANSIBLE_CONFIG") or os.environ.get("ANSIBLE_CONFIG"))
     return env
 
 
+def host_key_checking(config_file: str | None) -> str:
+    """``True`` or ``False``: the host-key checking ansible-playbook would apply with ``config_file`` (or the
+    ansible.cfg Ansible finds: ./ansible.cfg, ~/.ansible.cfg, /etc/ansible/ansible.cfg); Ansible's default, True,
+    when none says otherwise. An inventory's ``ansible_host_key_checking`` and its ssh arguments
+    (``StrictHostKeyChecking=yes``) still apply per host, as with ansible-playbook."""
+    try:
+        # Ansible's own reading of its configuration (ini, environment, default); Ansible is the CLI's dependency
+        from ansible.config.manager import ConfigManager  # pylint: disable=import-outside-toplevel
+        value = ConfigManager(conf_file=config_file).get_config_value("HOST_KEY_CHECKING")
+    except Exception:  # pylint: disable=broad-except  # an unreadable config: the safe side, Ansible's default
+        value = True
+    return "False" if value is False else "True"
+
+
 def _error_lines(runner):
-    """What Ansible said went wrong, from the run's captured output."""
+    """What Ansible said went wrong, from the run's captured output; a failure Ansible ignored (``...ignoring``
+    on the next line: ignore_errors) is no cause of anything and is left out."""
     try:
         text = runner.stdout.read()
     except (AttributeError, OSError, ValueError):
         return []
-    wanted = [line for line in text.splitlines() if "ERROR" in line or "fatal:" in line or "FAILED!" in line or "[WARNING]: Unable to parse" in line]
+    lines = text.splitlines()
+    wanted = [line for index, line in enumerate(lines)
+              if ("ERROR" in line or "fatal:" in line or "FAILED!" in line or "[WARNING]: Unable to parse" in line)
+              and not (index + 1 < len(lines) and lines[index + 1].strip() == "...ignoring")]
     return [terminal_text(line, 2000) for line in wanted[-20:]]
 
 
-def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None, progress=None):
-    """Run the validation playbook; returns ``(rc, status, errors, private_dir)``.
+@contextmanager
+def child_signal_recorded(record: dict) -> Iterator[dict]:
+    """Within the block, ``record["signal"]`` is set to the signal that ended ansible-playbook, if one did.
 
-    ``private_dir`` is runner's directory (its artifacts hold the full Ansible output); the caller
-    removes it when the run went well.
+    ansible-runner keeps only pexpect's ``exitstatus``, None for a process a signal ended (SIGKILL by the
+    kernel's OOM killer or a user): the number is read from pexpect's ``signalstatus`` when the child is closed.
     """
-    # ansible-runner is a dependency of the gpufleet CLI, not of the collection's plugins: imported only here
-    import ansible_runner  # pylint: disable=import-outside-toplevel
+    import pexpect  # pylint: disable=import-outside-toplevel  # ansible-runner's own dependency, as ansible_runner
 
-    private_dir = tempfile.mkdtemp(prefix="gpufleet-runner-")
+    original = pexpect.spawn.close
+
+    def close(child, force=True):
+        try:
+            return original(child, force)
+        finally:
+            if getattr(child, "signalstatus", None) is not None:
+                record["signal"] = child.signalstatus
+
+    pexpect.spawn.close = close
+    try:
+        yield record
+    finally:
+        pexpect.spawn.close = original
+
+
+def playbook_outcome(rc: int | None, status: str | None) -> str:
+    """How ansible-playbook ended, in words: ``exit 2``, ``killed by signal 9 (SIGKILL)``, ``no exit status``.
+    A negative ``rc`` is the signal that ended it (run_playbook)."""
+    if rc is None:
+        return "ansible-playbook %s with no exit status (ended by a signal that could not be told)" % (status or "ended")
+    if rc < 0:
+        return "ansible-playbook killed by signal %d (%s), not stopped by gpufleet" % (-rc, signal_name(-rc))
+    return "ansible-playbook %s, exit %s" % (status, rc)
+
+
+def on_disk(results_dir: str, run: dict | None, fleet: dict | None, hosts: dict | None) -> str:
+    """What a run that ended early left in its results directory: run.json, the host records (of how many
+    hosts of the run, which ones), whether fleet.json was written."""
+    if run is None:
+        what = "no run.json: the run stopped before its results directory was made" if not os.path.isdir(results_dir) \
+            else "no readable run.json (nothing of this run can be resumed from it)"
+        return "on disk in %s: %s" % (results_dir, what)
+    names = sorted(hosts or {})
+    total = len(run.get("hosts") or [])
+    shown = ", ".join(terminal_text(name, 60) for name in names[:10]) + (", ..." if len(names) > 10 else "")
+    records = "host records of %d of %d host(s)%s" % (len(names), total, ": " + shown if names else "")
+    verdicts = "fleet.json written (the verdicts)" if fleet is not None else "no fleet.json (nothing judged)"
+    return "on disk in %s: run.json (status %s), %s, %s" % (results_dir, terminal_text(run.get("status")), records, verdicts)
+
+
+def runner_kwargs(private_dir: str, inventories: list[str], results_dir: str, limit: str | None = None,
+                  profile: str | None = None, forks: int | None = None,
+                  options: PlaybookOptions | None = None) -> dict:
+    """The ``ansible_runner.run`` arguments of a run (without its event handler and cancel callback).
+
+    The user's ``-e`` and ``--check`` go into ``cmdline``, which ansible-runner puts before its own
+    ``-e`` of ``extravars``: the CLI's variables (``--out``, ``--profile``, ``--level``) are read last and win.
+    """
+    options = options or PlaybookOptions()
     extravars = {"gpufleet_results_dir": results_dir}
     if profile:
         extravars["gpufleet_profile"] = profile
+    extravars.update(options.extravars())
     kwargs = {
         "private_data_dir": private_dir,
         "playbook": playbook_path(),
@@ -217,15 +358,49 @@ def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None,
         "envvars": runner_env(),
         "quiet": True,
         "suppress_env_files": True,
-        "event_handler": progress,
+        # not runner's default "jsonfile" (ANSIBLE_CACHE_PLUGIN=jsonfile, one file per host name: a host named
+        # rack1/node1 crashed the run): the fact cache ansible-playbook has, Ansible's default or ansible.cfg's
+        "fact_cache_type": FACT_CACHE_AS_CONFIGURED,
     }
+    kwargs.update(options.runner_kwargs())
     if limit:
         kwargs["limit"] = limit
     if forks:
         kwargs["forks"] = forks
-    runner = ansible_runner.run(**kwargs)
-    errors = _error_lines(runner) if runner.rc != 0 else []
-    return runner.rc, runner.status, errors, private_dir
+    return kwargs
+
+
+def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None, progress=None,
+                 options: PlaybookOptions | None = None, interruption: Interruption | None = None):
+    """Run the validation playbook; returns ``(rc, status, errors, private_dir)``: ``rc`` is ansible-playbook's exit
+    status, minus the signal's number when a signal ended it (SIGKILL: -9), None when that is not known.
+
+    ``private_dir`` is runner's directory (its artifacts hold the full Ansible output); the caller
+    removes it when the run went well. With ``interruption``, a SIGINT or SIGTERM during the run is
+    forwarded to ansible-playbook, which is waited for (``Interruption``), instead of ending the CLI.
+    """
+    # ansible-runner is a dependency of the gpufleet CLI, not of the collection's plugins: imported only here
+    import ansible_runner  # pylint: disable=import-outside-toplevel
+
+    private_dir = tempfile.mkdtemp(prefix="gpufleet-runner-")
+    kwargs = runner_kwargs(private_dir, inventories, results_dir, limit=limit, profile=profile, forks=forks,
+                           options=options)
+    interruption = interruption or Interruption()
+
+    def on_event(event):
+        interruption.watch(event)
+        return progress(event) if progress is not None else True
+
+    kwargs["event_handler"] = on_event
+    kwargs["cancel_callback"] = interruption.cancel
+    ended = {}
+    with interruption.installed(), child_signal_recorded(ended):
+        runner = ansible_runner.run(**kwargs)
+    rc = runner.rc
+    if rc is None and ended.get("signal"):
+        rc = -int(ended["signal"])  # as subprocess has it: killed by that signal
+    errors = _error_lines(runner) if rc != 0 else []
+    return rc, runner.status, errors, private_dir
 
 
 def current_report(results_dir):
@@ -238,7 +413,7 @@ def current_report(results_dir):
 
 
 def report_and_summary(results_dir, verdicts, hosts, extra_lines=(), rerender=False, output: JsonOutput | None = None,
-                       document: dict | None = None, command: str = "validate") -> int:
+                       document: dict | None = None, command: str = "validate", fleet: dict | None = None) -> int:
     """Render the report (unless the playbook already did and nothing was added since), print the
     summary table, the fleet line and where the report is.
 
@@ -247,7 +422,7 @@ def report_and_summary(results_dir, verdicts, hosts, extra_lines=(), rerender=Fa
     report, why = (current_report(results_dir), None) if not rerender else (None, None)
     if not report:
         report, why = render_report(results_dir)
-    lines = [fleet_line(verdicts), *extra_lines, "results: %s" % results_dir,
+    lines = [fleet_line(verdicts, fleet), *extra_lines, "results: %s" % results_dir,
              "report: %s" % report if report else "report: not rendered: %s" % why]
     if output is not None and output.wanted:
         if print_json(output, document, command) != EXIT_OK:
@@ -260,15 +435,55 @@ def report_and_summary(results_dir, verdicts, hosts, extra_lines=(), rerender=Fa
     return EXIT_OK
 
 
+def output_arguments(output: JsonOutput | None) -> list[str]:
+    """``--output json`` or ``--query EXPR`` as given (for the resume command)."""
+    if output is None or not output.wanted:
+        return []
+    return ["--query", output.query] if output.query is not None else ["--output", "json"]
+
+
+def validate_command(inventory: list[str], limit: str | None = None, profile: str | None = None,
+                     retest_failed: str | None = None, forks: int | None = None,
+                     options: PlaybookOptions | None = None, output: JsonOutput | None = None) -> list[str]:
+    """``gpufleet validate`` with these options, paths absolute (inventories as ``_inventories`` gives
+    them): the command that resumes the run, with ``--out`` added (``resume_command``)."""
+    command = program() + ["validate"]
+    for source in inventory:
+        command += ["-i", source]
+    for flag, value in (("--limit", limit), ("--profile", profile), ("--forks", forks),
+                        ("--retest-failed", os.path.abspath(retest_failed) if retest_failed else None)):
+        if value:
+            command += [flag, str(value)]
+    return command + (options or PlaybookOptions()).arguments() + output_arguments(output)
+
+
+def verdicts_written(run: dict | None, fleet: dict | None) -> bool:
+    """fleet.json holds this run's verdicts: the run finished, or fleet.json was written after the run
+    (re)started (a resumed directory's fleet.json of an earlier run does not count)."""
+    if not run or not fleet or not fleet.get("node_verdicts"):
+        return False
+    if run.get("status") == "finished":
+        return True
+    started = max([str(run.get("started") or "")] + [str(stamp) for stamp in run.get("resumed") or []])
+    return str(fleet.get("generated") or "") >= started
+
+
 def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, forks=None, command="validate",
-             output: JsonOutput | None = None):
+             output: JsonOutput | None = None, options: PlaybookOptions | None = None,
+             resume: list[str] | None = None):
     """The whole of ``gpufleet validate``; returns the exit code. ``output``: the ``--output``/``--query``
-    asked for (the table when None)."""
+    asked for (the table when None); ``options``: what else goes to ansible-playbook (``-e``, tags,
+    ``--check``, ``--level``); ``resume``: the command (without ``--out``) that resumes an interrupted
+    run (default: ``gpufleet validate`` with these arguments)."""
     inventories, problem = _inventories(inventory)
     if problem:
         say("gpufleet %s: %s" % (command, problem))
         return EXIT_FAILED
     results_dir = os.path.abspath(out or os.path.join("results", default_run_id()))
+    options = options or PlaybookOptions()
+    if resume is None:
+        resume = validate_command(inventories, limit=limit, profile=profile, retest_failed=retest_failed, forks=forks,
+                                  options=options, output=output)
     retested = None
     if retest_failed:
         previous = os.path.abspath(retest_failed)
@@ -287,20 +502,57 @@ def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, 
         limit = ",".join(retested) + (",&" + limit if limit else "")
     if os.path.exists(os.path.join(results_dir, RUN_FILE)):
         say("gpufleet %s: %s holds an earlier run: resuming it (hosts already gathered are not gathered again)" % (command, results_dir))
-    progress = Progress(results_dir, once=run_once_tasks(playbook_path()), command=command)
-    rc, status, errors, private_dir = run_playbook(inventories, results_dir, limit=limit, profile=profile, forks=forks, progress=progress)
+    progress = Progress(results_dir, once=run_once_tasks(playbook_path()), command=command,
+                        plays=imported_play_phases(playbook_path()))
+    interruption = Interruption(label="gpufleet %s" % command)
+    rc, status, errors, private_dir = run_playbook(inventories, results_dir, limit=limit, profile=profile, forks=forks,
+                                                   progress=progress, options=options, interruption=interruption)
     finished = False
     try:
         run, fleet, hosts = load_run(results_dir)
         finished = fleet is not None and run.get("status") == "finished"
     except ResultsError:
         run = fleet = hosts = None
+    if interruption.signum is not None:
+        name = signal_name(interruption.signum)
+        if interruption.killed:
+            say("gpufleet %s: ansible-playbook did not end within %ds of the %s: it was killed"
+                % (command, interruption.grace_s, name))
+        if not verdicts_written(run, fleet):
+            phase = "the %s phase" % progress.phase if progress.phase else "its start"
+            say("gpufleet %s: interrupted (%s) in %s, before the verdict: nothing was judged%s"
+                % (command, name, phase, "; what was gathered is kept in %s" % results_dir if run is not None else ""))
+            say("gpufleet %s: resume with: %s" % (command, resume_command(resume, results_dir)))
+            say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
+            return interruption.exit_code
+        # the verdicts are on disk: the run is over but for its report, rendered below when missing
+        say("gpufleet %s: interrupted (%s) after the verdict was written: the run is complete" % (command, name))
+        rc, finished = 0, True
+    if rc != 0 and finished and judged_despite_rc(rc, progress.gate_started, progress.failed_tasks,
+                                                  progress.unreachable):
+        rc = 0  # the playbook failed the nodes it did not accept: the exit code comes from the verdicts below
+    if (rc is None or rc < 0) and verdicts_written(run, fleet):
+        say("gpufleet %s: %s after the verdict was written: the run is complete" % (command, playbook_outcome(rc, status)))
+        rc, finished = 0, True
+    if rc is None or rc < 0:
+        # ended by a signal from outside (the OOM killer, kill -9): no node error is its cause; say what is kept
+        say("gpufleet %s: the run failed (%s); nothing was judged" % (command, playbook_outcome(rc, status)))
+        say("  " + on_disk(results_dir, run, fleet, hosts))
+        for line in progress.failures:
+            say("  earlier node failure (not the cause): " + line)
+        if run is not None:
+            say("  resume with: %s" % resume_command(resume, results_dir))
+        say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
+        return EXIT_FAILED
     if rc != 0 or not finished:
-        say("gpufleet %s: the run failed (ansible-playbook %s, exit %s); nothing was judged" % (command, status, rc))
+        say("gpufleet %s: the run failed (%s); nothing was judged" % (command, playbook_outcome(rc, status)))
         for line in progress.failures or errors:
             say("  " + line)
         if run is None and rc == 0:
             say("  no results were written: no host of the inventory matched%s" % (" --limit %s" % limit if limit else ""))
+        elif rc == 0 and (options.tags or options.skip_tags):
+            say("  --tags/--skip-tags left out the verdict (the plays tagged report); what was gathered is kept in %s"
+                % results_dir)
         say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
         return EXIT_FAILED
     shutil.rmtree(private_dir, ignore_errors=True)
@@ -312,7 +564,7 @@ def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, 
     run_document = results_json(run, fleet, hosts) if output is not None and output.wanted else None
     # retest.json is written after the playbook rendered its report: render it again to show the diff
     shown = report_and_summary(results_dir, verdicts, hosts, extra, rerender=retested is not None,
-                               output=output, document=run_document, command=command)
+                               output=output, document=run_document, command=command, fleet=fleet)
     if shown != EXIT_OK:
         return EXIT_FAILED
     return exit_code_for(verdicts)
@@ -322,8 +574,13 @@ def cmd_validate(args):
     output = json_output(args, "validate")
     if output is None:
         return EXIT_FAILED
+    try:
+        options = PlaybookOptions.from_args(args)
+    except OptionsError as exc:
+        say("gpufleet validate: %s" % exc)
+        return EXIT_FAILED
     return validate(args.inventory, limit=args.limit, profile=args.profile, out=args.out,
-                    retest_failed=args.retest_failed, forks=args.forks, output=output)
+                    retest_failed=args.retest_failed, forks=args.forks, output=output, options=options)
 
 
 def add_parser(commands):
@@ -343,6 +600,7 @@ def add_parser(commands):
     parser.add_argument("--retest-failed", metavar="PREVIOUS_RESULTS",
                         help="run only the nodes REJECTed or UNREACHABLE in this earlier results directory and write retest.json, the diff")
     parser.add_argument("--forks", type=int, metavar="N", help="hosts Ansible works on at once")
+    add_playbook_arguments(parser)
     add_output_arguments(parser, "\"values(hosts)[?verdict=='REJECT'].host\" (the rejected nodes)")
     parser.set_defaults(func=cmd_validate)
     return parser

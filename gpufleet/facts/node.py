@@ -54,12 +54,26 @@ def group_results(host, requested, module_result):
             out[name] = {"changed": False, "failed": True, "msg": entry.get("msg") or "%s failed without a message" % name, "raw": raw}
             continue
         try:
-            facts = build(RawReader(host, raw))
+            facts = build_group(host, name, build, raw)
         except FactError as exc:
             out[name] = {"changed": False, "failed": True, "msg": str(exc), "raw": raw}
             continue
         out[name] = {"changed": False, "raw": raw, "ansible_facts": facts}
     return out
+
+
+def build_group(host, name, build, raw):
+    """``build(RawReader(host, raw))``; any exception of a builder or parser becomes a FactError for this group alone.
+
+    Parsers refuse what they cannot read with ParseError (a FactError by then); anything else one raises
+    (a RecursionError, a bug meeting odd node output) must still not lose the other groups' facts.
+    """
+    try:
+        return build(RawReader(host, raw))
+    except FactError:
+        raise
+    except Exception as exc:  # pylint: disable=broad-exception-caught  # one group's failure must not lose the others
+        raise FactError("%s: %s facts could not be built: %s: %s" % (host, name, type(exc).__name__, str(exc)[:300])) from None
 
 
 def separate_results(host, requested, args, execute, module_options):
@@ -92,7 +106,7 @@ def separate_results(host, requested, args, execute, module_options):
         outcome["changed"] = False
         if not module_result.get("failed"):
             try:
-                outcome["ansible_facts"] = build(RawReader(host, module_result.get("raw") or {}))
+                outcome["ansible_facts"] = build_group(host, name, build, module_result.get("raw") or {})
             except FactError as exc:
                 outcome.update(failed=True, msg=str(exc))
         out[name] = outcome

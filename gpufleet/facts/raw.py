@@ -60,7 +60,19 @@ class RawReader:
             return parse(kind, text)
         except ParseError as exc:
             where = " line %d:" % exc.line if exc.line is not None else ""
-            raise FactError("%s: cannot read `%s` output:%s %s" % (self.host, self.command_label(key), where, exc.message)) from None
+            raise FactError("%s: cannot read `%s` output:%s %s%s" % (self.host, self.command_label(key), where, exc.message,
+                                                                     self.truncation(key))) from None
+
+    def truncation(self, key: str) -> str:
+        """`` (output truncated: ...)`` when the node cut command ``key``'s output at its cap, else ""."""
+        entry = self.raw.get(key) or {}
+        if not entry.get("truncated"):
+            return ""
+        printed = entry.get("stdout_bytes")
+        kept = len((entry.get("stdout") or "").encode("utf-8", errors="replace"))
+        if not isinstance(printed, int):
+            return " (output truncated on the node)"
+        return " (output truncated on the node: it printed %d bytes, the first %d were kept)" % (printed, kept)
 
     def optional(self, key, kind, allow_rc=(0,)):
         """Like parsed(), but a tool that is absent yields None (e.g. ibstat on a box without RDMA)."""

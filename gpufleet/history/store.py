@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The health history store: one SQLite file on the controller, one row per (run, host, GPU).
 
-Each health check (or burn-in) appends its per-GPU summaries (burnin/samples.py ``summarise``):
+Each health check (or burn-in) appends its per-GPU summaries (gpufleet/facts/nvml_samples.py ``summarise``):
 temperature mean/min/max/p95, SM clock median, power mean and every error counter's value at the
 end of the run. The store answers each GPU's series over runs and flags drift::
 

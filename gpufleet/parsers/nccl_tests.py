@@ -16,6 +16,12 @@ hypercube).
   wrapped over a few lines is joined), NCCL WARN lines (multi-line WARNs joined) and the
   parser's own findings (``no result rows``...; ``line`` is None for those about the whole
   text). ``line`` is 1-based in the text as given.
+- ``cause`` (str|None): for a failed run, why it failed in one line: the first NCCL WARN that
+  is not routine (``Could not find a path for pattern N, falling back to simple order`` is), with
+  the first ``Test NCCL failure ... 'unhandled cuda error'`` line after ``; `` when there is one;
+  else that line, an NCCL ``NCCL failure``/``Cuda failure``/``Abort`` line, or the first other
+  error line. The ``.. host pid N: Test failure file.cu:line`` backtrace lines nccl-tests prints
+  last are never the cause. None for a run that did not fail.
 - ``warnings`` (list[{line, text, host}]): the NCCL WARN lines alone.
 - ``ranks`` (int|None): number of ranks: the largest of (highest ``Rank N`` of the
   ``# Using devices`` lines + 1) and the largest ``nranks N`` of NCCL INFO lines.
@@ -52,6 +58,10 @@ hypercube).
 - ``wrong_total`` (int|float|None): sum of the non-None ``#wrong`` cells (None for the old
   ``error`` column or when every cell is N/A); ``max_error`` (float|None): largest old
   ``error`` cell.
+- ``validated`` (bool|None): False when the run did not check its results: ``validation: 0``
+  in the ``# nThread`` line (``-c 0``; nccl-tests then prints ``#wrong`` as ``N/A``, older
+  versions as ``0``) or every ``#wrong`` cell ``N/A``; True when ``validation`` is 1 or more, or
+  (without that line) a ``#wrong``/``error`` cell holds a number; None without rows or header.
 - ``out_of_bounds`` (int|None) and ``out_of_bounds_status`` (``"OK"``|``"FAILED"``|None):
   ``# Out of bounds values : 108 FAILED``.
 - ``complete`` (bool): the footer (``Out of bounds values``, ``Avg bus bandwidth`` or
@@ -131,6 +141,27 @@ _FAILURE_PATTERNS = (
 )
 # NCCL INFO lines that mean the communicator died.
 _NCCL_ABORT_RE = re.compile(r"Abort COMPLETE|NCCL failure|Cuda failure")
+# A WARN NCCL prints on healthy runs too (graph search on machines without NVLink), never a failure's cause.
+_ROUTINE_WARN_RE = re.compile(r"Could not find a path for pattern \d+, falling back to simple order")
+# The stack nccl-tests unwinds after a failure (`` .. host pid N: Test failure common.cu:937``): where, not why.
+_BACKTRACE_RE = re.compile(r"^\.\.\s+\S+\s+pid\s+\d+:\s+Test failure\b")
+_TEST_FAILURE_RE = re.compile(r"Test (?:NCCL |CUDA )?failure\b")
+_WALL_CLOCK_RE = re.compile(r"^\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\s*")
+
+
+def _cause(errors: list) -> str | None:
+    """Why a failed run failed, in one line (module docstring, ``cause``)."""
+    lines = [_WALL_CLOCK_RE.sub("", str(item["text"])).strip() for item in errors]
+    lines = [line for line in lines if line and not _BACKTRACE_RE.match(line)]
+    warn = next((line for line in lines if " NCCL WARN " in " %s " % line and not _ROUTINE_WARN_RE.search(line)), None)
+    test = next((line for line in lines if _TEST_FAILURE_RE.search(line)), None)
+    if warn and test:
+        return "%s; %s" % (warn[:200], test[:150])
+    if warn or test:
+        return (warn or test)[:300]
+    aborted = next((line for line in lines if _NCCL_ABORT_RE.search(line)), None)
+    other = next((line for line in lines if not _ROUTINE_WARN_RE.search(line)), None)
+    return (aborted or other or "")[:300] or None
 
 
 def _number(cell, number, what):
@@ -268,6 +299,7 @@ def _new_result():
     return {
         "failed": False,
         "errors": [],
+        "cause": None,
         "warnings": [],
         "ranks": None,
         "hosts": [],
@@ -287,6 +319,7 @@ def _new_result():
         "busbw_at_largest_size_gbs": None,
         "wrong_total": None,
         "max_error": None,
+        "validated": None,
         "out_of_bounds": None,
         "out_of_bounds_status": None,
         "complete": False,
@@ -523,6 +556,18 @@ class _Reader:
             )
         res["failed"] = self.failure
         res["errors"].sort(key=lambda item: (item["line"] is None, item["line"] or 0))
+        res["cause"] = _cause(res["errors"]) if res["failed"] else None
+        res["validated"] = self._validated()
+
+    def _validated(self):
+        """False: the run did not check its results (-c 0); True: it did; None: cannot tell."""
+        validation = (self.res["params"] or {}).get("validation")
+        if validation is not None:
+            return validation > 0
+        cells = [half["wrong"] for row in self.res["rows"] for half in (row["out_of_place"], row["in_place"])]
+        if not cells:
+            return None
+        return any(cell is not None for cell in cells)
 
     def _summarise_rows(self):
         res = self.res

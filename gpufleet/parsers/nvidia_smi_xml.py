@@ -69,8 +69,8 @@ and leading shell command lines (``$ nvidia-smi -q -x``) are handled.
 
 Raises :class:`ParseError` (1-based line) for: empty input, text that is not XML (quoted, e.g.
 "NVIDIA-SMI has failed ..."), malformed XML (expat's line: truncation, junk after the document,
-control characters, undefined entities), a root other than <nvidia_smi_log>, no <gpu> element, a
-normalised value that is not a number / yes-no (line of its element).
+control characters, undefined entities), elements nested more than ``MAX_DEPTH`` (64) deep (line of
+the element too deep), a root other than <nvidia_smi_log>, no <gpu> element, a normalised value that is not a number / yes-no (line of its element).
 """
 
 from __future__ import annotations
@@ -82,6 +82,9 @@ from gpufleet.parsers.common import ParseError, is_not_available, parse_number
 from gpufleet.parsers.nvidia_smi_nvlink import is_command_line, prepare_lines
 
 KIND = "nvidia-smi-xml"
+# Real output nests about 6 deep (nvidia_smi_log/gpu/clocks_event_reasons/...); the tree is walked recursively,
+# so deeper nesting (hostile or broken output) is refused while it is parsed, before any recursion.
+MAX_DEPTH = 64
 
 _DOCTYPE_RE = re.compile(r"<!DOCTYPE\s+[\w.:-]+(?:\s+(?:SYSTEM|PUBLIC)(?:\s+(?:\"[^\"<>\[]*\"|'[^'<>\[]*'))+)?\s*>")
 _DTD_NAME_RE = re.compile(r"[\"']([^\"']*\.dtd)[\"']")
@@ -145,6 +148,8 @@ def _build_tree(text, linemap):
     roots = []
 
     def start(tag, attrib):
+        if len(stack) >= MAX_DEPTH:
+            raise ParseError("elements nested more than %d deep (nvidia-smi nests about 6)" % MAX_DEPTH, kind=KIND)
         node = _Node(tag, dict(attrib), where(parser.CurrentLineNumber))
         if stack:
             stack[-1].children.append(node)

@@ -451,8 +451,10 @@ def derive(nodes, cluster_cidr=None, overrides=None, host_overrides=None):
 
     ``nodes``: ``{host: {"nic": gpufleet_nic, "nccl_version": "2.18.3"|None, "claim": dict|None}}``.
     Returns ``{"hosts": {host: {env, why, fabric, rails, excluded, warnings, overridden}},
-    "problems": [...], "fleet": {...}}``. A problem names its host; the role refuses to write
-    anything while there is one.
+    "problems": [...], "fleet": {ib, rdma_hosts, without_rails, plugin_fabrics}}``. A problem names its
+    host; the role refuses to write anything while there is one. ``NCCL_IB_DISABLE`` is per node: ``0``
+    on every node with Active compute rails, ``1`` on a node without (``without_rails``), which the
+    benchmarks leave out of the RDMA runs; ``ib`` is true when any node has rails.
     """
     problems = []
     problems += validate_overrides(overrides, "nccl_env_overrides")
@@ -509,14 +511,19 @@ def derive(nodes, cluster_cidr=None, overrides=None, host_overrides=None):
         hosts[host]["rails"] = ["%s:%s" % (dev["device"], port["port"]) for dev, port, _k in rails]
         hosts[host]["excluded"] = dict(sorted(excluded.items(), key=lambda item: _natural(item[0])))
     without = sorted((host for host in nodes if host in plugin or not rails_of[host][0]), key=_natural)
-    ib_on = bool(nodes) and not without
+    # IB is decided per node: a node without an Active compute rail runs over sockets and is left out of the
+    # RDMA runs (playbooks/benchmark.yml reads its NCCL_IB_DISABLE=1); it never turns IB off on the nodes with rails.
+    rdma_hosts = sorted((host for host in socket_nodes if rails_of[host][0]), key=_natural)
     for host in socket_nodes:
         rails, key, source = rails_of[host]
         entry = hosts[host]
         left = _left_out_text(entry["excluded"])
-        if ib_on:
+        if rails:
             entry["env"]["NCCL_IB_DISABLE"] = "0"
-            entry["why"]["NCCL_IB_DISABLE"] = "0: every node has Active RDMA ports on its compute rails"
+            entry["why"]["NCCL_IB_DISABLE"] = (
+                "0: every node has Active RDMA ports on its compute rails" if not without else
+                "0: this node has %d Active RDMA port(s) on its compute rails; the node(s) without one (%s) run over "
+                "sockets, left out of the RDMA runs" % (len(rails), ", ".join(without)))
             entry["env"]["NCCL_IB_HCA"] = exact_list(entry["rails"])
             entry["why"]["NCCL_IB_HCA"] = ("%s: the Active %s ports (rails by %s), matched exactly with '=' and ':port' so no other device "
                                            "sharing a prefix is taken%s" % (exact_list(entry["rails"]), _rate_text(key), source, left))
@@ -525,9 +532,10 @@ def derive(nodes, cluster_cidr=None, overrides=None, host_overrides=None):
                 _gid(entry, rails, nodes[host].get("nccl_version"))
         else:
             entry["env"]["NCCL_IB_DISABLE"] = "1"
-            mine = "this node has none" if host in without else "this node has %d" % len(rails)
-            entry["why"]["NCCL_IB_DISABLE"] = ("1: not every node has Active RDMA ports on compute rails (none on: %s; %s)%s"
-                                               % (", ".join(without), mine, left))
+            others = "; left out of the RDMA runs of %s" % ", ".join(rdma_hosts) if rdma_hosts else ""
+            entry["why"]["NCCL_IB_DISABLE"] = (
+                "1: not every node has Active RDMA ports on compute rails (none on: %s; this node has none)%s%s"
+                % (", ".join(without), left, others))
             entry["fabric"] = "socket"
 
     # Overrides win; one that selects nothing usable on its node is refused.
@@ -546,7 +554,8 @@ def derive(nodes, cluster_cidr=None, overrides=None, host_overrides=None):
                 hosts[host]["env"][key] = _text(value)
                 hosts[host]["why"][key] = "%s: override" % _text(value)
             hosts[host]["overridden"].append(key)
-    fleet = {"ib": ib_on, "without_rails": without, "plugin_fabrics": {host: found[0] for host, found in plugin.items()}}
+    fleet = {"ib": bool(rdma_hosts), "rdma_hosts": rdma_hosts, "without_rails": without,
+             "plugin_fabrics": {host: found[0] for host, found in plugin.items()}}
     return {"hosts": hosts, "problems": problems, "fleet": fleet}
 
 

@@ -56,6 +56,11 @@ IPERF3_STREAMS = 8
 IPERF3_SECONDS = 60
 # Intervals omitted at the start (TCP slow start, the burst a token bucket lets through).
 IPERF3_OMIT = 3
+# iperf3 runs each stream in a thread of its own from 3.16 on (ESnet iperf3 3.16 release notes: "multi-threaded");
+# before, every -P stream shares one thread, one core, and a 100G+ link is not filled. Older versions get
+# N one-stream client processes against N servers on N ports instead, summed by the check.
+IPERF3_THREADED_VERSION = (3, 16)
+_IPERF3_VERSION_RE = re.compile(r"\biperf\s+(\d+)\.(\d+)")
 
 PERFTEST_PORT = 18515
 PERFTEST_BW_SIZE = 8388608  # docs/baselines.md 4: ib_write_bw -s 8388608 --report_gbits
@@ -189,6 +194,51 @@ def iperf3_client_argv(peer, port, streams=IPERF3_STREAMS, seconds=IPERF3_SECOND
     if not peer or peer.startswith("-"):
         raise PlanError("iperf3 peer address %r is not an address" % peer)
     return [iperf3, "-c", peer, "-P", str(streams), "-t", str(seconds), "-O", str(omit), "--json", "-p", str(port)]
+
+
+def iperf3_version(text) -> tuple[int, int] | None:
+    """``(3, 9)`` from ``iperf3 --version`` output (``iperf 3.9 (cJSON 1.7.13)``); None when it says no version."""
+    match = _IPERF3_VERSION_RE.search(str(text or ""))
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def iperf3_parallel(client_version, server_version, streams) -> str:
+    """``processes`` when an end runs iperf3 older than 3.16 and several streams are asked, else ``streams`` (``-P N``).
+
+    A version that is not known (no ``iperf3 --version`` answer: iperf3 is missing there, and the run
+    will say so) leaves the plan as it was, ``-P N``.
+    """
+    if int(streams) <= 1:
+        return "streams"
+    known = [tuple(version) for version in (client_version, server_version) if version is not None]
+    return "processes" if any(version < IPERF3_THREADED_VERSION for version in known) else "streams"
+
+
+def iperf3_commands(run, streams=IPERF3_STREAMS, seconds=IPERF3_SECONDS, omit=IPERF3_OMIT, iperf3="iperf3",
+                    versions=None, round_size=1) -> dict:
+    """The server and client commands of one run of the plan, by the iperf3 versions of its two hosts.
+
+    ``versions`` is ``{host: (major, minor) | None}`` (:func:`iperf3_version` of each host's
+    ``iperf3 --version``). Returns ``{parallel, processes, ports, server_argv, client_argv,
+    server_args, client_args}``: ``parallel`` ``streams`` -> one server and one ``-P streams``
+    client (``server_argv``/``client_argv``); ``processes`` -> ``streams`` servers and ``streams``
+    one-stream clients on the ports ``port + k * round_size`` (unique within the round, whose runs
+    use ``port`` + 0..round_size-1), ``server_args``/``client_args`` the argument lists after the
+    program, one per process, started together on each host and summed by the check.
+    """
+    versions = versions or {}
+    parallel = iperf3_parallel(versions.get(run["client"]), versions.get(run["server"]), streams)
+    if parallel == "streams":
+        server = iperf3_server_argv(run["port"], iperf3=iperf3)
+        client = iperf3_client_argv(run["address"], run["port"], streams, seconds, omit, iperf3=iperf3)
+        return {"parallel": parallel, "processes": 1, "ports": [int(run["port"])], "server_argv": server,
+                "client_argv": client, "server_args": [server[1:]], "client_args": [client[1:]]}
+    ports = [int(run["port"]) + k * max(int(round_size), 1) for k in range(int(streams))]
+    servers = [iperf3_server_argv(port, iperf3=iperf3) for port in ports]
+    clients = [iperf3_client_argv(run["address"], port, 1, seconds, omit, iperf3=iperf3) for port in ports]
+    return {"parallel": parallel, "processes": len(ports), "ports": ports, "server_argv": servers[0],
+            "client_argv": clients[0], "server_args": [argv[1:] for argv in servers],
+            "client_args": [argv[1:] for argv in clients]}
 
 
 # --- perftest ---------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 :func:`burn_in_view` reads, from a results directory already loaded by report/model.py
 ``load_results``:
 
-- each host's burn-in records (``hosts/<host>.json`` ``burn_in``, burnin/records.py) and their samples
+- each host's burn-in records (``hosts/<host>.json`` ``burn_in``, gpufleet/results/burn_in.py) and their samples
   files -> per node a table of per-GPU figures and three line charts over the run (temperature,
   SM clock, power), one line per GPU;
 - ``history.json`` (written by the health_history action from the SQLite history) -> per node three

@@ -7,9 +7,10 @@ Pure and controller side: :func:`load_results` reads a run directory (schema
 ``gpufleet.results/v1``, docs/results-schema.md) and :func:`build_model` turns it into what the
 templates show, so the same results can be rendered again without running anything:
 
-- the fleet verdict and counts; nodes sorted failing first (REJECT, UNREACHABLE, not judged,
-  ACCEPT WITH WARNINGS, ACCEPT), each with its reasons (measured vs expected and the
-  threshold's source) and its claim beside what was measured;
+- the fleet verdict and counts; nodes sorted failing first (REJECT, UNREACHABLE, INCOMPLETE, not
+  judged, ACCEPT WITH WARNINGS, ACCEPT), each with its reasons (measured vs expected in words with
+  their units, alike findings on many GPUs folded into one row), its required-evidence coverage and
+  INCOMPLETE reasons (:func:`coverage_view`), and its claim beside what was measured;
 - topology matrices grouped by fingerprint: identical matrices are shown once with their nodes;
 - the GPU table with values that differ from the fleet majority (same GPU model) or the node
   majority flagged; the NIC table;
@@ -29,7 +30,7 @@ import os
 import re
 from collections import Counter
 
-from gpufleet.checks.benchmarks import ALLREDUCE_KINDS, benchmark_kind, hosts_of
+from gpufleet.checks.benchmarks import ALLREDUCE_KINDS, benchmark_kind, hosts_of, size_words
 from gpufleet.checks.profiles import load_profiles, profile_value
 from gpufleet.report.charts_series import burn_in_view
 from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, read_json
@@ -38,12 +39,14 @@ ACCEPT = "ACCEPT"
 ACCEPT_WITH_WARNINGS = "ACCEPT WITH WARNINGS"
 REJECT = "REJECT"
 UNREACHABLE = "UNREACHABLE"
+INCOMPLETE = "INCOMPLETE"
 NOT_JUDGED = "NOT JUDGED"
-VERDICTS = (ACCEPT, ACCEPT_WITH_WARNINGS, REJECT, UNREACHABLE)
+VERDICTS = (ACCEPT, ACCEPT_WITH_WARNINGS, INCOMPLETE, REJECT, UNREACHABLE)
 
 # Failing first: what a reader must act on comes first, at 10 nodes or 1,000.
-VERDICT_ORDER = {REJECT: 0, UNREACHABLE: 1, NOT_JUDGED: 2, ACCEPT_WITH_WARNINGS: 3, ACCEPT: 4}
-VERDICT_CLASS = {REJECT: "reject", UNREACHABLE: "unreachable", NOT_JUDGED: "notjudged", ACCEPT_WITH_WARNINGS: "warn", ACCEPT: "accept"}
+VERDICT_ORDER = {REJECT: 0, UNREACHABLE: 1, INCOMPLETE: 2, NOT_JUDGED: 3, ACCEPT_WITH_WARNINGS: 4, ACCEPT: 5}
+VERDICT_CLASS = {REJECT: "reject", UNREACHABLE: "unreachable", INCOMPLETE: "incomplete", NOT_JUDGED: "notjudged",
+                 ACCEPT_WITH_WARNINGS: "warn", ACCEPT: "accept"}
 STATUS_ORDER = {"fail": 0, "error": 1, "warn": 2, "skip": 3, "pass": 4}
 REASON_STATUSES = ("fail", "error", "warn")
 
@@ -80,6 +83,14 @@ CLAIM_CHECKS = {
     "nvlinks_per_pair": ("topology.gpu_pairs", "nvlink.link_active"),
     "nics": ("network.nic_speed", "network.rdma_port_state"),
 }
+
+# Units of the figures a check measures and expects (a bare number in a report cell says nothing).
+CHECK_UNITS = {
+    "gpu.count": "GPUs", "gpu.memory": "MiB", "gpu.temperature": "C", "host.memlock": "B", "nvlink.link_speed": "GB/s",
+    "network.nic_speed": "Gb/s", "network.rdma_port_state": "Gb/s", "benchmarks.allreduce_single": "GB/s",
+    "benchmarks.allreduce_multi": "GB/s", "nvlink.link_active": "links",
+}
+_GPU_SUBJECT = re.compile(r"^GPU(\d+)$")
 
 # Reference models of the cost view: parameters, gradients in bf16 (2 bytes each), ring all-reduce.
 COST_MODELS = (("7B", 7e9), ("70B", 70e9))
@@ -305,12 +316,133 @@ def _nic_rows(record):
     return rows, ports
 
 
+def figure_text(value, unit=None):
+    """A measured or expected figure in words, with its unit: ``8 GPUs``, ``65536 B``, ``hw_slowdown, sw_power_cap``,
+    ``port_rcv_errors 14, link_downed 255``; never raw JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return "%s %s" % (_text(value), unit) if unit else _text(value)
+    if isinstance(value, list):
+        return ", ".join(figure_text(item, unit) for item in value) if value else "none"
+    if isinstance(value, dict):
+        return ", ".join("%s %s" % (key, figure_text(item)) for key, item in value.items()) if value else "none"
+    return str(value)
+
+
+def gpu_ranges(indices):
+    """``GPU0\u20137`` for GPUs 0..7, ``GPU0\u20132, GPU5`` otherwise (indices sorted, deduplicated)."""
+    parts, ordered = [], sorted(set(indices))
+    start = previous = None
+    for index in ordered + [None]:
+        if start is not None and (index is None or index != previous + 1):
+            parts.append("GPU%s" % start if start == previous else "GPU%s\u2013%s" % (start, previous))
+            start = None
+        if index is not None and start is None:
+            start = index
+        previous = index
+    return ", ".join(parts)
+
+
+def _without_subject(text, subject):
+    """``text`` without its leading ``subject`` (``GPU3: x`` / ``GPU3 x`` -> ``x``), else None."""
+    if not text.startswith(subject):
+        return None
+    rest = text[len(subject):]
+    if rest.startswith(": "):
+        return rest[2:]
+    return rest[1:] if rest.startswith(" ") else None
+
+
+def fold_gpus(rows, subject_key, text_key, same_keys):
+    """Rows alike on every GPU of a node folded into one (``GPU0\u20137: HW Slowdown active``).
+
+    Rows whose ``subject_key`` is ``GPU<n>`` and whose ``text_key`` starts with it fold when every key of
+    ``same_keys`` and the rest of the text agree; the folded row names the GPU range in both. Order is kept.
+    """
+    groups, out = {}, []
+    for row in rows:
+        match = _GPU_SUBJECT.match(str(row.get(subject_key) or ""))
+        rest = _without_subject(str(row.get(text_key) or ""), row[subject_key]) if match else None
+        if rest is None:
+            out.append(row)
+            continue
+        key = tuple(row.get(name) for name in same_keys) + (rest,)
+        if key not in groups:
+            groups[key] = {"row": row, "rest": rest, "indices": []}
+            out.append(groups[key])
+        groups[key]["indices"].append(int(match.group(1)))
+    folded = []
+    for entry in out:
+        if "indices" not in entry:
+            folded.append(entry)
+            continue
+        row = dict(entry["row"])
+        if len(entry["indices"]) > 1:
+            label = gpu_ranges(entry["indices"])
+            row[subject_key] = label
+            row[text_key] = "%s: %s" % (label, entry["rest"])
+            row["folded"] = len(entry["indices"])
+        folded.append(row)
+    return folded
+
+
 def _reason(item):
+    unit = CHECK_UNITS.get(str(item.get("id")))
     return {
         "id": _text(item.get("id")), "status": _text(item.get("status")), "subject": _text(item.get("subject")),
-        "measured": _text(item.get("measured")), "expected": _text(item.get("expected")),
+        "measured": figure_text(item.get("measured"), unit), "expected": figure_text(item.get("expected"), unit),
         "source": _text(item.get("threshold_source")), "message": _text(item.get("message")),
     }
+
+
+def _reasons(items):
+    """Report rows of check results, identical findings on many GPUs of the node folded into one row."""
+    alike = ("id", "status", "measured", "expected", "source")
+    return fold_gpus([_reason(item) for item in items], "subject", "message", alike)
+
+
+def coverage_view(record):
+    """The node's required evidence in words: ``{known, claim, required, judged, skipped, failed, text, incomplete}``.
+
+    ``incomplete`` lists why the node is INCOMPLETE, per-GPU items alike on many GPUs folded
+    (``NVLink GPU0\u20137: nvlink -s listed no link``). ``known`` is False for a record judged before coverage existed.
+    """
+    coverage = record.get("coverage") if isinstance(record.get("coverage"), dict) else None
+    claim = record.get("claim") is not None
+    if coverage is None:
+        return {"known": False, "claim": claim, "required": 0, "judged": 0, "skipped": 0, "failed": 0, "text": "",
+                "incomplete": []}
+    rows = []
+    items = [item for item in coverage.get("items") or [] if isinstance(item, dict)]
+    for item in items:
+        if item.get("status") != "unverified":
+            continue
+        label, subject = str(item.get("label") or item.get("item")), item.get("subject")
+        reason = _text(item.get("reason"))
+        if subject and label.endswith(" " + str(subject)):
+            base = label[:-len(str(subject)) - 1]
+            # the reason's own GPU prefix ("GPU3: nvlink -s listed no link") is dropped so alike reasons fold
+            reason = _without_subject(reason, str(subject)) or reason
+            rows.append({"subject": str(subject), "text": "%s: %s" % (subject, reason), "base": base})
+        else:
+            rows.append({"subject": None, "text": "%s: %s" % (label, reason), "base": None})
+    incomplete = [row["text"] if row["base"] is None else "%s %s" % (row["base"], row["text"])
+                  for row in fold_gpus(rows, "subject", "text", ("base",))]
+    listed = [str(reason) for reason in coverage.get("incomplete") or []]
+    # reasons that are no required item ("nothing was judged") come as coverage lists them
+    labels = tuple(str(item.get("label")) + ":" for item in items)
+    incomplete += [reason for reason in listed if not reason.startswith(labels)] if labels else listed
+    required, judged = int(coverage.get("required") or 0), int(coverage.get("judged") or 0)
+    skipped = int(coverage.get("skipped") or 0)
+    text = "%d of %d required judged" % (judged, required)
+    if skipped:
+        text += ", %d not verified" % skipped
+    return {"known": True, "claim": bool(coverage.get("claim", claim)), "required": required, "judged": judged,
+            "skipped": skipped, "failed": int(coverage.get("failed") or 0), "text": text, "incomplete": incomplete,
+            "level": _text(coverage.get("level")), "label": _text(coverage.get("label"))}
 
 
 def _other_checks(checks):
@@ -334,6 +466,7 @@ def _node(index, record):
     verdict = _verdict(record)
     reasons = sorted((item for item in checks if item.get("status") in REASON_STATUSES),
                      key=lambda item: STATUS_ORDER.get(item.get("status"), 9))
+    coverage = coverage_view(record)
     profile = record.get("profile") or {}
     nic_rows, rdma_rows = _nic_rows(record)
     return {
@@ -344,7 +477,12 @@ def _node(index, record):
         "unreachable": _text(record.get("unreachable")),
         "profile": _text(profile.get("name")),
         "profile_reason": _text(profile.get("reason")),
-        "reasons": [_reason(item) for item in reasons],
+        "reasons": _reasons(reasons),
+        "coverage": coverage,
+        # a node judged against no claim says so wherever its verdict is shown
+        "claim_note": "" if coverage["claim"] else "judged against no claim",
+        # level quick: an ACCEPT rests on the facts alone ("static checks only", gpufleet/plan/levels.py)
+        "level_label": coverage.get("label") or "" if verdict in (ACCEPT, ACCEPT_WITH_WARNINGS) else "",
         "checks": [_reason(item) for item in sorted(checks, key=lambda item: STATUS_ORDER.get(item.get("status"), 9))],
         "other_checks": _other_checks(checks),
         "status_counts": dict(Counter(str(item.get("status")) for item in checks)),
@@ -594,6 +732,10 @@ def benchmark_views(records, profiles):
             elif kind == "pair":
                 pairs.append(data)
             elif kind == "multi":
+                # the run's inventory hosts (``hosts`` holds the names its output printed) and what identifies it,
+                # for one row per run however many host records hold it
+                data.update(run_hosts=hosts_of(bench), name=bench.get("name"), started=bench.get("started"),
+                            repeat=bench.get("repeat"))
                 multi.append(data)
             elif kind == "iperf":
                 iperf.append(data)
@@ -619,8 +761,64 @@ def benchmark_views(records, profiles):
             if "alone" in modes and "concurrent" in modes and modes["alone"] > 0:
                 ratios.append({"host": host, "peer": peer, "alone": "%.2f Gb/s" % modes["alone"], "concurrent": "%.2f Gb/s" % modes["concurrent"],
                                "ratio": "%.2f" % (modes["concurrent"] / modes["alone"])})
+    multi_chart, multi_table = multi_node_view(records, multi)
     return {"records": sum(len(record.get("benchmarks") or []) for record in records), "single": single_chart, "pairwise": pairwise,
-            "iperf": iperf_chart, "iperf_ratios": ratios, "single_rows": single, "multi_rows": multi}
+            "iperf": iperf_chart, "iperf_ratios": ratios, "single_rows": single, "multi_rows": multi,
+            "multi": multi_chart, "multi_table": multi_table}
+
+
+def _multi_judged(records: list, name, run_hosts: list, busbw: float) -> dict | None:
+    """The ``benchmarks.allreduce_multi`` result of a run, from one of its hosts; None when none judged it.
+
+    checks/benchmarks.py judges a run alike on each of its hosts, every message naming it ``<name> over <hosts>``;
+    of those, the one whose measured figure is the run's busbw, else one with no figure (a socket fallback)."""
+    by_host = {str(record.get("host")): record for record in records}
+    where = "%s over %s" % (name, ", ".join(run_hosts))
+    found = [item for host in run_hosts for item in (by_host.get(host) or {}).get("checks") or []
+             if isinstance(item, dict) and item.get("id") == "benchmarks.allreduce_multi"
+             and where in str(item.get("message"))]
+
+    def figure(item):
+        measured = item.get("measured")
+        return float(measured) if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None
+
+    same = [item for item in found if figure(item) is not None and abs(figure(item) - busbw) < 1e-6]
+    return (same or [item for item in found if figure(item) is None] or [None])[0]
+
+
+def multi_node_view(records, multi):
+    """``(chart, table rows)`` of the multi-node all-reduce runs, one per run, below their floor first; ``(None, [])``
+    when there is none. The floor and status are the check's (benchmarks.allreduce_multi), not computed again."""
+    runs = {}
+    for item in multi:
+        key = (item.get("name"), item.get("started"), tuple(item["run_hosts"]), item.get("repeat"))
+        runs.setdefault(key, item)
+    if not runs:
+        return None, []
+    items = []
+    for item in runs.values():
+        run_hosts = item["run_hosts"] or item["hosts"] or [item["host"]]
+        judged = _multi_judged(records, item.get("name"), run_hosts, item["busbw"])
+        expected = (judged or {}).get("expected")
+        floor = float(expected) if isinstance(expected, (int, float)) and not isinstance(expected, bool) else None
+        others = len(run_hosts) - 1
+        label = "%s + %d node%s" % (run_hosts[0], others, "" if others == 1 else "s") if others else run_hosts[0]
+        items.append(dict(item, run_hosts=run_hosts, floor=floor, label=label,
+                          floor_source=_text((judged or {}).get("threshold_source")),
+                          status=(judged or {}).get("status") or "not judged"))
+    # below the floor first, as the single-node chart
+    items.sort(key=lambda item: (item["floor"] is None or item["busbw"] >= item["floor"], item["run_hosts"],
+                                 item["busbw"]))
+    chart = bar_chart(items, "busbw", "GB/s", floor_key="floor")
+    chart["sources"] = sorted({item["floor_source"] for item in items if item["floor_source"]})
+    table = [{"hosts": ", ".join(item["run_hosts"]), "first_host": item["run_hosts"][0],
+              "nodes": len(item["run_hosts"]), "ranks": "" if item["ranks"] is None else item["ranks"],
+              "size": size_words(item["size"]) if isinstance(item["size"], int) else "",
+              "busbw": "%s GB/s" % _text(round(item["busbw"], 2)),
+              "floor": "" if item["floor"] is None else "%s GB/s" % _text(round(item["floor"], 2)),
+              "status": item["status"]}
+             for item in items]
+    return chart, table
 
 
 def _by_pair(iperf):
@@ -748,14 +946,16 @@ def build_model(results, profiles=None, title=None):
             "verdict": verdict,
             "verdict_class": VERDICT_CLASS.get(verdict, "notjudged"),
             "counts": [{"verdict": name, "count": int(fleet_counts.get(name, 0) or 0), "css": VERDICT_CLASS[name]} for name in
-                       (REJECT, UNREACHABLE, ACCEPT_WITH_WARNINGS, ACCEPT)],
+                       (REJECT, UNREACHABLE, INCOMPLETE, ACCEPT_WITH_WARNINGS, ACCEPT)],
             "not_judged": counts.get(NOT_JUDGED, 0),
             "nodes": len(nodes),
             "note": note,
+            "level": _text((fleet or {}).get("level") or (run.get("settings") or {}).get("level")),
+            "label": _text((fleet or {}).get("label")),
         },
         "status_totals": [{"status": status, "count": status_totals.get(status, 0)} for status in ("fail", "error", "warn", "skip", "pass")],
         "nodes": nodes,
-        "failing": [node for node in nodes if node["verdict"] in (REJECT, UNREACHABLE, NOT_JUDGED)],
+        "failing": [node for node in nodes if node["verdict"] in (REJECT, UNREACHABLE, INCOMPLETE, NOT_JUDGED)],
         "topology_groups": topology_groups(ordered),
         "gpu_columns": [label for _field, label in GPU_COLUMNS],
         "gpu_flagged": flagged,

@@ -13,11 +13,15 @@ Controller side, re-renderable at any time from the directory alone (nothing is 
 - ``report.md``: the summary in Markdown (``report.md.j2``); every value printed is passed
   through :func:`md_escape` by the environment's ``finalize``, so Markdown and HTML
   metacharacters from a node are shown, never interpreted;
+- in both, control and bidi characters from a node (terminal escape sequences, U+202E, NUL) are
+  shown as ``\\x1b``-style escapes (gpufleet/text.py), never passed on raw nor dropped;
 - ``results.json``: the run as one document (schema ``gpufleet.results/v1``: run, fleet, hosts);
 - ``junit.xml``: one testcase per node x check (``classname`` = node), fail -> ``<failure>``,
-  skip -> ``<skipped>``, error -> ``<error>``; an unreachable node is one failed testcase.
+  skip -> ``<skipped>``, error -> ``<error>``; an unreachable node is one failed testcase; each
+  required item not verified is an ``evidence.<item>`` testcase ``<skipped>`` with its reason, and an
+  INCOMPLETE node one failed ``node.evidence`` testcase.
 
-Every file is written atomically (results_store.write_bytes_atomic).
+Every file is written atomically (gpufleet.results.store.write_bytes_atomic).
 """
 
 from __future__ import annotations
@@ -28,9 +32,11 @@ import re
 import xml.etree.ElementTree as ET
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from gpufleet.report.model import ReportError, build_model, load_profile_thresholds, load_results, results_document
 from gpufleet.results.store import utc_now, write_bytes_atomic, write_text_atomic
+from gpufleet.text import visible
 
 TEMPLATES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 FORMATS = ("html", "md", "json", "junit")
@@ -44,13 +50,16 @@ _XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010
 
 
 def md_escape(value):
-    """``value`` as Markdown text that shows exactly as given: ``<b>`` -> ``&lt;b&gt;``, ``*`` -> ``\\*``, newlines -> spaces."""
+    """``value`` as Markdown text that shows exactly as given: ``<b>`` -> ``&lt;b&gt;``, ``*`` -> ``\\*``, newlines -> spaces,
+    control and bidi characters (``ESC``, ``U+202E``, NUL) -> ``\\x1b``, ``\\u202e``, ``\\x00`` (gpufleet/text.py)."""
     if value is None:
         return ""
     text = str(value)
     text = "".join(_MD_ENTITIES.get(char, char) for char in text)
     text = _MD_BACKSLASH.sub(r"\\\1", text)
-    return " ".join(text.split("\n")).replace("\r", " ")
+    text = " ".join(text.split("\n")).replace("\r", " ")
+    # last: the \xNN escapes of control and bidi characters must reach the file as typed, not backslash-escaped again
+    return visible(text, keep_lines=True)
 
 
 def xml_text(value):
@@ -59,11 +68,24 @@ def xml_text(value):
                             "" if value is None else str(value))
 
 
+def html_visible(value):
+    """The HTML environment's ``finalize``: control and bidi characters of a printed string shown as ``\\xNN``
+    (gpufleet/text.py), newlines and tabs kept. Already-escaped text (``|e``) is treated alike: the escapes
+    hold no HTML metacharacter, so the markup stays what it was."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value), keep_lines=True))
+    if isinstance(value, str):
+        return visible(value, keep_lines=True)
+    return value
+
+
 def html_environment(templates_dir=None):
-    """The HTML environment: autoescape on for .html/.html.j2/.xml and for strings; undefined names fail."""
+    """The HTML environment: autoescape on for .html/.html.j2/.xml and for strings, control characters shown
+    escaped (html_visible); undefined names fail."""
     return Environment(
         loader=FileSystemLoader(templates_dir or TEMPLATES_DIR),
         autoescape=select_autoescape(enabled_extensions=("html", "html.j2", "xml", "svg"), default_for_string=True, default=True),
+        finalize=html_visible,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -110,6 +132,33 @@ def _check_text(item):
     return "\n".join(parts)
 
 
+def _evidence_cases(host, record, counts):
+    """The node's required evidence as testcases: each unverified item ``<skipped>`` with its reason, and an
+    INCOMPLETE node one failed ``node.evidence`` testcase naming every unverified item (docs/report.md)."""
+    coverage = record.get("coverage") if isinstance(record.get("coverage"), dict) else None
+    if coverage is None:
+        return []
+    cases = []
+    for item in coverage.get("items") or []:
+        if not isinstance(item, dict) or item.get("status") != "unverified":
+            continue
+        name = xml_text("evidence.%s" % item.get("item"))
+        case = ET.Element("testcase", classname=xml_text(host), name=name, time="0")
+        why = "not verified: %s: %s" % (item.get("label"), item.get("reason"))
+        ET.SubElement(case, "skipped", message=xml_text(why))
+        counts["skipped"] += 1
+        cases.append(case)
+    if record.get("verdict") == "INCOMPLETE":
+        reasons = [str(reason) for reason in coverage.get("incomplete") or []]
+        case = ET.Element("testcase", classname=xml_text(host), name="node.evidence", time="0")
+        message = xml_text("INCOMPLETE: %d required item(s) not verified" % len(reasons))
+        failure = ET.SubElement(case, "failure", message=message, type="incomplete")
+        failure.text = xml_text("\n".join(reasons))
+        counts["failures"] += 1
+        cases.append(case)
+    return cases
+
+
 def render_junit(results):
     """JUnit XML (gpufleet/report/schemas/junit.xsd): one testsuite per node, one testcase per check of that node."""
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -119,8 +168,16 @@ def render_junit(results):
         record = results["hosts"][host]
         suite = ET.SubElement(root, "testsuite", name=xml_text(host))
         props = ET.SubElement(suite, "properties")
-        for key, value in (("verdict", record.get("verdict")), ("profile", (record.get("profile") or {}).get("name"))):
+        coverage = record.get("coverage") if isinstance(record.get("coverage"), dict) else {}
+        # the level the node was judged at (its coverage), else the run's (fleet.json, run.json settings)
+        level = (coverage.get("level") or (results.get("fleet") or {}).get("level")
+                 or (run.get("settings") or {}).get("level"))
+        for key, value in (("verdict", record.get("verdict")), ("profile", (record.get("profile") or {}).get("name")),
+                           ("level", level)):
             ET.SubElement(props, "property", name=key, value=xml_text(value or ""))
+        if coverage.get("label") and record.get("verdict") in ("ACCEPT", "ACCEPT WITH WARNINGS"):
+            # "static checks only": an ACCEPT that rests on facts alone, for CI to tell from a measured one
+            ET.SubElement(props, "property", name="label", value=xml_text(coverage["label"]))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         seen = {}
         cases = []
@@ -146,6 +203,7 @@ def render_junit(results):
             elif status == "warn":
                 ET.SubElement(case, "system-out").text = xml_text("WARN: " + _check_text(item))
             cases.append(case)
+        cases.extend(_evidence_cases(host, record, counts))
         if not cases:
             case = ET.Element("testcase", classname=xml_text(host), name="node.judged", time="0")
             ET.SubElement(case, "skipped", message="not judged yet: the run has no checks for this node")

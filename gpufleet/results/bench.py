@@ -38,7 +38,7 @@ KIND_NAMES = {
 
 
 def port_label(device, port):
-    """``mlx5_0/1``: how the checks name a port (as nic_inventory's summary does)."""
+    """``mlx5_0/1``: how the checks name a port (as gpufleet.facts.nic's summary does)."""
     return "%s/%s" % (device, port)
 
 
@@ -178,11 +178,49 @@ def parse_output(kind: str | None, stdout: str | None) -> tuple:
         return None, "cannot read the output as %s:%s %s" % (kind, where, exc.message)
 
 
-def build_run_record(args, result, name, raw_path, stderr_path, parsed):
-    """The benchmark record (results_store.BENCHMARK_FIELDS) of one bench_run: its ``args`` and the node's ``result``."""
+def unreadable_output(kind: str, stdout: str, error: str) -> str:
+    """The reason of a run that exited 0 with output its parser refused, naming the output's first line.
+
+    all_reduce_perf given an unknown option prints ``invalid option`` and its usage text and exits 0: no
+    sweep ran, and only the output says so.
+    """
+    first = next((line.strip() for line in stdout.splitlines() if line.strip()), "")
+    return ("exited 0 without %s results: its output begins %r (%s)" % (kind, first[:120], error))[:300]
+
+
+# Outcomes whose reason the node took from the output's last line, where nccl-tests prints its backtrace.
+_CAUSE_OUTCOMES = ("failed", "crash", "hang")
+
+
+def run_reason(outcome: str | None, node_reason: str | None, parsed) -> str:
+    """The record's reason: the node's, led by the parser's ``cause`` for a run that failed.
+
+    The cause is the NCCL WARN / ``Test NCCL failure ... 'unhandled cuda error'`` line (parsers/nccl_tests.py).
+
+    The node words a failure from the output's last line (``exit status 3: .. host pid 7: Test failure
+    common.cu:891``: the last frame of nccl-tests' backtrace); the cause is what says why. The node's
+    own words follow in brackets, cut to their status (``exit status 3``, ``killed by SIGSEGV``).
+    """
+    node_reason = str(node_reason or "")
+    cause = parsed.get("cause") if isinstance(parsed, dict) else None
+    if outcome not in _CAUSE_OUTCOMES or not cause:
+        return node_reason
+    status = node_reason.split(": ", 1)[0] if node_reason.startswith("exit status") else node_reason[:120]
+    return ("%s (%s)" % (cause, status) if status else str(cause))[:300]
+
+
+def build_run_record(args, result, name, raw_path, stderr_path, parsed, unreadable: str | None = None):
+    """The benchmark record (gpufleet.results.store.BENCHMARK_FIELDS) of one bench_run: its ``args`` and the node's ``result``.
+
+    ``unreadable``: why the output of the run could not be parsed (:func:`unreadable_output`); a run the node
+    called ``ok`` is then ``failed`` with that reason, never an ok run without a figure.
+    """
     env = {str(key): str(value) for key, value in (args.get("env") or {}).items()}
     host = args["record_host"]
     algorithm = args.get("algorithm") or env.get("NCCL_ALGO")
+    outcome, reason = result.get("outcome"), run_reason(result.get("outcome"), result.get("reason"), parsed)
+    if unreadable and outcome == "ok":
+        outcome, reason = "failed", unreadable
     return {
         "name": name,
         "command": [str(part) for part in (result.get("cmd") or args.get("argv") or [])],
@@ -196,8 +234,8 @@ def build_run_record(args, result, name, raw_path, stderr_path, parsed):
         "duration_s": result.get("duration_s"),
         "kind": args.get("kind"),
         "hosts": [str(item) for item in (args.get("hosts") or [host])],
-        "outcome": result.get("outcome"),
-        "reason": result.get("reason") or "",
+        "outcome": outcome,
+        "reason": reason,
         "rc": result.get("rc"),
         "repeat": int(args.get("repeat") or 1),
         "round": args.get("round"),
@@ -214,7 +252,11 @@ def record_run(args: dict, module_result: dict, parsed) -> dict:
     key = "%s.%s" % (name, args.get("job_id") or "run")
     raw_path = run.write_benchmark_raw(host, key, module_result.get("stdout") or "")
     stderr_path = run.write_benchmark_raw(host, key + ".stderr", module_result["stderr"]) if module_result.get("stderr") else None
-    record = build_run_record(args, module_result, name, raw_path, stderr_path, parsed)
+    stdout, unreadable = module_result.get("stdout") or "", None
+    if parsed is None and args.get("parse_kind") and stdout.strip():
+        # the parser refused the output (ParseError): parse_output says why
+        unreadable = unreadable_output(args["parse_kind"], stdout, parse_output(args["parse_kind"], stdout)[1])
+    record = build_run_record(args, module_result, name, raw_path, stderr_path, parsed, unreadable=unreadable)
     run.add_benchmark(host, record)
     return record
 

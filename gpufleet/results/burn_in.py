@@ -28,6 +28,8 @@ import os
 import shutil
 
 from gpufleet.facts import nvml_samples as nvml
+from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.dcgmi_diag import parse_dcgmi_diag
 from gpufleet.results.store import RAW_DIR, ResultsError, atomic_open, read_json, safe_name, utc_now
 
 RECORDS_KEY = "burn_in"
@@ -86,6 +88,61 @@ def clean_load(load):
         if key in load:
             out[key] = load[key]
     return out
+
+
+# The load outcome of a dcgmi diag that skipped tests: nothing failed, nothing verified either (burn_in.load: error).
+NOT_VERIFIED = "not_verified"
+
+
+def _test_words(tests: list, limit: int = 4) -> str:
+    words = []
+    for test in tests[:limit]:
+        said = next((warning for entity in test["entities"] for warning in entity["warnings"]), "")
+        words.append("%s/%s%s" % (test["category"], test["name"], ": %s" % said[:160] if said else ""))
+    return ", ".join(words) + (" and %d more" % (len(tests) - limit) if len(tests) > limit else "")
+
+
+def dcgmi_load(stdout: str | None, outcome: str | None, reason: str | None) -> dict:
+    """``{outcome, reason}`` of a ``dcgmi diag -j`` load from its JSON and bench_run's outcome and reason.
+
+    DCGM's own word decides over the exit status: any test ``Fail`` -> ``failed`` (the failing tests and
+    their first warning are the reason); else any test ``Skip``, no test at all, or a ``runtime_error``
+    -> ``not_verified`` (a diagnostic that skipped its tests verified nothing: never ``ok``); else
+    bench_run's outcome. A hang or a missing binary stays what it is; output that is not DCGM's JSON
+    after an ``ok`` exit is ``not_verified`` with the parser's words.
+    """
+    outcome = str(outcome or "failed")
+    reason = str(reason or "")
+    if outcome not in ("ok", "failed", "crash"):
+        return {"outcome": outcome, "reason": reason}
+    try:
+        parsed = parse_dcgmi_diag(stdout or "")
+    except ParseError as exc:
+        if outcome == "ok":
+            return {"outcome": NOT_VERIFIED, "reason": "dcgmi diag -j: %s" % exc.message}
+        return {"outcome": outcome, "reason": reason}
+    tests = parsed["tests"]
+    failed = [test for test in tests if test["status"] == "fail"]
+    skipped = [test for test in tests if test["status"] == "skip"]
+    other = [test for test in tests if test["status"] not in ("pass", "warn", "fail", "skip")]
+    tally = "%d of %d test(s) passed" % (parsed["counts"].get("pass", 0) + parsed["counts"].get("warn", 0), len(tests))
+    if failed:
+        words = "dcgmi diag: Fail in %s" % _test_words(failed)
+        if skipped:
+            words += "; Skip in %s" % _test_words(skipped)
+        return {"outcome": "failed", "reason": "%s (%s)" % (words, tally)}
+    if parsed["runtime_error"]:
+        said = " ".join(str(parsed["runtime_error"]).split())[:300]
+        return {"outcome": NOT_VERIFIED, "reason": "dcgmi diag could not run its tests: %s" % said}
+    if not tests:
+        return {"outcome": NOT_VERIFIED, "reason": "dcgmi diag reported no test"}
+    if skipped or other:
+        words = _test_words(skipped + other)
+        return {"outcome": NOT_VERIFIED, "reason": "dcgmi diag: Skip in %s (%s): not verified" % (words, tally)}
+    if outcome != "ok":
+        return {"outcome": outcome, "reason": reason}
+    warned = [test for test in tests if test["status"] == "warn"]
+    return {"outcome": "ok", "reason": "%s%s" % (tally, "; Warn in %s" % _test_words(warned) if warned else "")}
 
 
 def sampler_summary(parsed):

@@ -203,6 +203,21 @@ def _is_tool_entry(value):
     return isinstance(value, dict) and "cmd" in value and "stdout" in value
 
 
+# What ssh prints when a node's host key is not the one known_hosts holds (an impostor, a reinstalled server).
+_HOST_KEY_CHANGED = ("Host key verification failed", "REMOTE HOST IDENTIFICATION HAS CHANGED")
+HOST_KEY_REASON = "SSH host key verification failed (the node's host key is not the one in known_hosts)"
+
+
+def unreachable_reason(message):
+    """Ansible's unreachable message in at most 500 characters on one line; a refused host key is named first,
+    for ssh's own words about it come after a banner of ``@`` that a cut would keep instead."""
+    text = " ".join(str(message or "unreachable").split())
+    if any(marker in text for marker in _HOST_KEY_CHANGED):
+        text = "%s: %s" % (HOST_KEY_REASON, re.sub(r"@{3,}", "", text))
+        text = " ".join(text.split())
+    return text[:500]
+
+
 def split_fact_results(results):
     """Facts, fact errors and unreachability from the four fact tasks' registered results.
 
@@ -220,7 +235,7 @@ def split_fact_results(results):
         if not isinstance(outcome, dict) or not outcome or outcome.get("skipped"):
             continue
         if outcome.get("unreachable"):
-            lost[group] = " ".join(str(outcome.get("msg") or "unreachable").split())[:500]
+            lost[group] = unreachable_reason(outcome.get("msg"))
             continue
         if outcome.get("failed"):
             errors[group] = " ".join(str(outcome.get("msg") or "failed without a message").split())[:2000]
@@ -247,6 +262,14 @@ def record_host_facts(host, results, options):
     run = RunDir.open(options["run_dir"])
     request = {"profile": options.get("profile"), "overrides": options.get("profile_overrides")}
     return run, run.record_facts(host, results, claim=options.get("claim"), settings=options.get("settings"), profile_request=request)
+
+
+def _coverage_summary(coverage):
+    """``{"coverage": ...}`` of a node in fleet.json (counts, INCOMPLETE reasons, no item list); {} without one."""
+    if not coverage:
+        return {}
+    keys = ("claim", "required", "judged", "failed", "skipped", "incomplete", "level", "label")
+    return {"coverage": {key: coverage.get(key) for key in keys}}
 
 
 class RunDir:
@@ -277,6 +300,7 @@ class RunDir:
         if os.path.exists(run.run_file):
             record = run.read_run()
             record.setdefault("resumed", []).append(now)
+            run.remove_stale_temporaries()
         else:
             record = {"schema": SCHEMA, "run_id": os.path.basename(run.path), "started": now, "resumed": []}
         record.update(
@@ -294,6 +318,21 @@ class RunDir:
         record.update(extra or {})
         write_json_atomic(run.run_file, record)
         return run
+
+    def remove_stale_temporaries(self):
+        """Remove the temporary files (``.<name>.<random>.tmp``, :func:`atomic_open`) a killed run left behind;
+        returns their run-relative paths. Only when the run is reopened: no writer of this run is alive then."""
+        removed = []
+        for directory, _dirs, files in os.walk(self.path):
+            for name in files:
+                if name.startswith(".") and name.endswith(".tmp"):
+                    path = os.path.join(directory, name)
+                    try:
+                        os.unlink(path)
+                    except FileNotFoundError:
+                        continue
+                    removed.append(self.relative(path))
+        return sorted(removed)
 
     @classmethod
     def open(cls, path):
@@ -442,7 +481,8 @@ class RunDir:
                     err = os.path.join(base, name + ".stderr.txt")
                     write_text_atomic(err, value["stderr"])
                     entry["stderr_path"] = self.relative(err)
-                for extra in ("dropped_lines",):
+                # what the node's reader cut (node_collect caps output while reading it): kept beside the text
+                for extra in ("dropped_lines", "truncated", "stdout_bytes", "stderr_bytes"):
                     if extra in value:
                         entry[extra] = value[extra]
                 index[key] = entry
@@ -469,6 +509,8 @@ class RunDir:
                 "unreachable": report.get("unreachable") or record.get("unreachable"),
                 "profile": profile,
                 "claim": claim if claim is not None else record.get("claim"),
+                # required evidence judged / required / skipped, and the INCOMPLETE reasons (checks/evidence.py)
+                "coverage": report.get("coverage"),
             }
         )
         record.setdefault("phases", {})["checks"] = {"complete": True, "finished": utc_now()}
@@ -490,6 +532,14 @@ class RunDir:
         record.setdefault("benchmarks", []).append(dict(benchmark))
         return self.write_host(record)
 
+    def recorded_benchmark_jobs(self):
+        """The job ids of the benchmark runs recorded in the directory, every host's, sorted. A resumed run does not run
+        these again (playbooks/benchmark.yml keeps its job tag across resumes): an interrupted run's measurements are
+        kept once, neither repeated nor lost. A run recorded ``unreachable`` is not among them: it is run again."""
+        benchmarks = [bench for record in self.host_records().values() for bench in record.get("benchmarks") or []]
+        return sorted({str(bench["job_id"]) for bench in benchmarks
+                       if isinstance(bench, dict) and bench.get("job_id") and bench.get("outcome") != "unreachable"})
+
     def write_benchmark_raw(self, host, name, text):
         """Write a benchmark's raw output to ``raw/<host>/benchmarks/<name>.txt``; return its run-relative path."""
         out = os.path.join(self.path, RAW_DIR, safe_name(host), "benchmarks", safe_name(name) + ".txt")
@@ -509,6 +559,9 @@ class RunDir:
             "verdict": fleet.get("verdict"),
             "counts": fleet.get("counts", {}),
             "nodes": fleet.get("nodes", len(nodes)),
+            # the run's validation level and, for an accepted fleet of which nothing measured was required, its label
+            "level": fleet.get("level"),
+            "label": fleet.get("label"),
             "node_verdicts": {
                 name: {
                     "verdict": entry.get("verdict"),
@@ -516,6 +569,7 @@ class RunDir:
                     "unreachable": entry.get("unreachable"),
                     "profile": entry.get("profile"),
                     "record": self.relative(self.host_file(name)),
+                    **_coverage_summary(entry.get("coverage")),
                 }
                 for name, entry in sorted(nodes.items())
             },
@@ -529,14 +583,17 @@ class RunDir:
     def resume(self, hosts=None):
         """Which hosts a rerun can skip.
 
-        Returns ``{"run_id", "complete", "incomplete", "unreachable", "damaged", "missing"}``:
+        Returns ``{"run_id", "complete", "incomplete", "unreachable", "damaged", "set_aside", "missing"}``:
         ``complete`` hosts have a whole facts phase (every group gathered or failed, node
         reachable); ``unreachable`` and ``incomplete`` ones must be gathered again; ``damaged``
-        records (unreadable JSON: a crash cannot leave one, a hand edit can) too; ``missing``
-        are hosts of ``hosts`` without any record.
+        records (unreadable or not a record: a full disk, a hand edit) too: each is renamed
+        ``hosts/<file>.damaged-<UTC time>`` (``set_aside``, run-relative paths), kept for a look but out
+        of the way of the host's new record, so its host is gathered again like a ``missing`` one;
+        ``missing`` are hosts of ``hosts`` without a readable record.
         """
         run = self.read_run()
-        outcome = {"run_id": run.get("run_id"), "complete": [], "incomplete": [], "unreachable": [], "damaged": [], "missing": []}
+        outcome = {"run_id": run.get("run_id"), "complete": [], "incomplete": [], "unreachable": [], "damaged": [], "set_aside": [],
+                   "missing": []}
         directory = os.path.join(self.path, HOSTS_DIR)
         seen = set()
         for entry in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
@@ -545,11 +602,11 @@ class RunDir:
             try:
                 record = read_json(os.path.join(directory, entry))
             except ResultsError:
-                outcome["damaged"].append(entry)
-                continue
+                record = None
             host = record.get("host") if isinstance(record, dict) else None
             if not host or record.get("schema") != SCHEMA:
                 outcome["damaged"].append(entry)
+                outcome["set_aside"].append(self._set_aside(os.path.join(directory, entry)))
                 continue
             seen.add(host)
             if record.get("unreachable"):
@@ -560,3 +617,15 @@ class RunDir:
                 outcome["incomplete"].append(host)
         outcome["missing"] = [host for host in (hosts or []) if host not in seen]
         return outcome
+
+    def _set_aside(self, path):
+        """Rename a damaged file to ``<path>.damaged-<UTC time>`` (a number added if that exists); its run-relative path."""
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        target = "%s.damaged-%s" % (path, stamp)
+        number = 1
+        while os.path.exists(target):
+            number += 1
+            target = "%s.damaged-%s-%d" % (path, stamp, number)
+        os.replace(path, target)
+        _fsync_dir(os.path.dirname(path))
+        return self.relative(target)

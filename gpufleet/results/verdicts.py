@@ -11,21 +11,101 @@ The action ``gpufleet.acceptance.fleet_verdict`` calls :func:`judge_run`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpufleet.checks.engine import run_checks
-from gpufleet.checks.model import NodeContext
+from gpufleet.checks.evidence import LEVEL_SETTING, REQUIRED_BENCHMARKS_SETTING, STATIC_SETTING
+from gpufleet.checks.model import ACCEPT, ACCEPT_WITH_WARNINGS, NodeContext
 from gpufleet.facts import FACT_GROUPS
+from gpufleet.plan import levels
+from gpufleet.plan.network import rail_hcas
 from gpufleet.results.burn_in import judging_settings as burn_in_settings
 from gpufleet.results.burn_in import read_history
 
 
-def judge_run(run, hosts, reachable, choices, judge, families=None):
+def _rails(facts: dict, settings: dict) -> int:
+    """The host's Active RDMA rails, as benchmark_tasks/preflight.yml counts them (gpufleet_perftest_hca, else the
+    NCCL_IB_HCA provisioning chose, restricts them)."""
+    nic = facts.get("nic") if isinstance(facts, dict) else None
+    if not isinstance(nic, dict):
+        return 0
+    nccl_env = settings.get("gpufleet_nccl_env") or {}
+    restrict = settings.get("gpufleet_perftest_hca") or nccl_env.get("NCCL_IB_HCA") or None
+    try:
+        return len(rail_hcas(nic, restrict))
+    except (TypeError, ValueError, AttributeError):
+        # NIC facts of another shape: no rail the benchmarks could use either
+        return 0
+
+
+def level_requirements(hosts, run_settings: dict, choices: dict, records: dict,
+                       reachable) -> dict[str, dict[str, Any]]:
+    """Per host ``{level, benchmarks}``: its level (``gpufleet_level`` of the host, else the run's, run.json
+    ``settings.level``) and the benchmarks that level required of it (gpufleet/plan/levels.py: the rule the playbooks
+    run by), ``gpufleet_benchmarks`` / ``gpufleet_burn_in`` overriding the level. A host with no level (a run opened
+    without one) is left out: it is judged on its ``gpufleet_benchmarks`` alone."""
+    plan = {}
+    for host in hosts:
+        settings = (choices.get(host) or {}).get("settings") or {}
+        level = settings.get("gpufleet_level") or run_settings.get("level")
+        if not level:
+            continue
+        record = records.get(host) or {}
+        gone = host not in reachable and not record or record.get("unreachable")
+        # the host's own choice wins over the run's (an extra var is both)
+        benchmarks = settings.get("gpufleet_benchmarks", run_settings.get("benchmarks"))
+        burn_in = settings.get("gpufleet_burn_in", run_settings.get("burn_in"))
+        bench_records = [item for item in record.get("benchmarks") or [] if isinstance(item, dict)]
+        plan[host] = {
+            "level": levels.level_of(level),
+            "benchmarks": benchmarks,
+            "burn_in": burn_in,
+            "bench": not gone and levels.asks_for_phase("benchmarks", level, benchmarks,
+                                                        overridden=benchmarks is not None),
+            "rails": _rails(record.get("facts") or {}, settings),
+            # built where it ran: the preflight leaves a node without nvbandwidth out of the level's choice, unrecorded
+            "nvbandwidth": any(item.get("kind") == "nvbandwidth" for item in bench_records),
+        }
+    # the hosts of the benchmark run, and those with rails, as the playbook's play saw them
+    bench_hosts = [host for host in plan if plan[host]["bench"]]
+    rail_hosts = [host for host in bench_hosts if plan[host]["rails"] > 0]
+    out = {}
+    for host, entry in plan.items():
+        if entry["bench"]:
+            required = levels.required_benchmarks(entry["level"], entry["benchmarks"], entry["burn_in"],
+                                                  hosts=len(bench_hosts), rail_hosts=len(rail_hosts),
+                                                  rails=entry["rails"], nvbandwidth_built=entry["nvbandwidth"])
+        else:
+            required = levels.required_benchmarks(entry["level"], [], entry["burn_in"])
+        out[host] = {"level": entry["level"], "benchmarks": required}
+    return out
+
+
+def fleet_label(report) -> str | None:
+    """:data:`levels.STATIC_LABEL` when the fleet is accepted and no node of it had anything measured required."""
+    nodes = report.get("nodes") or {}
+    if (report.get("fleet") or {}).get("verdict") not in (ACCEPT, ACCEPT_WITH_WARNINGS) or not nodes:
+        return None
+    labels = {(entry.get("coverage") or {}).get("label") for entry in nodes.values()}
+    return levels.STATIC_LABEL if labels == {levels.STATIC_LABEL} else None
+
+
+def judge_run(run, hosts, reachable, choices, judge, families=None, required_benchmarks=None):
     """Judge ``hosts`` from their records in ``run`` (a RunDir); write verdicts; return the report.
 
     A host without a record that left the play is UNREACHABLE; one still in the play whose
     record is missing fails every fact group (it could not be verified, never a silent pass).
+    The benchmarks each host must have judged (required evidence, checks/evidence.py): its entry in
+    ``required_benchmarks`` (``{host: [name, ...]}``), else its settings' ``required_benchmarks``,
+    else what its validation level required of it (:func:`level_requirements`, run.json ``settings``),
+    else the ``gpufleet_benchmarks`` the run asked for. A node of which nothing measured was required at
+    a known level is marked so (an ACCEPT of it is "static checks only").
     """
     records = run.host_records()
     history = read_history(run.path)
+    run_settings = run.read_run().get("settings") or {}
+    run_settings = run_settings if isinstance(run_settings, dict) else {}
+    by_level = level_requirements(hosts, run_settings, choices, records, reachable)
     nodes, profiles = [], {}
     for host in hosts:
         record = records.get(host)
@@ -39,6 +119,16 @@ def judge_run(run, hosts, reachable, choices, judge, families=None):
             facts = record.get("facts") or {}
             errors = record.get("fact_errors") or {}
         settings = dict(choice["settings"])
+        if required_benchmarks is not None and host in required_benchmarks:
+            settings[REQUIRED_BENCHMARKS_SETTING] = list(required_benchmarks[host] or [])
+        elif REQUIRED_BENCHMARKS_SETTING not in settings and host in by_level:
+            settings[REQUIRED_BENCHMARKS_SETTING] = list(by_level[host]["benchmarks"])
+        elif REQUIRED_BENCHMARKS_SETTING not in settings:
+            asked = settings.get("gpufleet_benchmarks") or []
+            settings[REQUIRED_BENCHMARKS_SETTING] = [asked] if isinstance(asked, str) else list(asked)
+        if host in by_level:
+            settings[LEVEL_SETTING] = by_level[host]["level"]
+            settings[STATIC_SETTING] = not settings[REQUIRED_BENCHMARKS_SETTING]
         # The benchmark records of the host (checks/benchmarks.py reads them).
         settings["benchmarks"] = list((record or {}).get("benchmarks") or [])
         # The burn-in records with their samples read, and the history's drift flags (checks/burn_in.py reads them).
@@ -51,6 +141,8 @@ def judge_run(run, hosts, reachable, choices, judge, families=None):
         nodes.append(NodeContext(host, facts=facts, fact_errors=errors, claim=choice["claim"], profile=profile,
                                  settings=settings, unreachable=unreachable))
     report = run_checks(nodes, families=families)
+    report.setdefault("fleet", {})["label"] = fleet_label(report)
+    report["fleet"]["level"] = run_settings.get("level")
     for host in hosts:
         run.write_judgement(host, report["nodes"][host], profile=profiles[host], claim=choices.get(host, {}).get("claim"))
     run_record = run.read_run()

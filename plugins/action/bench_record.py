@@ -5,7 +5,7 @@
 
 A benchmark skipped on a host (outcome ``skipped`` and the reason), or the side of a pair run
 that failed and whose output is not the recorded measurement (outcome, reason, rc and command
-copied from its registered bench_run result). Controller only; see bench/records.py.
+copied from its registered bench_run result). Controller only; see gpufleet/results/bench.py.
 """
 
 from __future__ import annotations

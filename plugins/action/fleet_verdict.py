@@ -8,13 +8,15 @@ claim (``gpufleet_claim``) and the profile choice (``gpufleet_profile``,
 ``gpufleet_profile_overrides``) from the inventory, runs the checks engine over the whole
 fleet and writes checks and verdicts into ``hosts/<host>.json`` and ``fleet.json``. With
 ``validate_only`` it only validates profiles and claims (the playbook's preflight): an invalid
-one fails before anything runs, naming the host and the key.
+one fails before anything runs, naming the host and the key; so does a host variable named
+``gpufleet_*`` that the collection does not know (gpufleet/checks/inputs.py), with the nearest known name.
 """
 
 from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 
+from gpufleet.checks.inputs import PREFIX, host_variable_problems
 from gpufleet.checks.verdict import SETTINGS_VARS, Judge, VerdictError, validate, verdict_lines
 from gpufleet.results.store import ResultsError, RunDir, to_plain
 from gpufleet.results.verdicts import judge_run
@@ -46,6 +48,29 @@ def host_choices(hostvars, hosts):
     return choices
 
 
+def gpufleet_names(hostvars, hosts):
+    """Per host: the names of its variables that start with ``gpufleet_`` (inventory, group_vars, -e)."""
+    names = {}
+    for host in hosts:
+        view = hostvars[host] if hostvars is not None and host in hostvars else {}
+        names[host] = [str(name) for name in view.keys() if str(name).startswith(PREFIX)]
+    return names
+
+
+def validate_inputs(judge, hostvars, hosts, choices):
+    """The preflight: every gpufleet_* variable known (a misspelled gpufleet_clam would leave the node judged
+    with no claim) and every claim and profile choice valid; one VerdictError naming every problem."""
+    unknown = host_variable_problems(gpufleet_names(hostvars, hosts))
+    try:
+        validate(judge, choices)
+    except VerdictError as exc:
+        if not unknown:
+            raise
+        unknown.append(str(exc))
+    if unknown:
+        raise VerdictError("unknown gpufleet variables, nothing was run: " + "; ".join(unknown))
+
+
 class ActionModule(ActionBase):
     """Validate profiles and claims (validate_only) or judge the whole run and write the verdicts."""
 
@@ -65,7 +90,10 @@ class ActionModule(ActionBase):
         try:
             judge = Judge(args["profiles_dir"])
             choices = host_choices(task_vars.get("hostvars"), hosts)
-            validate(judge, choices)
+            if args["validate_only"]:
+                validate_inputs(judge, task_vars.get("hostvars"), hosts, choices)
+            else:
+                validate(judge, choices)
             result["warnings"] = list(judge.warnings)
             if args["validate_only"]:
                 result.update(changed=False, hosts=len(hosts), profiles=judge.names(),
@@ -85,6 +113,9 @@ class ActionModule(ActionBase):
             nodes={host: {"verdict": entry["verdict"], "failed": entry["failed"], "unreachable": entry["unreachable"],
                           "profile": profiles[host]["name"]} for host, entry in report["nodes"].items()},
             line_of=verdict_lines(report, profiles),
-            msg="fleet %s: %s" % (fleet["verdict"], ", ".join("%d %s" % (count, name) for name, count in fleet["counts"].items() if count)),
+            level=fleet.get("level"),
+            label=fleet.get("label"),
+            msg="fleet %s%s: %s" % (fleet["verdict"], " (%s)" % fleet["label"] if fleet.get("label") else "",
+                                    ", ".join("%d %s" % (count, name) for name, count in fleet["counts"].items() if count)),
         )
         return result

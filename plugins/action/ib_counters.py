@@ -4,7 +4,7 @@
 """Controller half of gpufleet.acceptance.ib_counters: read the counters on the node, number them, record.
 
 The node returns the raw counter files (module ``ib_counters``); here they become the snapshot
-``{taken, counters, hw_counters}`` (bench/records.py). Given ``before`` (an earlier snapshot),
+``{taken, counters, hw_counters}`` (gpufleet/results/bench.py). Given ``before`` (an earlier snapshot),
 ``run_dir`` and ``benchmark``, the record of kind ``ib_counters`` with both snapshots is written
 into ``record_host``'s record. A node without RDMA ports records nothing.
 """

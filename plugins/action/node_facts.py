@@ -13,7 +13,7 @@ Two options are the controller's and never reach the node:
 - ``collector: separate`` runs the four fact modules one by one (four round trips) instead of
   node_facts once; the groups come out the same (tests/playbooks/test_node_facts.py).
 - ``record`` writes the host's record and raw outputs into the results directory here, the moment
-  they are parsed (results_store.record_host_facts, as results_record does), and the raw outputs are then left
+  they are parsed (gpufleet.results.store.record_host_facts, as results_record does), and the raw outputs are then left
   out of the task's result. At fleet scale that matters: every byte of a result is pickled to
   Ansible's main process, walked and copied there, and templated again by any task that passes it
   on (docs/performance.md). A node that cannot be reached is recorded unreachable before the
@@ -91,7 +91,7 @@ class ActionModule(ActionBase):
         except AnsibleConnectionFailure as exc:
             if record is not None:
                 # the verdict then says UNREACHABLE with this message (Ansible reports the host the same way)
-                lost = {"changed": False, "unreachable": True, "msg": to_text(exc)}
+                lost = {"changed": False, "unreachable": True, "msg": "lost during facts (node_facts): %s" % to_text(exc)}
                 try:
                     record_host_facts(host, dict((name, lost) for name in requested), record)
                 except (ResultsError, OSError):

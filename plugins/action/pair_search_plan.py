@@ -17,7 +17,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 
 from gpufleet.checks.benchmarks import search_label
-from gpufleet.checks.pair_rounds import PlanError, plan, search_records
+from gpufleet.checks.pair_rounds import PlanError, plan, search_floor, search_records
 from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, MODES, pair_key
 from gpufleet.results.store import ResultsError, RunDir, to_plain
 
@@ -64,8 +64,10 @@ class ActionModule(ActionBase):
             seed = int(seed) if seed.isdigit() else seed
             confirm = 2 if args["confirm"] else 1
             run = RunDir.open(args["run_dir"])
+            # the absolute floor the pair check judges by, so that a pair slow only by it gets its confirmation run
+            floor = search_floor(run, hosts)
             pairs, search = plan(hosts, search_records(run, str(args["job"])), round_index, seed, mode=mode, tolerance=tolerance,
-                                 confirm=confirm, max_rounds=max_rounds)
+                                 confirm=confirm, max_rounds=max_rounds, floor=floor["floor"] if floor else None)
         except (PlanError, ResultsError, OSError) as exc:
             result["failed"] = True
             result["msg"] = str(exc)
@@ -84,6 +86,8 @@ class ActionModule(ActionBase):
             seed=seed,
             confirm=confirm,
             group=search_label(mode, confirm, seed),
+            floor=floor["floor"] if floor else None,
+            floor_source=floor["source"] if floor else None,
             bad_nodes=sorted(state["bad_nodes"]),
             bad_links=[list(pair) for pair in state["bad_links"]],
             suspects=list(state["suspects"]),

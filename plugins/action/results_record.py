@@ -88,7 +88,9 @@ class ActionModule(ActionBase):
             playbook=args.get("playbook"),
             hosts=[str(host) for host in hosts],
             profile_choices=args.get("profile") or {"requested": _requested_profiles(task_vars.get("hostvars"), hosts)},
-            extra={"ansible_version": (task_vars.get("ansible_version") or {}).get("full")},
+            extra=dict({"ansible_version": (task_vars.get("ansible_version") or {}).get("full")},
+                       # the run's settings (the validation level, the benchmarks asked for): the verdict and report read them
+                       **({"settings": args["settings"]} if args.get("settings") else {})),
             collection=THIS_COLLECTION,
         )
         resume = run.resume(hosts=[str(host) for host in hosts])
@@ -99,6 +101,9 @@ class ActionModule(ActionBase):
             "run_id": resume["run_id"],
             "resume": resume,
             "complete_hosts": skip,
+            # for playbooks/benchmark.yml: the run's start (its job tag, the same when resumed) and what it recorded
+            "started": run.read_run().get("started"),
+            "recorded_jobs": run.recorded_benchmark_jobs(),
             "msg": "results in %s%s" % (run.path, "; %d host(s) already complete, not gathered again" % len(skip) if skip else ""),
         }
 

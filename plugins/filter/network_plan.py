@@ -70,7 +70,13 @@ EXAMPLES = r"""
 RETURN = r"""
 _value:
   description:
-    - One dict per run C({client, server, record_host, hosts, mode, round, group, port, address, server_argv, client_argv}).
+    - One dict per run C({client, server, record_host, hosts, mode, round, group, port, address, server_argv, client_argv, parallel,
+      processes, ports, server_args, client_args}).
+    - >-
+      C(parallel) is V(streams) (one client with C(-P streams)) when both hosts' C(gpufleet_iperf3_version) (the registered
+      C(iperf3 --version)) say 3.16 or later (or a host's version is unknown), else V(processes) - C(streams) one-stream clients
+      against as many servers on C(ports), whose argument lists (after the program) are C(server_args) and C(client_args),
+      because iperf3 before 3.16 runs every stream of one process on one core.
     - Runs with the same C(round) run at the same time and share no host.
   type: list
   elements: dict
@@ -121,7 +127,7 @@ def perftest_plan(hosts, info, tool="ib_write_bw", path=None, port=None, size=No
 
 
 # The host variables the iperf3 plan reads (only these are templated, and only for the hosts planned).
-PLAN_VARS = ("gpufleet_claim", "gpufleet_rack", "gpufleet_iperf3_address", "ansible_host")
+PLAN_VARS = ("gpufleet_claim", "gpufleet_rack", "gpufleet_iperf3_address", "ansible_host", "gpufleet_iperf3_version")
 
 
 def _plan_vars(hostvars, hosts):
@@ -181,10 +187,14 @@ def network_plan(hosts, mode="alone", hostvars=None, streams=None, seconds=None,
             runs = plan.iperf3_concurrent(hosts, hostvars, port_base=int(port))
         else:
             raise AnsibleFilterError("network_plan: mode must be alone or concurrent, got %r" % (mode,))
+        # each host's `iperf3 --version` (registered as gpufleet_iperf3_version) decides -P streams or processes
+        versions = {host: plan.iperf3_version((hostvars[host].get("gpufleet_iperf3_version") or {}).get("stdout"))
+                    for host in hosts}
         for run in runs:
             run["address"] = _address(hostvars, run["server"])
-            run["server_argv"] = plan.iperf3_server_argv(run["port"], iperf3=iperf3)
-            run["client_argv"] = plan.iperf3_client_argv(run["address"], run["port"], streams, seconds, omit, iperf3=iperf3)
+            round_size = sum(1 for other in runs if other["round"] == run["round"])
+            run.update(plan.iperf3_commands(run, streams, seconds, omit, iperf3=iperf3, versions=versions,
+                                            round_size=round_size))
     except plan.PlanError as exc:
         raise AnsibleFilterError("network_plan: %s" % exc) from None
     return runs

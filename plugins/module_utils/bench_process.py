@@ -26,6 +26,8 @@ import subprocess
 import threading
 import time
 
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import read_pipes
+
 JOB_ENV = "GPUFLEET_JOB_ID"
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
@@ -147,14 +149,69 @@ class _Capture:
             return text, dropped
 
 
-def _pump(stream, capture):
+def pipe_holders(fds, proc_root="/proc"):
+    """Other processes that hold an end of the pipes ``fds``: ``[{pid, cmdline}]``.
+
+    A pipe is named ``pipe:[<inode>]`` in ``/proc/<pid>/fd``; both ends have the inode of the one
+    the runner reads.
+    """
+    wanted = set()
+    for fd in fds:
+        try:
+            wanted.add("pipe:[%d]" % os.fstat(fd).st_ino)
+        except OSError:
+            pass
+    found = []
     try:
-        while True:
-            data = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
-            if not data:
+        entries = os.listdir(proc_root)
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        fd_dir = os.path.join(proc_root, entry, "fd")
+        try:
+            links = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for link in links:
+            try:
+                target = os.readlink(os.path.join(fd_dir, link))
+            except OSError:
+                continue
+            if target in wanted:
+                found.append({"pid": int(entry), "cmdline": _cmdline(entry, proc_root)})
                 break
-            capture.feed(data)
-    except (OSError, ValueError):
+    return sorted(found, key=lambda item: item["pid"])
+
+
+def end_pids(pids, grace):
+    """SIGTERM to each of ``pids``, up to ``grace`` s, then SIGKILL to those left; returns the signals sent."""
+    sent = []
+    live = [pid for pid in pids if _alive(pid)]
+    if not live:
+        return sent
+    for pid in live:
+        _signal_pid(pid, signal.SIGTERM)
+    sent.append("SIGTERM")
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(_alive(pid) for pid in live):
+        time.sleep(0.05)
+    left = [pid for pid in live if _alive(pid)]
+    if left:
+        for pid in left:
+            _signal_pid(pid, signal.SIGKILL)
+        sent.append("SIGKILL")
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_alive(pid) for pid in left):
+            time.sleep(0.05)
+    return sent
+
+
+def _signal_pid(pid, sig):
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
         pass
 
 
@@ -251,8 +308,10 @@ def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_outp
     """Run ``argv`` tagged with ``job_id`` in a new session; never raises for the command's own failures.
 
     Returns ``{cmd, rc, stdout, stderr, stdout_dropped, stderr_dropped, duration_s, outcome, reason,
-    job_id, started, pgid, signals}``; ``rc`` is None when it did not start, negative when a
-    signal ended it (the number of the signal), ``started`` ISO 8601 UTC.
+    job_id, started, pgid, signals, escaped}``; ``rc`` is None when it did not start, negative when a
+    signal ended it (the number of the signal), ``started`` ISO 8601 UTC, ``escaped`` the processes
+    outside the group (a ``setsid`` child) that still held the output pipes once the group was gone,
+    ended too. Every wait is bounded: timeout, grace, 2 s for the last output, grace for the escaped.
     """
     argv = [str(part) for part in argv]
     if not JOB_ID_RE.match(str(job_id)):
@@ -262,7 +321,7 @@ def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_outp
     run_env[JOB_ENV] = str(job_id)
     argv = tag_argv(argv, forward=sorted(str(key) for key in (env or {})))
     result = {"cmd": argv, "rc": None, "stdout": "", "stderr": "", "stdout_dropped": 0, "stderr_dropped": 0, "duration_s": 0.0,
-              "outcome": None, "reason": "", "job_id": str(job_id), "pgid": None, "signals": [],
+              "outcome": None, "reason": "", "job_id": str(job_id), "pgid": None, "signals": [], "escaped": [],
               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     executable = resolve_executable(argv[0] if argv else "", run_env.get("PATH"))
     if executable is None:
@@ -281,27 +340,39 @@ def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_outp
     pgid = proc.pid  # start_new_session: the child leads its own session and group
     result["pgid"] = pgid
     captures = (_Capture(max_output), _Capture(max_output))
-    pumps = [threading.Thread(target=_pump, args=(stream, capture), daemon=True) for stream, capture in zip((proc.stdout, proc.stderr), captures)]
-    for pump in pumps:
-        pump.start()
-    hang = False
+    fds = [proc.stdout.fileno(), proc.stderr.fileno()]
+    for fd in fds:
+        os.set_blocking(fd, False)
+    # read while the command runs; stop at its exit or at the timeout
+    open_fds = read_pipes(fds, captures, started + timeout, done=lambda: proc.poll() is not None)
     try:
-        proc.wait(timeout=timeout)
+        # both pipes closed early (the command redirected its output) while it still runs: wait out the timeout
+        proc.wait(timeout=max(0.0, started + timeout - time.monotonic()))
     except subprocess.TimeoutExpired:
-        hang = True
+        pass
+    hang = proc.poll() is None
     # the leader is gone (or hung): whatever else is left in its group goes too
     signals = end_group(proc, pgid, grace)
-    for pump in pumps:
-        # a process that left the group may still hold the pipes: do not wait for it forever
-        pump.join(timeout=2 if hang or signals else 10)
+    # the rest of the output, from a group that is gone now; a process that left the group may still hold the pipes
+    open_fds = read_pipes(open_fds, [captures[fds.index(fd)] for fd in open_fds], time.monotonic() + 2)
+    escaped = pipe_holders(open_fds) if open_fds else []
+    escaped_signals = end_pids([item["pid"] for item in escaped], grace) if escaped else []
+    if escaped:
+        read_pipes(open_fds, [captures[fds.index(fd)] for fd in open_fds], time.monotonic() + 2)
     result["duration_s"] = round(time.monotonic() - started, 3)
     result["rc"] = proc.returncode
     result["signals"] = signals
+    result["escaped"] = escaped
     result["stdout"], result["stdout_dropped"] = captures[0].text()
     result["stderr"], result["stderr_dropped"] = captures[1].text()
     result["outcome"], result["reason"] = classify(proc.returncode, result["stdout"], result["stderr"], hang=hang, timeout=timeout, signals=signals)
     if signals and not hang and result["outcome"] == "ok":
         result["reason"] = "exited 0; processes it left in its group ended with %s" % ", then ".join(signals)
+    if escaped:
+        said = "%d process(es) that escaped its process group holding the output pipes (pid %s) ended with %s" % (
+            len(escaped), ", ".join(str(item["pid"]) for item in escaped), ", then ".join(escaped_signals or ["nothing (already gone)"]))
+        result["reason"] = "%s; %s" % (result["reason"], said) if result["reason"] else said
+    # raw fds, no reader thread: closing cannot wait on anyone
     for stream in (proc.stdout, proc.stderr):
         try:
             stream.close()

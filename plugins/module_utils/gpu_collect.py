@@ -24,7 +24,8 @@ def collect(nvidia_smi_path, lspci_path, timeout, query_formats=("xml", "text"),
     """Everything this phase needs from the node, in one call.
 
     lspci runs first so that its output is there even when nvidia-smi is missing. nvidia-smi
-    not being found stops the collection (every later query would say the same).
+    not being found stops the collection (every later query would say the same); once it timed out,
+    run_tool skips its later queries with the reason (one timeout per node, not four).
     """
     raw = {"lspci": run_tool([lspci_path, "-nn"], timeout)}
     wanted = {FORMAT_KEYS[name] for name in query_formats}

@@ -17,7 +17,15 @@ try:
 except ImportError:  # not on this platform; reported, not fatal
     resource = None
 
-from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import MAX_FILE_BYTES, list_dir, read_text, real_path, run_tool
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
+    MAX_FILE_BYTES,
+    list_dir,
+    read_bounded,
+    read_error,
+    read_text,
+    real_path,
+    run_tool,
+)
 
 PCI_ADDRESS = re.compile(r"^[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 GPU_CLASSES = ("0x0300", "0x0302")
@@ -30,10 +38,9 @@ def read_entry(path):
     """A file read in the shape of a tool run: cmd [path], rc 0 when read, stdout its text."""
     entry = {"cmd": [path], "rc": None, "stdout": "", "stderr": "", "duration_s": 0.0, "error": None}
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES)
+        data = read_bounded(path, MAX_FILE_BYTES)
     except (IOError, OSError) as exc:
-        entry["error"] = "not_found" if exc.errno == errno.ENOENT else "unreadable: %s" % (exc.strerror or exc)
+        entry["error"] = "not_found" if exc.errno == errno.ENOENT else read_error(exc)
         return entry
     entry["rc"] = 0
     entry["stdout"] = data.decode("utf-8", errors="replace")
@@ -61,14 +68,22 @@ def _relative(path, root):
         return path
 
 
-def read_endpoints(sysfs_root):
-    """NVIDIA GPUs and RDMA devices with their upstream PCI bridges, read from sysfs."""
+def read_endpoints(sysfs_root, errors=None):
+    """NVIDIA GPUs and RDMA devices with their upstream PCI bridges, read from sysfs.
+
+    ``errors`` (a dict) gets the files that are not regular files (a FIFO would block the read),
+    by path under ``sysfs_root``, with the reason; the other devices are still read.
+    """
+    errors = {} if errors is None else errors
     endpoints = []
     devices_dir = os.path.join(sysfs_root, "bus", "pci", "devices")
     for address in list_dir(devices_dir):
         base = os.path.join(devices_dir, address)
-        vendor = (read_text(os.path.join(base, "vendor")) or "").strip().lower()
-        pci_class = (read_text(os.path.join(base, "class")) or "").strip().lower()
+        unreadable = {}
+        vendor = (read_text(os.path.join(base, "vendor"), errors=unreadable) or "").strip().lower()
+        pci_class = (read_text(os.path.join(base, "class"), errors=unreadable) or "").strip().lower()
+        for name, reason in unreadable.items():
+            errors["bus/pci/devices/%s/%s" % (address, name)] = reason
         if vendor != NVIDIA_VENDOR or not pci_class.startswith(GPU_CLASSES):
             continue
         resolved = real_path(base)
@@ -95,13 +110,17 @@ def read_endpoints(sysfs_root):
     return endpoints
 
 
-def read_iommu(sysfs_root):
-    """IOMMU units, group count and the count of groups per default-domain type."""
+def read_iommu(sysfs_root, errors=None):
+    """IOMMU units, group count and the count of groups per default-domain type (``errors`` as in read_endpoints)."""
+    errors = {} if errors is None else errors
     groups_dir = os.path.join(sysfs_root, "kernel", "iommu_groups")
     groups = list_dir(groups_dir)
     types = {}
     for group in groups:
-        kind = read_text(os.path.join(groups_dir, group, "type"))
+        unreadable = {}
+        kind = read_text(os.path.join(groups_dir, group, "type"), errors=unreadable)
+        for name, reason in unreadable.items():
+            errors["kernel/iommu_groups/%s/%s" % (group, name)] = reason
         if kind is not None:
             types[kind.strip()] = types.get(kind.strip(), 0) + 1
     return {"units": list_dir(os.path.join(sysfs_root, "class", "iommu")), "groups": len(groups), "group_types": types}
@@ -169,12 +188,13 @@ def collect(params):
                           ("self_limits", "self/limits"), ("osrelease", "sys/kernel/osrelease")):
         files[key] = read_entry(os.path.join(procfs, *relative.split("/")))
     uname = os.uname()
+    sysfs_errors = {}
     raw = {
         "files": files,
         "uname": {"sysname": uname[0], "release": uname[2], "version": uname[3], "machine": uname[4]},
         "rlimit_memlock": read_memlock_rlimit(),
-        "endpoints": read_endpoints(sysfs),
-        "iommu": read_iommu(sysfs),
+        "endpoints": read_endpoints(sysfs, sysfs_errors),
+        "iommu": read_iommu(sysfs, sysfs_errors),
         "lspci": run_tool([params["lspci_path"], "-vvv"], timeout),
         "journalctl": tail_lines(run_tool([params["journalctl_path"], "-k", "--no-pager", "-o", "short-iso"], timeout), params["kernel_log_lines"]),
         "dmesg": None,
@@ -184,6 +204,8 @@ def collect(params):
     }
     if not _has_kernel_lines(raw["journalctl"]):
         raw["dmesg"] = tail_lines(run_tool([params["dmesg_path"], "--time-format", "iso"], timeout), params["kernel_log_lines"])
+    if sysfs_errors:
+        raw["sysfs_read_errors"] = sysfs_errors
     raw["nccl_libraries"] = nccl_libraries(raw["ldconfig"])
     # ldconfig -p lists thousands of libraries: keep only the NCCL lines
     raw["ldconfig"]["stdout"] = "".join(line for line in raw["ldconfig"]["stdout"].splitlines(True) if "libnccl" in line)

@@ -32,8 +32,16 @@ COUNTER_DIRS = ("counters", "hw_counters")
 ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
 
 
-def _read_attrs(base, names):
-    return dict((name, read_text(os.path.join(base, name))) for name in names)
+def _read_attrs(base, names, errors=None):
+    """``{name: text or None}``; a FIFO or device in a name's place reads None, its reason in ``errors``."""
+    return dict((name, read_text(os.path.join(base, name), errors=errors)) for name in names)
+
+
+def _with_errors(entry, errors):
+    # only when something could not be read: a clean node's raw output stays as it was
+    if errors:
+        entry["read_errors"] = errors
+    return entry
 
 
 def _pci_function(device_link):
@@ -55,7 +63,7 @@ def _relative(path, root):
         return path
 
 
-def _device_part(base):
+def _device_part(base, errors=None):
     """PCI address, driver and PCIe/NUMA attributes behind ``base/device``."""
     device_link = os.path.join(base, "device")
     pci_dir = _pci_function(device_link)
@@ -63,7 +71,7 @@ def _device_part(base):
         "device": os.path.lexists(device_link),
         "driver": link_target(os.path.join(device_link, "driver")),
         "pci_address": os.path.basename(pci_dir) if pci_dir else None,
-        "pci": _read_attrs(pci_dir, PCI_ATTRS) if pci_dir else None,
+        "pci": _read_attrs(pci_dir, PCI_ATTRS, errors) if pci_dir else None,
     }
 
 
@@ -73,25 +81,26 @@ def read_net(sysfs_root):
     entries = []
     for name in list_dir(os.path.join(sysfs_root, "class", "net")):
         base = os.path.join(sysfs_root, "class", "net", name)
+        errors = {}
         entry = {
             "name": name,
             "sysfs_path": _relative(real_path(base), root),
-            "attrs": _read_attrs(base, NET_ATTRS),
+            "attrs": _read_attrs(base, NET_ATTRS, errors),
             "bridge": os.path.isdir(os.path.join(base, "bridge")),
             "bonding": os.path.isdir(os.path.join(base, "bonding")),
             "tun": os.path.exists(os.path.join(base, "tun_flags")),
             "rdma_devices": list_dir(os.path.join(base, "device", "infiniband")),
         }
-        entry.update(_device_part(base))
-        entries.append(entry)
+        entry.update(_device_part(base, errors))
+        entries.append(_with_errors(entry, errors))
     return entries
 
 
-def _read_gids(port_dir):
+def _read_gids(port_dir, errors=None):
     """Non-zero GIDs with their type and netdev (reading the attributes of an unused GID fails)."""
     gids = []
     for index in list_dir(os.path.join(port_dir, "gids")):
-        gid = read_text(os.path.join(port_dir, "gids", index))
+        gid = read_text(os.path.join(port_dir, "gids", index), errors=errors)
         if gid is None or gid.strip() == ZERO_GID:
             continue
         gids.append({
@@ -108,21 +117,23 @@ def read_infiniband(sysfs_root):
     devices = []
     for name in list_dir(os.path.join(sysfs_root, "class", "infiniband")):
         base = os.path.join(sysfs_root, "class", "infiniband", name)
+        errors = {}
         entry = {
             "name": name,
-            "attrs": _read_attrs(base, IB_ATTRS),
+            "attrs": _read_attrs(base, IB_ATTRS, errors),
             "netdevs": list_dir(os.path.join(base, "device", "net")),
             "ports": [],
         }
-        entry.update(_device_part(base))
+        entry.update(_device_part(base, errors))
         for port in list_dir(os.path.join(base, "ports")):
             port_dir = os.path.join(base, "ports", port)
-            port_entry = {"port": port, "attrs": _read_attrs(port_dir, PORT_ATTRS), "gids": _read_gids(port_dir)}
+            port_errors = {}
+            port_entry = {"port": port, "attrs": _read_attrs(port_dir, PORT_ATTRS, port_errors), "gids": _read_gids(port_dir, port_errors)}
             for counters in COUNTER_DIRS:
                 names = list_dir(os.path.join(port_dir, counters))
-                port_entry[counters] = dict((c, read_text(os.path.join(port_dir, counters, c))) for c in names)
-            entry["ports"].append(port_entry)
-        devices.append(entry)
+                port_entry[counters] = dict((c, read_text(os.path.join(port_dir, counters, c), errors=port_errors)) for c in names)
+            entry["ports"].append(_with_errors(port_entry, port_errors))
+        devices.append(_with_errors(entry, errors))
     return devices
 
 

@@ -16,8 +16,10 @@ description:
     after the launcher and after every C(:) app-context separator, so the ranks on every host carry the tag too.
   - Waits up to O(timeout) seconds. On timeout the whole process group gets C(SIGTERM), then C(SIGKILL) after O(grace)
     seconds, and the outcome is V(hang). Processes the command left behind in its group after exiting are ended the same way.
-    Processes outside the group (ranks started by a remote launcher daemon) are ended by M(gpufleet.acceptance.bench_cleanup)
-    with the same O(job_id).
+    Processes that left the group but still hold the command's output pipes (a C(setsid) child) are found through the pipes
+    and ended the same way (RV(escaped)), so the task ends within O(timeout) plus twice O(grace) plus a few seconds whatever
+    the command's children do. Other processes outside the group (ranks started by a remote launcher daemon) are ended by
+    M(gpufleet.acceptance.bench_cleanup) with the same O(job_id).
   - Reports the outcome as one of V(ok), V(hang), V(missing_binary) (the program, or the program a launcher was asked
     to start, is not there), V(launcher_error) (C(mpirun)/C(srun)/C(ssh) could not start the job, for example
     C(There are not enough slots available)), V(crash) (killed by a signal, exit status 128 or more, or a launcher
@@ -218,6 +220,14 @@ signals:
   type: list
   elements: str
   sample: [SIGTERM, SIGKILL]
+escaped:
+  description:
+    - Processes outside the process group that still held the command's output pipes after the group was gone
+      (a C(setsid) child), each ended with C(SIGTERM), then C(SIGKILL) after O(grace); RV(reason) says so.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"pid": 41301, "cmdline": "sleep 600"}]
 parsed:
   description: What the O(parse_kind) parser made of stdout (action plugin; null without O(parse_kind) or when it cannot be read).
   returned: always

@@ -33,6 +33,9 @@ options:
   validate_only:
     description:
       - Only validate the profiles and every host's claim and profile choice; judge and write nothing.
+      - >-
+        Also refuses any host variable named C(gpufleet_*) that the collection does not know, naming the nearest
+        known one (C(gpufleet_clam is not a gpufleet variable: did you mean gpufleet_claim?)).
     type: bool
     default: false
   hosts:

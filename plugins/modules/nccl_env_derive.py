@@ -18,7 +18,9 @@ description:
     fastest up interface in the IPv4 subnet every node shares with its peers (the subnet whose slowest node is
     fastest). Never C(lo), C(docker*), C(veth*), C(virbr*), C(br-*), or a link-local 169.254/16 address. A node
     whose addresses are unknown (C(ip) not installed) gets its fastest up interface and a warning.
-  - C(NCCL_IB_DISABLE) - V(0) only when every node has Active RDMA ports on its compute rails, else V(1) everywhere.
+  - C(NCCL_IB_DISABLE) - set per node - V(0) on each node with Active RDMA ports on its compute rails, V(1) on a node
+    without one. A node without rails never turns InfiniBand/RoCE off for the others - it runs over sockets and the
+    benchmarks leave it out of the RDMA runs (and fail it for that by name).
   - C(NCCL_IB_HCA) - the Active compute-rail ports as an exact list C(=mlx5_0:1,mlx5_3:1,...). Compute rails are the
     ports with the claim's compute NIC link layer and rate (C(gpufleet_claim.nics)), or else the fleet's most common
     link layer and rate among Active ports. Left out, each with its reason - ports of another rate or link layer
@@ -126,11 +128,13 @@ lines:
   type: dict
   sample: {"node-a": ["node-a: fabric ib", "  NCCL_IB_DISABLE=0 - 0: every node has Active RDMA ports on its compute rails"]}
 fleet:
-  description: C(ib) (whether InfiniBand/RoCE is enabled fleet-wide), C(without_rails) (hosts without an Active compute
-    rail), C(plugin_fabrics) (host -> fabric).
+  description: C(ib) (true when at least one node has Active compute rails and so C(NCCL_IB_DISABLE=0); the
+    variable itself is per node, in C(hosts[host].env)), C(rdma_hosts) (the hosts with C(NCCL_IB_DISABLE=0), those
+    the RDMA runs take), C(without_rails) (hosts without an Active compute rail, C(NCCL_IB_DISABLE=1), or with an
+    NCCL net plugin), C(plugin_fabrics) (host -> fabric).
   returned: unless an input is invalid
   type: dict
-  sample: {"ib": true, "without_rails": [], "plugin_fabrics": {}}
+  sample: {"ib": true, "rdma_hosts": ["node-a", "node-b"], "without_rails": ["node-c"], "plugin_fabrics": {}}
 problems:
   description: Why the settings are refused, each naming its host; the task fails when there is one.
   returned: always

@@ -17,6 +17,10 @@ description:
     search in O(run_dir) (those whose C(job_id) starts with O(job)C(-pair-)), then returns the pairs of round
     O(round). The same inputs always give the same plan; an empty plan means the search is settled.
   - The pairs of one round are disjoint, so they can run at the same time.
+  - A pair is slow when it is more than O(tolerance) below the median of the best pairs, or below the absolute floor
+    that the C(benchmarks.pair_search) check judges by (the NIC-bound floor of the hosts, from their claim, profile
+    and NIC facts recorded in O(run_dir); none when no host's NIC aggregate is known), so a pair slow only by the
+    floor gets its confirmation run too.
   - V(adaptive) plans two random matchings, then re-measures the slow pairs that would convict (with O(confirm)) and
     pairs each remaining suspect with a node proven good. V(round_robin) plans every pair once (circle method,
     N - 1 rounds, N for odd N), then the confirmation runs.
@@ -156,6 +160,17 @@ group:
   returned: success
   type: str
   sample: pair_search mode=adaptive confirm=2 seed=12345
+floor:
+  description: The absolute floor in GB/s the search planned with; null when no host's NIC aggregate is known.
+  returned: success
+  type: float
+  sample: 338.4
+floor_source:
+  description: Where the floor comes from (efficiency, margin and the per-node NIC aggregate); null without a floor.
+  returned: success
+  type: str
+  sample: "docs/baselines.md 3b NIC-bound floors: 0.94 x the per-node NIC aggregate (...); aggregate 8 x 400 Gb/s
+    InfiniBand = 400 GB/s (claim)"
 bad_nodes:
   description: The nodes convicted by the rounds recorded so far.
   returned: success

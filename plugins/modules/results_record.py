@@ -54,7 +54,11 @@ options:
     type: dict
   settings:
     description:
-      - O(phase=facts) only. Other inventory settings the checks read (for example C(gpufleet_nccl_env)).
+      - With O(phase=facts), other inventory settings the checks read (for example C(gpufleet_nccl_env)), recorded with the host.
+      - >-
+        With O(phase=start), the run's settings, recorded as C(settings) in C(run.json) (replacing those of an earlier start of
+        the same run): C(level) (the validation level, V(quick), V(standard) or V(full)), C(benchmarks) (the explicit
+        C(gpufleet_benchmarks), or null for the level's) and C(burn_in) (the explicit C(gpufleet_burn_in), or null).
     type: dict
   profile:
     description:
@@ -161,6 +165,20 @@ complete_hosts:
   type: list
   elements: str
   sample: [node-a, node-b]
+started:
+  description: >-
+    When the run was first started (C(run.json) C(started), kept when resumed); the job tag of its benchmarks.
+  returned: phase is start
+  type: str
+  sample: "2026-01-31T12:00:00Z"
+recorded_jobs:
+  description: >-
+    The job ids of the benchmark runs already recorded in the directory (not those recorded unreachable): a resumed
+    run does not run them again.
+  returned: phase is start
+  type: list
+  elements: str
+  sample: [gpufleet-20260131T120000Z-single-node-a-0]
 host:
   description: The host recorded.
   returned: phase is facts

@@ -137,7 +137,9 @@ for unwanted in '^gpufleet/' '^tests/output/' '^build/' '\.egg-info/' '^benchmar
 done
 grep -qx 'playbooks/validate_cluster.yml' "$work/galaxy.txt" ||
     fail "the collection artifact has no playbooks/validate_cluster.yml"
-"$venv/bin/ansible-galaxy" collection install -p "$work/collections" "${tarballs[0]}" >/dev/null
+# --force: a gpufleet.acceptance already in the user's collections path (~/.ansible/collections) would otherwise make
+# ansible-galaxy say "already installed" and put nothing in DIR
+"$venv/bin/ansible-galaxy" collection install --force -p "$work/collections" "${tarballs[0]}" >/dev/null
 installed=$work/collections/ansible_collections/gpufleet/acceptance
 [[ -f $installed/MANIFEST.json ]] || fail "ansible-galaxy collection install put nothing in $installed"
 echo "check_install:   $(basename "${tarballs[0]}"): $(wc -l <"$work/galaxy.txt") entries"
@@ -151,11 +153,12 @@ set +e
     [[ ! -e ansible.cfg ]] || fail "$elsewhere has an ansible.cfg"
     ANSIBLE_COLLECTIONS_PATH=$work/collections ANSIBLE_NOCOLOR=1 \
         "$venv/bin/ansible-playbook" gpufleet.acceptance.validate_cluster -i "$demo_inventory" \
-        -e "gpufleet_results_dir=$galaxy_results" >"$work/playbook.out" 2>&1
+        -e "gpufleet_results_dir=$galaxy_results" -e gpufleet_fail_on_verdict=false >"$work/playbook.out" 2>&1
 )
 playbook_rc=$?
 set -e
 tail -n 15 "$work/playbook.out"
+# the demo fleet rejects nodes on purpose: report-only (gpufleet_fail_on_verdict=false), so any non-zero exit is a failure
 [[ $playbook_rc == 0 ]] || fail "ansible-playbook exited $playbook_rc"
 grep -q 'TASK \[Verdict | judge the whole fleet' "$work/playbook.out" ||
     fail "the playbook did not run the verdict phase"

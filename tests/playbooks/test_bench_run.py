@@ -63,7 +63,7 @@ def test_bench_run_records_parses_and_reports_hangs(playbook, node_file, tmp_pat
     assert done["raw_output_path"] == "raw/node-a/benchmarks/all_reduce_perf.ar-node-a-2.txt"
     with open(os.path.join(run_dir, done["raw_output_path"]), "r", encoding="utf-8") as handle:
         raw = handle.read()
-    assert raw.startswith("# Collective test starting: all_reduce_perf\n") and raw.endswith("# Collective test concluded: all_reduce_perf\n#\n")
+    assert raw.startswith("# Collective test starting: all_reduce_perf\n") and raw.endswith("# Collective test concluded: all_reduce_perf\n\n")
     parsed = done["parsed"]
     # the command line asked for 1M and 2M, int32, one rank, validation on
     assert [row["size_bytes"] for row in parsed["rows"]] == [1048576, 2097152]

@@ -25,9 +25,9 @@ VALIDATE = os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml")
 HOSTS = {
     "a": {"gpufleet_benchmarks": ["allreduce_single"], "gpufleet_burn_in": "true"},
     "b": {"gpufleet_benchmarks": []},
-    "c": {"gpufleet_burn_in": True},
+    "c": {"gpufleet_burn_in": True, "gpufleet_level": "quick"},
     "d": {"gpufleet_benchmarks": ["iperf3"], "gpufleet_burn_in": "false"},
-    "e": {},
+    "e": {"gpufleet_level": "quick"},
 }
 
 
@@ -70,7 +70,13 @@ def test_each_phase_runs_on_the_hosts_that_ask(tmp_path):
 
 
 def test_a_phase_nobody_asks_for_runs_no_task(tmp_path):
-    ran, stdout = _run(tmp_path, {name: {} for name in ("a", "b", "c")})
+    ran, stdout = _run(tmp_path, {name: {"gpufleet_level": "quick"} for name in ("a", "b", "c")})
     assert ran == {"benchmark": [], "burn_in": []}
     assert "TASK [Phase benchmark ran]" not in stdout and "TASK [Phase burn_in ran]" not in stdout
     assert re.search(r"^a\s+: ok=1 ", stdout, re.M), stdout
+
+
+def test_the_default_level_runs_the_benchmarks_and_full_the_burn_in(tmp_path):
+    # no gpufleet_level: standard, the benchmarks on every host; full adds the burn-in; quick runs neither
+    ran, _stdout = _run(tmp_path, {"a": {}, "b": {"gpufleet_level": "full"}, "c": {"gpufleet_level": "quick"}})
+    assert ran == {"benchmark": ["a", "b"], "burn_in": ["b"]}

@@ -18,39 +18,63 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 INVENTORY = os.path.join(REPO_ROOT, "inventories", "simulated", "hosts.yml")
 
 VALIDATE_PREFLIGHT = [
+    "Preflight | the validation level is quick, standard or full",
     "Preflight | validate every claim and profile choice",
     "Preflight | create or reopen the results directory",
     "Preflight | say what a resumed run skips",
 ]
-# burn_in.yml's own verdict and report (run alone; skipped inside validate_cluster.yml, which judges itself)
+# benchmark_tasks/installed.yml: the install manifest, read by benchmark.yml and burn_in.yml
+INSTALLED = [
+    "Installed | the install manifest and the benchmark tools of this node",
+    "Installed | the launcher from the install manifest, when gpufleet_launcher is not given",
+]
+# burn_in.yml's own verdict, report and exit status (run alone; skipped inside validate_cluster.yml, which judges itself)
 BURN_IN_ALONE_REPORT = [
     "Verdict | judge the fleet and write the verdicts",
     "Verdict | one line per node",
     "Report | render the report into the results directory",
+    "Verdict | one line per node that left the play",
+    "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)",
+    "Verdict | a report-only run exits 0 (gpufleet_fail_on_verdict false)",
 ]
 VALIDATE_EXPECTED = {
     "facts": VALIDATE_PREFLIGHT + ["gpufleet.acceptance.facts : Facts | every fact group, one module run per node"],
     "benchmarks": VALIDATE_PREFLIGHT + [
+        "Preflight | the level asked for is known",
         "Preflight | the benchmarks asked for are known",
         "Preflight | open the results directory",
         "Preflight | the results directory and the job tag of this run, fixed once",
+    ] + INSTALLED + [
+        # benchmark_tasks/preflight.yml: once per tool per host, before any benchmark
+        "Preflight | NIC facts for the choice of network benchmark, when the facts phase did not run",
+        "Preflight | this host's Active RDMA rails (ib_write_bw where there are, iperf3 where not)",
+        "Preflight | what this host is to run",
+        "Preflight | binaries, launcher and peers of what this host is to run",
+        "Preflight | the hosts that run each benchmark",
+        "Preflight | a multi-node all-reduce runs only when every host of the launcher can run it",
+        "Preflight | record once per benchmark a host cannot run, with the fix",
         "Single node | all_reduce_perf",
         "Multi node | all_reduce_perf via the launcher, from the first host",
         "Pair search | the bad-node search over disjoint pairs",
         "Network and GPU bandwidth | iperf3, perftest, nvbandwidth, IB counters",
     ],
     "burn_in": VALIDATE_PREFLIGHT + [
+        "Preflight | validate every gpufleet variable, claim and profile choice (run alone)",
         "Preflight | open the results directory (run alone)",
         "Preflight | the results directory, and whether this playbook judges the run itself",
         "Facts | GPU, NIC and host facts (run alone)",
         "Results | record this host's facts (run alone)",
+    ] + INSTALLED + [
         "Burn-in | GPU load, sampler and interconnect load, recorded",
     ] + BURN_IN_ALONE_REPORT,
     "report": VALIDATE_PREFLIGHT + BURN_IN_ALONE_REPORT + [
         "Verdict | judge the whole fleet and write the verdicts",
         "Verdict | one line per node",
+        "Verdict | one line per node that left the play",
         "Verdict | the fleet",
         "Report | render the fleet acceptance report into the results directory",
+        "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)",
+        "Verdict | a report-only run exits 0 (gpufleet_fail_on_verdict false)",
     ],
     "provision": [],
 }

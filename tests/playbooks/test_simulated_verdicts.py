@@ -25,24 +25,30 @@ import yaml
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
 
-ACCEPT, REJECT = "ACCEPT", "REJECT"
+ACCEPT, INCOMPLETE, REJECT = "ACCEPT", "INCOMPLETE", "REJECT"
 
 # host -> (verdict, ids of the checks that fail). Reasons: inventories/simulated/README.md.
+# dgx-a100-nv12 and a100-pcie-nvlink-bridge-pairs are backed by `topo -m` (and nvlink) recordings only: their claimed
+# GPU model, count, memory, NVLinks per GPU and NICs were never measured, so they are INCOMPLETE, not ACCEPT (an
+# ACCEPT means every required item was measured). della-h100-1gpu has every claimed item measured (GPU model, count
+# and memory from `nvidia-smi -q`; a single PCIe GPU has no pair and no NVLink to verify; it is sold with no NIC).
 EXPECTED = {
-    "dgx-a100-nv12": (ACCEPT, set()),
-    "a100-pcie-nvlink-bridge-pairs": (ACCEPT, set()),
+    "dgx-a100-nv12": (INCOMPLETE, set()),
+    "a100-pcie-nvlink-bridge-pairs": (INCOMPLETE, set()),
     "della-h100-1gpu": (ACCEPT, set()),
-    "hgx-h100-nv18": (REJECT, {"gpu.throttle", "network.ib_port_errors"}),
+    # + the two-node all-reduce it starts over itself and hgx-h100-rdma-down (nccl/h100-2node-...-issue290.txt: 155.57 GB/s)
+    "hgx-h100-nv18": (REJECT, {"gpu.throttle", "network.ib_port_errors", "benchmarks.allreduce_multi"}),
     "sold-8x-nvlink-rtx4090-pcie": (REJECT, {"topology.gpu_pairs", "gpu.processes"}),
     "azure-a100-nvlink-inactive": (REJECT, {"facts.nic"}),
-    "hgx-h100-rdma-down": (REJECT, {"gpu.processes", "gpu.throttle", "network.nic_speed"}),
+    "hgx-h100-rdma-down": (REJECT, {"gpu.processes", "gpu.throttle", "network.nic_speed", "benchmarks.allreduce_multi"}),
     "azure-a100-retired-pages-synthetic": (REJECT, {"gpu.retired_pages"}),
     "frontend-1g-copper": (REJECT, {"network.nic_speed"}),
     "i40e-sfp-speed-unknown": (REJECT, {"network.nic_speed"}),
     "hgx-h100-xid-peermem": (REJECT, {"host.memlock", "host.xid"}),
     "dgx-spark-roce-2-down": (REJECT, {"network.nic_speed", "network.rdma_port_state"}),
 }
-HEALTHY = sorted(host for host, (verdict, _failed) in EXPECTED.items() if verdict == ACCEPT)
+# nothing measured on these was wrong (the INCOMPLETE ones lack evidence, not health)
+HEALTHY = sorted(host for host, (verdict, _failed) in EXPECTED.items() if verdict in (ACCEPT, INCOMPLETE))
 
 # The fact group each check reads (the requires= of its registration), written out here.
 GROUP_OF = {"topology.": "topology", "numa.": "topology", "gpu.": "gpu", "nvlink.": "gpu", "pcie.gpu_link": "gpu",
@@ -73,8 +79,9 @@ def run_fixture(tmp_path_factory):
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", os.path.join(SIM, "hosts.yml"),
            os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps({"gpufleet_results_dir": str(run_dir)})]
     proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-    # A rejected node is a verdict, not a playbook failure.
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    # The verdicts are written, then the run fails for each node not accepted (REJECT, INCOMPLETE): ansible-playbook's
+    # exit 2 (some host failed; none unreachable here), so CI sees this fleet as not accepted.
+    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]
     hosts = {}
     for path in glob.glob(str(run_dir / "hosts" / "*.json")):
         with open(path, encoding="utf-8") as handle:
@@ -112,7 +119,7 @@ def test_every_node_judged_and_the_fleet_rejected(run):
     assert sorted(hosts) == sorted(EXPECTED) == sorted(run["hosts"])
     fleet = run["fleet"]
     assert fleet["verdict"] == REJECT and fleet["nodes"] == 12
-    assert fleet["counts"] == {"ACCEPT": 3, "ACCEPT WITH WARNINGS": 0, "REJECT": 9, "UNREACHABLE": 0}
+    assert fleet["counts"] == {"ACCEPT": 1, "ACCEPT WITH WARNINGS": 0, "INCOMPLETE": 2, "REJECT": 9, "UNREACHABLE": 0}
     for host, (verdict, _failed) in EXPECTED.items():
         assert fleet["node_verdicts"][host]["verdict"] == verdict, host
         # the one line per node the playbook prints
@@ -157,6 +164,31 @@ def test_dgx_a100_nv12_topology_as_sold(run):
     assert (pairs["measured"], pairs["expected"]) == ("NV12", "NV12")
     # GPU NUMA affinity 1,1,3,3,5,5,7,7
     assert _one(record, "numa.gpu_spread", "pass")["measured"] == [1, 3, 5, 7]
+
+
+def test_dgx_a100_nv12_incomplete_naming_what_was_not_measured(run):
+    record = run["hosts"]["dgx-a100-nv12"]
+    coverage = record["coverage"]
+    # claim: model, count, memory, nvswitch pairs, NVLink on each of 8 GPUs, 2 NIC lines, the IB rails = 15 items;
+    # only the pair interconnect is measured (topo -m); gpu and nic facts are not gathered (gpufleet_fact_groups)
+    assert (coverage["required"], coverage["judged"], coverage["skipped"], coverage["failed"]) == (15, 1, 14, 0)
+    assert coverage["claim"] is True
+    unverified = {item["item"]: item["reason"] for item in coverage["items"] if item["status"] == "unverified"}
+    assert sorted(unverified) == sorted(["gpu.model", "gpu.count", "gpu.memory", "nic.0", "nic.1", "rdma"]
+                                        + ["nvlink.GPU%d" % i for i in range(8)])
+    assert unverified["gpu.model"] == "not judged: gpu facts not gathered"
+    assert unverified["nvlink.GPU3"] == "not judged: gpu facts not gathered"
+    assert unverified["rdma"] == "not judged: nic facts not gathered"
+    assert "GPU model: not judged: gpu facts not gathered" in coverage["incomplete"]
+    assert run["fleet"]["node_verdicts"]["dgx-a100-nv12"]["coverage"]["skipped"] == 14
+    assert "dgx-a100-nv12: INCOMPLETE (profile" in run["stdout"]
+    assert "not verified: GPU model: not judged" in run["stdout"]
+
+
+def test_della_accepted_on_every_required_item(run):
+    coverage = run["hosts"]["della-h100-1gpu"]["coverage"]
+    assert [item["item"] for item in coverage["items"]] == ["gpu.model", "gpu.count", "gpu.memory"]
+    assert (coverage["required"], coverage["judged"], coverage["skipped"]) == (3, 3, 0) and coverage["incomplete"] == []
 
 
 def test_bridge_pairs_as_sold(run):
@@ -296,3 +328,45 @@ def test_xid_and_memlock(run):
     # sysfs tree host-hgx-h100-xe9680 proc/self/limits: 'Max locked memory 65536 65536 bytes'
     memlock = _one(record, "host.memlock", "fail")
     assert (memlock["measured"], memlock["expected"]) == (65536, "unlimited")
+
+
+def _benchmarks(record, kind):
+    return [bench for bench in record["benchmarks"] if bench["kind"] == kind]
+
+
+def test_h100_benchmarks_replayed_from_recordings(run):
+    """The two H100 nodes run their recorded all-reduces through the product's benchmark phase (host_vars name them)."""
+    nv18, down = run["hosts"]["hgx-h100-nv18"], run["hosts"]["hgx-h100-rdma-down"]
+    # hgx-h100-rdma-down: `all_reduce_perf -b 128M -e 4G -f 2 -n 2 -g 8` answered by
+    # nccl/h100-8gpu-1node-nvls-allreduce-128M-4G-issue290.txt (one run: gpufleet_benchmark_repeats 1)
+    [single] = _benchmarks(down, "allreduce_single")
+    assert single["outcome"] == "ok" and single["command"][1:] == ["-b", "128M", "-e", "4G", "-f", "2", "-n", "2", "-g", "8"]
+    # its last row: 4294967296 B, out-of-place busbw 473.60 GB/s; 8 ranks; profile hgx-h100-8 floor 460, warn below 470
+    item = _one(down, "benchmarks.allreduce_single", "pass")
+    assert (item["measured"], item["expected"]) == (473.6, 460)
+    assert "over 8 of 8 GPUs" in item["message"] and "judged at its largest size" in item["message"]
+    # '# Out of bounds values : 0 OK' and #wrong 0 in every row (validation: 1)
+    assert _one(down, "benchmarks.allreduce_wrong", "pass")["measured"] == 0
+    # hgx-h100-nv18 starts the two-node run through the srun launcher (first host of the benchmark play): answered by
+    # nccl/h100-2node-16rank-ndr-ib-allreduce-srun-prefix-validation0-issue290.txt, recorded on nv18's host only
+    assert _benchmarks(nv18, "allreduce_single") == [] and _benchmarks(down, "allreduce_multi") == []
+    [multi] = _benchmarks(nv18, "allreduce_multi")
+    assert multi["outcome"] == "ok" and multi["hosts"] == ["hgx-h100-nv18", "hgx-h100-rdma-down"]
+    assert multi["command"][1:4] == ["-l", "--nodes=2", "--ntasks-per-node=8"]
+    assert multi["command"][5:] == ["-b", "8M", "-e", "8G", "-f", "2", "-n", "200", "-c", "0", "-g", "1"]
+    # its last row: 8589934592 B, out-of-place busbw 155.57 GB/s, below the profile's two-node floor 440 GB/s
+    # (8 NDR Active on each node add up to the profile's compute rail): both nodes fail it
+    for record in (nv18, down):
+        item = _one(record, "benchmarks.allreduce_multi", "fail")
+        assert (item["measured"], item["expected"]) == (155.57, 440)
+        assert "busbw 155.57 GB/s at 8 GiB" in item["message"]
+    # validation: 0, '#wrong' N/A: not validated, never a pass
+    assert "-c 0" in _one(nv18, "benchmarks.allreduce_wrong", "skip")["message"]
+    # each named benchmark is a required item, judged: nv18 the multi-node run, rdma-down both
+    for record, names in ((nv18, ["allreduce_multi"]), (down, ["allreduce_single", "allreduce_multi"])):
+        items = {item["item"]: item["status"] for item in record["coverage"]["items"]}
+        assert {name: items.get("benchmark." + name) for name in names} == {
+            name: "failed" if name == "allreduce_multi" else "verified" for name in names}
+    # no other node asked for a benchmark (the demo is at level quick)
+    others = [host for host in EXPECTED if host not in ("hgx-h100-nv18", "hgx-h100-rdma-down")]
+    assert [host for host in others if run["hosts"][host]["benchmarks"]] == []

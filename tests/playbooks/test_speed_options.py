@@ -29,8 +29,9 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
 
 # host -> (verdict, ids of the failing checks): one node per fact group, a healthy one, a failed fact group.
+# dgx-a100-nv12 has nothing wrong but only its topology recorded: INCOMPLETE (its claimed GPUs and NICs unmeasured).
 EXPECTED = {
-    "dgx-a100-nv12": ("ACCEPT", set()),
+    "dgx-a100-nv12": ("INCOMPLETE", set()),
     "hgx-h100-nv18": ("REJECT", {"gpu.throttle", "network.ib_port_errors"}),
     "hgx-h100-xid-peermem": ("REJECT", {"host.memlock", "host.xid"}),
     "azure-a100-nvlink-inactive": ("REJECT", {"facts.nic"}),
@@ -75,11 +76,15 @@ def _validate(tmp, name):
             pytest.skip("mitogen is not installed (pip install mitogen): the mitogen_linear configuration is not checked")
         env["ANSIBLE_STRATEGY_PLUGINS"] = strategies
     run_dir = tmp / ("results-" + name)
-    extra = dict(extra_vars, gpufleet_results_dir=str(run_dir))
+    # The fact-collection options are compared here, not the benchmark phase: hgx-h100-nv18's recorded two-node
+    # all-reduce (host_vars gpufleet_benchmarks) needs hgx-h100-rdma-down in the play, and under the free strategy the
+    # multi-node run of playbooks/benchmark.yml (run_once) is started by every host of the play.
+    extra = dict(extra_vars, gpufleet_results_dir=str(run_dir), gpufleet_benchmarks=[])
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", os.path.join(SIM, "hosts.yml"), "--limit", ",".join(sorted(EXPECTED)),
            os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps(extra)]
     proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, name + "\n" + proc.stdout[-4000:] + proc.stderr[-2000:]
+    # every node here is REJECT or INCOMPLETE: the playbook fails the run after writing the verdicts (exit 2)
+    assert proc.returncode == 2, name + "\n" + proc.stdout[-4000:] + proc.stderr[-2000:]
     judged = {}
     for path in glob.glob(str(run_dir / "hosts" / "*.json")):
         with open(path, encoding="utf-8") as handle:

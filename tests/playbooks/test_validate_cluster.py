@@ -11,6 +11,8 @@ by hand from the recordings they name:
 - frontend-1g-copper: only `ethtool eth0` recorded (1000Mb/s); no nvidia-smi, so the GPU and topology
   groups fail ("nvidia-smi not found") and the node is rejected with facts.gpu and facts.topology.
 - gone: SSH to 127.0.0.1 port 1 (nothing listens): UNREACHABLE.
+- della-h100-1gpu (exit status tests): the claim and fact groups of inventories/simulated/host_vars/, at level quick;
+  one H100 80GB HBM3 (gpud recording), PCIe as sold: ACCEPT (tests/playbooks/test_simulated_verdicts.py).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -77,7 +80,9 @@ def _env(tmp_path, collections_path=None, config=None):
 
 
 def _playbook(tmp_path, inventory, results_dir, playbook=None, env=None, extra=None):
-    extra_vars = {"gpufleet_results_dir": str(results_dir)}
+    # level quick: these tests are about the facts phase, the results directory and the verdict; at the default level
+    # (standard) the benchmarks would run too, on nodes that have none (tests/playbooks/test_levels.py covers that)
+    extra_vars = {"gpufleet_results_dir": str(results_dir), "gpufleet_level": "quick"}
     extra_vars.update(extra or {})
     cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, playbook or os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"),
            "-e", json.dumps(extra_vars)]
@@ -110,6 +115,7 @@ def _assert_results(results):
     gone = _json(results / "hosts" / "gone.json")
     assert gone["schema"] == "gpufleet.results/v1" and gone["verdict"] == "UNREACHABLE"
     assert "port 1" in gone["unreachable"] and gone["checks"] == [] and gone["raw"] == {}
+    assert gone["unreachable"].startswith("lost during facts (node_facts): "), gone["unreachable"]
     assert not os.path.exists(results / "raw" / "gone")
 
     front = _json(results / "hosts" / "frontend-1g-copper.json")
@@ -151,11 +157,25 @@ def _assert_results(results):
     assert fleet["node_verdicts"]["hgx-h100-nv18"]["verdict"] == healthy["verdict"]
 
 
+def _recap(stdout, host):
+    """The PLAY RECAP counts of one host."""
+    counts = r"\s+: ok=(\d+)\s+changed=\d+\s+unreachable=(\d+)\s+failed=(\d+)\s+skipped=\d+\s+rescued=\d+\s+ignored=(\d+)"
+    found = re.search("^" + re.escape(host) + counts, stdout, re.M)
+    assert found, stdout[-3000:]
+    return dict(zip(("ok", "unreachable", "failed", "ignored"), (int(count) for count in found.groups())))
+
+
 def test_unreachable_and_failed_groups_do_not_stop_the_fleet(tmp_path):
     results = tmp_path / "results" / "first"
     proc = _playbook(tmp_path, _three_hosts(tmp_path), results)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    # judged and reported, then the run fails: a node was unreachable (Ansible's 4) and one rejected
+    assert proc.returncode == 4, proc.stdout[-4000:] + proc.stderr[-4000:]
     _assert_results(results)
+    assert os.path.isfile(results / "report.html") and os.path.isfile(results / "junit.xml")
+    # the unreachable node is counted unreachable, not "ignored"; the rejected one failed by the last task
+    assert _recap(proc.stdout, "gone")["unreachable"] == 1 and _recap(proc.stdout, "gone")["ignored"] == 0
+    assert _recap(proc.stdout, "frontend-1g-copper")["failed"] == 1
+    assert "not accepted: frontend-1g-copper: REJECT (profile " in proc.stdout
     assert "gone: UNREACHABLE - " in proc.stdout
     assert "frontend-1g-copper: REJECT (profile " in proc.stdout
     assert "fleet REJECT" in proc.stdout
@@ -163,7 +183,7 @@ def test_unreachable_and_failed_groups_do_not_stop_the_fleet(tmp_path):
     # a rerun on the same directory resumes: the two complete hosts are not gathered again, the unreachable one is retried
     before = _json(results / "hosts" / "hgx-h100-nv18.json")["phases"]["facts"]["finished"]
     again = _playbook(tmp_path, _three_hosts(tmp_path), results)
-    assert again.returncode == 0, again.stdout[-4000:] + again.stderr[-4000:]
+    assert again.returncode == 4, again.stdout[-4000:] + again.stderr[-4000:]
     assert "2 host(s) already complete, not gathered again" in again.stdout
     assert "skipping: [hgx-h100-nv18]" in again.stdout and "skipping: [frontend-1g-copper]" in again.stdout
     assert "fatal: [gone]: UNREACHABLE!" in again.stdout
@@ -171,6 +191,38 @@ def test_unreachable_and_failed_groups_do_not_stop_the_fleet(tmp_path):
     run = _json(results / "run.json")
     assert len(run["resumed"]) == 1 and run["status"] == "finished"
     _assert_results(results)
+
+
+def test_every_node_unreachable_is_still_judged_and_reported(tmp_path):
+    # Ansible ends a playbook after a play in which every host became unreachable: the controller in the fact and
+    # judge plays keeps it going, so the only node is judged UNREACHABLE and the report is written
+    results = tmp_path / "results" / "all-gone"
+    proc = _playbook(tmp_path, _inventory(tmp_path, {"gone": dict(_unreachable(), gpufleet_claim=H100_CLAIM)}), results)
+    assert proc.returncode == 4, proc.stdout[-4000:] + proc.stderr[-4000:]
+    fleet = _json(results / "fleet.json")
+    assert fleet["verdict"] == "UNREACHABLE" and fleet["nodes"] == 1 and fleet["counts"]["UNREACHABLE"] == 1
+    assert fleet["node_verdicts"]["gone"]["verdict"] == "UNREACHABLE"
+    assert _json(results / "hosts" / "gone.json")["verdict"] == "UNREACHABLE"
+    for name in ("report.html", "report.md", "results.json", "junit.xml"):
+        assert os.path.isfile(results / name), name
+    assert "gone: UNREACHABLE - " in proc.stdout and "fleet UNREACHABLE" in proc.stdout
+    assert _recap(proc.stdout, "gone")["unreachable"] == 1 and _recap(proc.stdout, "gone")["ignored"] == 0
+    # the controller judged, it is no node of the fleet
+    assert sorted(fleet["node_verdicts"]) == ["gone"] and _json(results / "run.json")["hosts"] == ["gone"]
+
+
+def test_level_quick_accept_is_labelled_static_checks_only(tmp_path):
+    results = tmp_path / "results" / "quick"
+    proc = _playbook(tmp_path, _inventory(tmp_path, {"della-h100-1gpu": _simulated(tmp_path, "della-h100-1gpu")}), results)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    node = _json(results / "fleet.json")["node_verdicts"]["della-h100-1gpu"]
+    assert node["verdict"] == "ACCEPT" and node["coverage"]["level"] == "quick" and node["coverage"]["label"] == "static checks only"
+    assert _json(results / "fleet.json")["label"] == "static checks only"
+    assert "della-h100-1gpu: ACCEPT (profile " in proc.stdout and "; static checks only)" in proc.stdout
+    assert "fleet ACCEPT (static checks only): 1 ACCEPT" in proc.stdout
+    assert "static checks only" in (results / "report.md").read_text(encoding="utf-8")
+    assert 'id="fleet-label">static checks only<' in (results / "report.html").read_text(encoding="utf-8")
+    assert _json(results / "results.json")["fleet"]["label"] == "static checks only"
 
 
 def test_invalid_claim_or_profile_stops_before_anything_runs(tmp_path):
@@ -211,7 +263,7 @@ def test_installed_collection_runs_by_fqcn(tmp_path):
                                       "gone": _unreachable()})
     results = tmp_path / "results" / "installed"
     proc = _playbook(tmp_path, inventory, results, playbook="gpufleet.acceptance.validate_cluster", env=env)
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert proc.returncode == 4, proc.stdout[-4000:] + proc.stderr[-4000:]  # "gone" is unreachable
     run = _json(results / "run.json")
     # the playbook and the plugins that judged came from the installed copy, not from this checkout
     assert run["playbook"] == str(installed / "playbooks" / "validate_cluster.yml")
@@ -220,3 +272,79 @@ def test_installed_collection_runs_by_fqcn(tmp_path):
     assert healthy["fact_errors"] == {} and healthy["facts"]["topology"]["summary"]["min_nvlinks"] == 18
     assert _json(results / "hosts" / "gone.json")["verdict"] == "UNREACHABLE"
     assert _json(results / "fleet.json")["node_verdicts"]["gone"]["verdict"] == "UNREACHABLE"
+
+
+def _simulated(tmp_path, node):
+    """A replayed node with its claim and fact groups of inventories/simulated/host_vars/, at level quick (facts)."""
+    with open(os.path.join(REPO_ROOT, "inventories", "simulated", "host_vars", node + ".yml"), encoding="utf-8") as handle:
+        host_vars = yaml.safe_load(handle)
+    return dict(_replayed(tmp_path, node), gpufleet_level="quick", **host_vars)
+
+
+def test_exit_status_0_for_an_accepted_fleet(tmp_path):
+    results = tmp_path / "results" / "accepted"
+    proc = _playbook(tmp_path, _inventory(tmp_path, {"della-h100-1gpu": _simulated(tmp_path, "della-h100-1gpu")}), results)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert _json(results / "fleet.json")["node_verdicts"]["della-h100-1gpu"]["verdict"] == "ACCEPT"
+    assert _recap(proc.stdout, "della-h100-1gpu")["failed"] == 0
+    assert "skipping: [della-h100-1gpu]" in proc.stdout.split("Verdict | fail the run for a node that is not accepted")[-1]
+
+
+def test_a_rejected_node_fails_the_run_after_the_report_unless_switched_off(tmp_path):
+    hosts = {"della-h100-1gpu": _simulated(tmp_path, "della-h100-1gpu"),
+             "frontend-1g-copper": _simulated(tmp_path, "frontend-1g-copper")}
+    results = tmp_path / "results" / "rejected"
+    proc = _playbook(tmp_path, _inventory(tmp_path, hosts), results)
+    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]
+    verdicts = _json(results / "fleet.json")["node_verdicts"]
+    assert (verdicts["della-h100-1gpu"]["verdict"], verdicts["frontend-1g-copper"]["verdict"]) == ("ACCEPT", "REJECT")
+    # the report was written before the run failed: the failing task comes after the report's
+    assert os.path.isfile(results / "report.html") and os.path.isfile(results / "junit.xml")
+    report_task = proc.stdout.index("Report | render the fleet acceptance report")
+    assert report_task < proc.stdout.index("not accepted: frontend-1g-copper: REJECT")
+    assert _recap(proc.stdout, "frontend-1g-copper")["failed"] == 1 and _recap(proc.stdout, "della-h100-1gpu")["failed"] == 0
+
+    # switched off (a report-only run), with an unreachable node too: exit 0, the recap still counts it unreachable
+    hosts["gone"] = dict(_unreachable(), gpufleet_claim=H100_CLAIM)
+    report_only = tmp_path / "results" / "report-only"
+    off = _playbook(tmp_path, _inventory(tmp_path, hosts), report_only, extra={"gpufleet_fail_on_verdict": False})
+    assert off.returncode == 0, off.stdout[-4000:] + off.stderr[-4000:]
+    assert _json(report_only / "fleet.json")["node_verdicts"]["gone"]["verdict"] == "UNREACHABLE"
+    assert os.path.isfile(report_only / "report.html")
+    assert "not accepted:" not in off.stdout and "gone: UNREACHABLE - " in off.stdout
+    gone = _recap(off.stdout, "gone")
+    assert (gone["unreachable"], gone["failed"], gone["ignored"]) == (1, 0, 0)
+    assert _recap(off.stdout, "frontend-1g-copper")["failed"] == 0
+
+
+def test_the_last_task_fails_every_verdict_but_accept():
+    """INCOMPLETE (or any verdict to come) fails the run as REJECT and UNREACHABLE do: the gate names what passes,
+    ACCEPT and ACCEPT WITH WARNINGS, and comes last in the playbooks that judge, after their report, followed only
+    by the report-only switch."""
+    for name in ("validate_cluster.yml", "health_check.yml", "burn_in.yml"):
+        with open(os.path.join(REPO_ROOT, "playbooks", name), encoding="utf-8") as handle:
+            tasks = yaml.safe_load(handle)[-1]["tasks"]
+        tasks = tasks[-1]["block"] if "block" in tasks[-1] else tasks
+        gate, switch = tasks[-2], tasks[-1]
+        assert gate["name"] == "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)", name
+        assert "ansible.builtin.fail" in gate
+        assert gate["when"][0] == "gpufleet_fail_on_verdict | default(true) | bool"
+        assert gate["when"][1].endswith(".nodes[inventory_hostname].verdict not in ['ACCEPT', 'ACCEPT WITH WARNINGS']"), name
+        assert switch["ansible.builtin.meta"] == "clear_host_errors"
+        assert switch["when"] == "not (gpufleet_fail_on_verdict | default(true) | bool)"
+        assert any("gpufleet.acceptance.report" in str(task) for task in tasks[:-2]), name
+
+
+def test_an_unknown_gpufleet_variable_stops_before_any_fact(tmp_path):
+    inventory = _inventory(tmp_path, {
+        "node-a": dict(_replayed(tmp_path, "hgx-h100-nv18"), gpufleet_clam=H100_CLAIM),
+        "node-b": dict(_replayed(tmp_path, "hgx-h100-nv18"), gpufleet_claim=H100_CLAIM, gpufleet_profle="hgx-h100"),
+    })
+    results = tmp_path / "results" / "refused"
+    proc = _playbook(tmp_path, inventory, results)
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    assert "node-a: gpufleet_clam is not a gpufleet variable: did you mean gpufleet_claim?" in output
+    assert "node-b: gpufleet_profle is not a gpufleet variable: did you mean gpufleet_profile?" in output
+    assert not results.exists()
+    assert "Facts |" not in proc.stdout

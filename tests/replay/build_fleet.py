@@ -12,7 +12,10 @@ has no simulation code path. A node file naming a recording or tree that does no
 rejected here, before anything runs. A tool the node has no recording for gets no wrapper,
 so the product finds it missing, as on a node without that tool.
 
-Node file keys besides ``commands:``: ``sysfs_tree:`` / ``procfs_tree:`` (a tree directory
+Node file keys besides ``commands:``: ``present:`` (tools the node has although no command line
+of theirs was recorded on their own, e.g. the ``all_reduce_perf`` a recorded ``srun`` started on
+every node: they get a wrapper, which answers every command line with the 127 "no recording"),
+``sysfs_tree:`` / ``procfs_tree:`` (a tree directory
 holding ``tree.txt``, relative to the repository root) with optional ``sysfs_subdir:`` /
 ``procfs_subdir:`` (the part of the rendered tree that is the root, e.g. ``sys`` and ``proc``
 of a host tree), or ``sysfs_root:`` (an existing directory, used as it is).
@@ -69,6 +72,9 @@ def check_node(path):
         for stream in ("stdout", "stderr"):
             if entry.get(stream) and not os.path.exists(recording_path(entry[stream])):
                 raise FleetError("%s: command `%s` names a missing recording %s" % (path, command, entry[stream]))
+    present = node.get("present") or []
+    if not isinstance(present, list) or not all(isinstance(tool, str) and tool and "/" not in tool for tool in present):
+        raise FleetError("%s: present: needs a list of tool names" % path)
     sysfs = node.get("sysfs_root")
     if sysfs and not os.path.isdir(os.path.join(REPO_ROOT, sysfs)):
         raise FleetError("%s: sysfs_root %s is not a directory" % (path, sysfs))
@@ -80,7 +86,7 @@ def check_node(path):
 
 
 def tools_of(node):
-    return sorted({command.split(" ", 1)[0] for command in node["commands"]})
+    return sorted({command.split(" ", 1)[0] for command in node["commands"]} | set(node.get("present") or []))
 
 
 def _render(node_file, node, kind, dest):
@@ -131,7 +137,7 @@ def build_node(node_file, out_dir, name=None):
     for tool in tools:
         wrapper = os.path.join(bin_dir, tool)
         with open(wrapper, "w", encoding="utf-8") as handle:
-            argv = [sys.executable, os.path.join(HERE, "replay_tool.py"), os.path.abspath(node_file), tool]
+            argv = [sys.executable, os.path.join(HERE, "replay_tool.py"), "--bin-dir", bin_dir, os.path.abspath(node_file), tool]
             handle.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(shlex.quote(part) for part in argv))
         os.chmod(wrapper, os.stat(wrapper).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     roots = {kind: _render(node_file, node, kind, os.path.join(node_dir, kind)) for kind in TREES}

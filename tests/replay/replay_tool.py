@@ -3,10 +3,15 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Test double: answers a tool invocation from a simulated node's recordings.
 
-Usage: ``replay_tool.py NODE_FILE TOOL [ARG...]``. The command line ``TOOL ARG...`` (joined
-by single spaces) is looked up in the node file's ``commands:`` map; the recorded output
+Usage: ``replay_tool.py [--bin-dir DIR] NODE_FILE TOOL [ARG...]``. The command line ``TOOL ARG...``
+(joined by single spaces) is looked up in the node file's ``commands:`` map; the recorded output
 file is printed byte for byte and the recorded exit code returned. A command the node file
 lacks exits 127 naming the node file and the command: a replayed node never invents output.
+
+``{bin}`` in a ``commands:`` key stands for ``DIR``, the built node's ``bin/`` (build_fleet.py
+passes it): a launcher's recorded command line names the benchmark binary by the absolute path
+the product gives it (``srun ... {bin}/all_reduce_perf -b 8M ...``), which is only known once
+the node is built.
 """
 
 from __future__ import annotations
@@ -43,14 +48,31 @@ def read_recording(relative):
         return handle.read()
 
 
+BIN_PLACEHOLDER = "{bin}"
+
+
+def find_entry(commands, command, bin_dir=None):
+    """The ``commands:`` entry recorded for ``command``, a key's ``{bin}`` read as ``bin_dir``; None if none."""
+    if command in commands and BIN_PLACEHOLDER not in command:
+        return commands[command]
+    if bin_dir:
+        for key, entry in commands.items():
+            if BIN_PLACEHOLDER in key and key.replace(BIN_PLACEHOLDER, bin_dir) == command:
+                return entry
+    return None
+
+
 def main(argv):
+    bin_dir = None
+    if argv[:1] == ["--bin-dir"] and len(argv) > 1:
+        bin_dir, argv = argv[1], argv[2:]
     if len(argv) < 2:
-        sys.stderr.write("usage: replay_tool.py NODE_FILE TOOL [ARG...]\n")
+        sys.stderr.write("usage: replay_tool.py [--bin-dir DIR] NODE_FILE TOOL [ARG...]\n")
         return 2
     node_file, tool, args = argv[0], argv[1], argv[2:]
     node = load_node(node_file)
     command = " ".join([tool] + args)
-    entry = node["commands"].get(command)
+    entry = find_entry(node["commands"], command, bin_dir)
     if entry is None:
         sys.stderr.write("replay: %s has no recording for `%s`\n" % (node_file, command))
         return 127

@@ -145,3 +145,27 @@ def test_simulated_inventory_builds_every_host():
         for nic in claim["nics"]:
             assert set(nic) == {"role", "type", "count", "gbps"} and nic["role"] in ("compute", "storage", "frontend")
             assert nic["type"] in ("ib", "roce", "ethernet")
+
+
+def test_bin_placeholder_and_present_tools(tmp_path):
+    """A launcher's recorded command names the benchmark binary by its built path ({bin}); a tool only that launcher
+    started on the node is present (the product's preflight finds it) but answers nothing on its own."""
+    recording = "tests/fixtures/nccl/h100-2node-16rank-ndr-ib-allreduce-srun-prefix-validation0-issue290.txt"
+    node = _write(tmp_path / "launcher.yml", {"commands": {
+        "srun -l {bin}/all_reduce_perf -b 8M -g 1": {"stdout": recording, "rc": 0}}, "present": ["all_reduce_perf"]})
+    layout = build_fleet.build_node(node, str(tmp_path / "out"))
+    assert layout["tools"] == ["all_reduce_perf", "srun"]
+    srun = os.path.join(layout["bin_dir"], "srun")
+    binary = os.path.join(layout["bin_dir"], "all_reduce_perf")
+    proc = subprocess.run([srun, "-l", binary, "-b", "8M", "-g", "1"], capture_output=True, text=True, check=False)
+    # the recording's first line, as recorded (srun -l prefix ' 0: ')
+    assert proc.returncode == 0 and proc.stdout.startswith(" 0: # nThread 1 nGpus 1 minBytes 8388608 maxBytes 8589934592")
+    # the placeholder stands for this node's bin/ only, and literally nowhere else
+    for argv in ([srun, "-l", "/elsewhere/all_reduce_perf", "-b", "8M", "-g", "1"], [srun, "-l", "{bin}/all_reduce_perf", "-b", "8M", "-g", "1"]):
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        assert proc.returncode == 127 and proc.stdout == "" and "has no recording" in proc.stderr
+    proc = subprocess.run([binary, "-b", "8M", "-g", "1"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 127 and "`all_reduce_perf -b 8M -g 1`" in proc.stderr
+    bad = _write(tmp_path / "bad.yml", {"commands": {}, "present": ["bin/srun"]})
+    with pytest.raises(build_fleet.FleetError, match="present"):
+        build_fleet.build_node(bad, str(tmp_path / "out"))

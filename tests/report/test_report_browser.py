@@ -85,12 +85,18 @@ class _Dom(HTMLParser):
         self.tags.append((tag, attrs))
         classes = (attrs.get("class") or "").split()
         if tag == "tr" and "node" in classes:
-            self._row = {"host": "", "verdict": "", "data": attrs.get("data-verdict")}
+            self._row = {"host": "", "verdict": "", "data": attrs.get("data-verdict"), "coverage": "", "incomplete": "",
+                         "counts": None}
             self.rows.append(self._row)
         elif self._row is not None and tag == "td" and "host" in classes:
             self._field = "host"
         elif self._row is not None and tag == "span" and "verdict" in classes:
             self._field = "verdict"
+        elif self._row is not None and tag == "td" and "coverage" in classes:
+            self._field = "coverage"
+            self._row["counts"] = tuple(int(attrs.get(key)) for key in ("data-required", "data-judged", "data-skipped"))
+        elif self._row is not None and tag == "span" and "incomplete-reason" in classes:
+            self._field = "incomplete"
 
     def handle_endtag(self, tag):
         if tag in ("td", "span"):
@@ -158,7 +164,8 @@ def demo_report_fixture(tmp_path_factory):
     proc = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", os.path.join(REPO_ROOT, "inventories", "simulated", "hosts.yml"),
                            os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps({"gpufleet_results_dir": str(results_dir)})],
                           cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # the report is written, then the run fails for the nodes not accepted (REJECT, INCOMPLETE): exit 2
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert (results_dir / "report.html").exists() and (results_dir / "junit.xml").exists()  # the role ran inside the playbook
     _add_hostile_node_and_rejudge(str(results_dir))
     from gpufleet.report.render import render_report  # pylint: disable=import-outside-toplevel
@@ -193,6 +200,92 @@ def test_dom_shows_results_json_verdicts_and_no_injected_element(demo_report, tm
     assert "<b>bold</b>" not in proc.stdout.replace("&lt;b&gt;bold&lt;/b&gt;", "")
     text = _text_of(proc.stdout)
     assert HOSTILE_GPU in text and HOSTILE_HOST in text  # shown, as text
+
+
+def test_dom_shows_coverage_and_incomplete_reasons(demo_report, tmp_path):
+    with open(demo_report / "results.json", encoding="utf-8") as handle:
+        results = json.load(handle)
+    proc = _chromium(tmp_path, "--dump-dom", (demo_report / "report.html").as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    rows = {row["host"].strip(): row for row in dom.rows}
+    assert "coverage" in list(_header_cells(proc.stdout))
+    # every node row carries its coverage as results.json holds it
+    for host, record in results["hosts"].items():
+        coverage = record["coverage"]
+        assert rows[host]["counts"] == (coverage["required"], coverage["judged"], coverage["skipped"]), host
+    # dgx-a100-nv12 (inventories/simulated: topo -m recorded, no gpu or nic facts): 15 required items, only the
+    # NVSwitch pair interconnect measured; the row names the first unverified item and its reason
+    nv12 = rows["dgx-a100-nv12"]
+    assert nv12["verdict"].strip() == "INCOMPLETE"
+    assert nv12["coverage"].strip() == "1 of 15 required judged, 14 not verified"
+    assert nv12["incomplete"].strip() == "not verified: GPU model: not judged: gpu facts not gathered"
+    # della-h100-1gpu: every required item measured
+    assert rows["della-h100-1gpu"]["coverage"].strip() == "3 of 3 required judged"
+    # the node's details list every reason, the 8 alike NVLink items folded into one
+    text = _text_of(proc.stdout)
+    assert "NVLink GPU0\u20137: not judged: gpu facts not gathered" in text
+    assert "RDMA ports: not judged: nic facts not gathered" in text
+
+
+def _svg_texts(html, label):
+    """The text (``<text>`` and ``<title>``) inside each ``<svg aria-label=label>`` of the DOM, one string per svg."""
+    found = []
+
+    class _Svg(HTMLParser):
+        inside = False
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "svg" and dict(attrs).get("aria-label") == label:
+                self.inside = True
+                found.append("")
+
+        def handle_endtag(self, tag):
+            if tag == "svg":
+                self.inside = False
+
+        def handle_data(self, data):
+            if self.inside:
+                found[-1] += data + "\n"
+
+    _Svg(convert_charrefs=True).feed(html)
+    return found
+
+
+def test_dom_draws_the_recorded_benchmark_chart(demo_report, tmp_path):
+    proc = _chromium(tmp_path, "--dump-dom", (demo_report / "report.html").as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    # hgx-h100-rdma-down replays nccl/h100-8gpu-1node-nvls-allreduce-128M-4G-issue290.txt: out-of-place busbw 473.60
+    # GB/s at 4294967296 B; profile hgx-h100-8 floor 460 GB/s. The only node with a single-node all-reduce: one bar.
+    [chart] = _svg_texts(proc.stdout, "single-node all-reduce busbw per node")
+    texts = [line.strip() for line in chart.split("\n") if line.strip()]
+    assert texts[:3] == ["hgx-h100-rdma-down", "hgx-h100-rdma-down: 473.6 GB/s, floor 460.0 GB/s", "473.6 GB/s"]
+    assert "floor 460.0 GB/s" in chart
+    # hgx-h100-nv18 starts the two-node run (recording
+    # nccl/h100-2node-16rank-ndr-ib-allreduce-srun-prefix-validation0-issue290.txt): 16 ranks, out-of-place busbw
+    # 155.57 GB/s at 8 GiB, below the two-node floor 440 GB/s
+    assert ('<tr class="multi-run" data-first-host="hgx-h100-nv18">'
+            '<td class="mono">hgx-h100-nv18, hgx-h100-rdma-down</td><td class="num">2</td><td class="num">16</td>'
+            '<td>8 GiB</td><td class="num">155.57 GB/s</td><td class="num">440 GB/s</td><td>fail</td></tr>'
+            ) in proc.stdout
+
+
+def _header_cells(html):
+    cells = []
+
+    class _Headers(HTMLParser):
+        inside = False
+
+        def handle_starttag(self, tag, attrs):
+            self.inside = tag == "th"
+
+        def handle_data(self, data):
+            if self.inside:
+                cells.append(data.strip())
+
+    _Headers(convert_charrefs=True).feed(html)
+    return cells
 
 
 def _text_of(html):

@@ -6,9 +6,10 @@
 - NVML: the fake libnvidia-ml.so (tests/fakenvml/fake_nvml.c, compiled here with gcc) serving
   tests/fakenvml/h100-590-1gpu.data (one H100, values from a recording; the data file names it),
   loaded by the sampler through the role's ``burn_in_nvml_library_path``;
-- ``dcgmi``: a SYNTHETIC shell script written here (not NVIDIA's tool, not a recording): it answers
-  ``discovery -l`` (so the probe finds a host engine) and fails ``diag -r N`` with a result table
-  whose "GPU Memory" row says ``Fail`` and exit status 226;
+- ``dcgmi``: a SYNTHETIC shell script written here (not NVIDIA's tool): it answers ``discovery -l`` (so
+  the probe finds a host engine) and answers ``diag -r N -j`` with a RECORDING of the real tool's JSON
+  (tests/fixtures/dcgm/gb10-dcgm-4.5.2-diag-r2-j-memory-pcie-Skip-software-Fail-persistence.json: the
+  software test Fail, memory and pcie Skip) and exit status 226 (made up); without ``-j`` it exits 2;
 - gpu-burn: a SYNTHETIC source archive written here whose Makefile records its make variables and
   writes a ``gpu_burn`` script printing gpu-burn's summary lines with ``GPU 1: FAULTY``, exit 0;
 - ``all_reduce_perf``: the CPU stand-in (tests/standin/all_reduce_perf_standin.py, one rank) behind
@@ -48,24 +49,21 @@ STANDIN = os.path.join(REPO_ROOT, "tests", "standin", "all_reduce_perf_standin.p
 NVML_DATA = fakenvml.data_file("h100-590-1gpu.data")
 NO_TOOL = "skipped: no GPU load tool (dcgmi, gpu-burn, torch)"
 
-# SYNTHETIC: a stand-in for dcgmi written for this test (the table's shape follows dcgmi diag's
-# text output; its rows and the exit status are made up, not recorded from a machine).
+# A recording of dcgmi diag -j (tests/fixtures/dcgm/SOURCES.md): what the stand-in prints.
+DCGMI_JSON = os.path.join(REPO_ROOT, "tests", "fixtures", "dcgm",
+                          "gb10-dcgm-4.5.2-diag-r2-j-memory-pcie-Skip-software-Fail-persistence.json")
+# SYNTHETIC: a stand-in for dcgmi written for this test; its diag output is the recording above, its exit
+# status made up (not recorded from a machine).
 FAKE_DCGMI = """#!/bin/sh
 # SYNTHETIC test double of dcgmi (tests/roles/test_burn_in_role.py): not NVIDIA's tool.
 case "$1" in
   discovery) echo "1 GPU found."; exit 0 ;;
   diag)
-    echo "Successfully ran diagnostic for group."
-    echo "+---------------------------+------------------------------------------------+"
-    echo "| Diagnostic                | Result                                         |"
-    echo "+===========================+================================================+"
-    echo "| Deployment                | Pass                                           |"
-    echo "| GPU Memory                | Fail - GPU: 0 (SYNTHETIC)                      |"
-    echo "+---------------------------+------------------------------------------------+"
-    exit 226 ;;
+    case " $* " in *" -j "*) cat "%s"; exit 226 ;; esac
+    echo "this stand-in answers diag only with -j" >&2; exit 2 ;;
 esac
 exit 2
-"""
+""" % DCGMI_JSON
 
 
 def write_exe(path, text):
@@ -222,18 +220,20 @@ def test_failing_dcgmi_diag_is_flagged_with_samples_and_interconnect_loop(fleet)
     [burn] = record["burn_in"]
     load = burn["load"]
     assert (load["tool"], load["outcome"], load["level"], load["rc"]) == ("dcgmi", "failed", "3", 226)
-    # the tool's own "Fail" row is the reason (whitespace folded by the record)
-    assert load["reason"] == "dcgmi reported: | GPU Memory | Fail - GPU: 0 (SYNTHETIC) |"
-    assert load["command"] == "%s diag -r 3" % dcgmi
+    # the JSON's failing test, with its warning, and the skipped ones are the reason (whitespace folded by the record)
+    assert load["reason"] == ('dcgmi diag: Fail in Deployment/software: Persistence Mode: Persistence mode for GPU 0 is disabled. '
+                              'Enable persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.; '
+                              'Skip in Hardware/memory, Integration/pcie (0 of 3 test(s) passed)')
+    assert load["command"] == "%s diag -r 3 -j" % dcgmi
     with open(os.path.join(run_dir, load["raw_output_path"]), "r", encoding="utf-8") as handle:
-        assert "Fail - GPU: 0 (SYNTHETIC)" in handle.read()
+        assert '"name" : "memory"' in handle.read()
     # the sampler ran for the 2 s of the run at 1 s: ticks at 0, 1 and 2 s on the one GPU of the data file
     assert burn["samples_path"] == "raw/dcgmi/burn_in/burn_in.jsonl"
     assert burn["sampler"]["ticks"] == 3 and burn["sampler"]["samples"] == 3 and burn["sampler"]["ended"] == "duration"
     assert [gpu["uuid"] for gpu in burn["gpus"]] == ["GPU-00000000-0000-0000-0000-000000000000"]
     assert run.results["dcgmi"]["verdict"]["line_of"]["dcgmi"].startswith("dcgmi: REJECT")
     failed = [item for item in checks_of(record, "burn_in.load") if item["status"] == "fail"]
-    assert len(failed) == 1 and "Fail - GPU: 0 (SYNTHETIC)" in failed[0]["message"]
+    assert len(failed) == 1 and "Fail in Deployment/software: Persistence Mode" in failed[0]["message"]
     assert record["failed"] == ["burn_in.load"]
     # the interconnect load ran in a loop beside it
     [loop] = role_summary(run_dir, "dcgmi")["interconnect"]

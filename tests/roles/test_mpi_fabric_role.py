@@ -15,12 +15,16 @@ The real cross-host run of a generated launcher is the Molecule scenario molecul
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import socket
 import subprocess
+import sys
 
 import pytest
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 NODE = "gpu-h100-590-1gpu.yml"  # any node file: the runner builds replay wrappers the role does not use
 NCCL_ENV = "# Written by gpufleet (role nccl_env)\nNCCL_IB_DISABLE=1\nNCCL_SOCKET_IFNAME==lo\nNCCL_BAD=$(touch /tmp/x)\nNOT_NCCL=1\n"
@@ -67,6 +71,10 @@ def host(node_file, site, name, **extra):
         "mpi_fabric_authorized_keys_file": site["root"] + "/authorized_keys",
         "mpi_fabric_host_key_file": site["host_key"],
         "mpi_fabric_prefix": site["root"] + "/" + name + "/mpi",
+        # the install manifest goes under the test's root, never into this machine's /var/lib
+        "mpi_fabric_manifest_dir": site["root"] + "/" + name + "/installed.d",
+        # the fleet's key pair is made on the controller: under the test's root, never in this machine's ~/.gpufleet
+        "mpi_fabric_key_dir": site["root"] + "/controller-key",
         "mpi_fabric_env_file": site["env_file"],
         "mpi_fabric_mpirun_path": site["mpirun4"],
         "mpi_fabric_sinfo_path": site["sinfo_out"],
@@ -123,6 +131,10 @@ def test_openmpi4_two_nodes(tmp_path, node_file, site, run_playbook):
     exec_line = [line for line in read(prefix + "/gpufleet-launch").splitlines() if line.startswith("exec ")]
     assert shlex.split(exec_line[0]) == ["exec"] + launcher["argv_prefix"] + ["$@"]
     assert os.access(prefix + "/gpufleet-launch", os.X_OK)
+    # the launcher reaches the benchmark phase without a fact cache: the install manifest on the node holds it, program included
+    assert launcher["program"] == site["mpirun4"]
+    with open(site["root"] + "/n1/installed.d/mpi_fabric.json", encoding="utf-8") as handle:
+        assert json.load(handle) == {"role": "gpufleet.acceptance.mpi_fabric", "launcher": launcher}
 
     again = run_playbook(tmp_path / "again", hosts, TASKS)
     assert again.rc == 0, again.stdout + again.stderr
@@ -189,3 +201,84 @@ def test_argument_specs_refuse_a_bad_value_before_anything_runs(tmp_path, node_f
     assert "mpi_fabric_launcher" in out and "auto, mpirun, srun" in out and "pdsh" in out
     assert "mpi_fabric_slots" in out
     assert not os.path.exists(site["root"] + "/authorized_keys")
+
+
+def _key_pair(root, comment):
+    """A real ed25519 key pair made with ssh-keygen in ``root`` (the planted one); its public line."""
+    os.makedirs(root, exist_ok=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", root + "/gpufleet_ed25519"], check=True)
+    return " ".join(read(root + "/gpufleet_ed25519.pub").split()[:2])
+
+
+def test_a_key_planted_on_one_node_is_never_authorized_elsewhere(tmp_path, node_file, site, run_playbook):
+    # n1 already holds a gpufleet key pair, planted by whoever had the node (its comment even says gpufleet-mpi);
+    # each node has its own authorized_keys here, as separate servers do
+    planted = _key_pair(site["root"] + "/n1/ssh", "gpufleet-mpi")
+    os.makedirs(site["root"] + "/n2", exist_ok=True)
+    with open(site["root"] + "/n2/authorized_keys", "w", encoding="utf-8") as handle:
+        handle.write("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwn owner@laptop\n")
+        handle.write(planted + " gpufleet-mpi\n")  # an earlier gpufleet line that is not this fleet's key
+    hosts = {name: host(node_file, site, name, mpi_fabric_authorized_keys_file=site["root"] + "/" + name + "/authorized_keys")
+             for name in ("n1", "n2")}
+    run = run_playbook(tmp_path / "run", hosts, TASKS)
+    assert run.rc == 0, run.stdout + run.stderr
+    ours = read(site["root"] + "/controller-key/gpufleet_ed25519.pub").strip()
+    assert ours.endswith(" gpufleet-mpi") and planted not in ours
+    for name in ("n1", "n2"):
+        # every node holds the controller's pair (n1's planted one replaced) and authorizes that key alone
+        assert read(site["root"] + "/%s/ssh/gpufleet_ed25519.pub" % name).strip() == ours
+        assert read(site["root"] + "/%s/ssh/gpufleet_ed25519" % name) == read(site["root"] + "/controller-key/gpufleet_ed25519")
+        assert planted not in read(site["root"] + "/%s/authorized_keys" % name)
+    assert read(site["root"] + "/n1/authorized_keys").splitlines() == [ours]
+    # the user's own line stays
+    assert read(site["root"] + "/n2/authorized_keys").splitlines() == [
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwn owner@laptop", ours]
+
+
+def _return_nodes(tmp_path):
+    """playbooks/return_nodes.yml on the inventory run_playbook wrote into ``tmp_path``."""
+    env = dict(os.environ)
+    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
+                "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-local")})
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"),
+           os.path.join(REPO_ROOT, "playbooks", "return_nodes.yml")]
+    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_return_nodes_leaves_nothing_of_ours(tmp_path, node_file, site, run_playbook):
+    hosts = {}
+    for name in ("n1", "n2"):
+        base = site["root"] + "/" + name
+        os.makedirs(base + "/etc", exist_ok=True)
+        # what nccl_env leaves on a node: its block in nccl.conf (after a line of the owner's) and its env file
+        with open(base + "/etc/nccl.conf", "w", encoding="utf-8") as handle:
+            handle.write("NCCL_DEBUG=WARN\n# BEGIN gpufleet nccl_env\nNCCL_IB_DISABLE=1\n# END gpufleet nccl_env\n")
+        os.makedirs(base + "/gpufleet/etc", exist_ok=True)
+        with open(base + "/gpufleet/etc/nccl.env", "w", encoding="utf-8") as handle:
+            handle.write("NCCL_IB_DISABLE=1\n")
+        # an install prefix of nccl_tests with a build in it
+        os.makedirs(base + "/gpufleet/opt/nccl-tests-2.17.1/build", exist_ok=True)
+        with open(base + "/authorized_keys", "w", encoding="utf-8") as handle:
+            handle.write("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwn owner@laptop\n")
+        hosts[name] = host(node_file, site, name, mpi_fabric_authorized_keys_file=base + "/authorized_keys",
+                           mpi_fabric_prefix=base + "/gpufleet/mpi", mpi_fabric_manifest_dir=base + "/gpufleet/installed.d",
+                           gpufleet_manifest_dir=base + "/gpufleet/installed.d", nccl_env_conf_path=base + "/etc/nccl.conf",
+                           nccl_env_env_file=base + "/gpufleet/etc/nccl.env", nccl_tests_prefix=base + "/gpufleet/opt",
+                           burn_in_gpu_burn_prefix=base + "/gpufleet/opt", gpufleet_become=False)
+    run = run_playbook(tmp_path / "run", hosts, TASKS)
+    assert run.rc == 0, run.stdout + run.stderr
+    assert os.path.exists(site["root"] + "/n1/gpufleet/mpi/gpufleet-launch")
+    assert os.path.exists(site["root"] + "/n1/gpufleet/installed.d/mpi_fabric.json")
+
+    back = _return_nodes(tmp_path / "run")
+    assert back.returncode == 0, back.stdout + back.stderr
+    for name in ("n1", "n2"):
+        base = site["root"] + "/" + name
+        assert sorted(os.listdir(base + "/ssh")) == []  # key pair and known_hosts gone
+        assert read(base + "/authorized_keys") == "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwn owner@laptop\n"
+        assert read(base + "/etc/nccl.conf") == "NCCL_DEBUG=WARN\n"
+        # prefixes, env file, launcher, install manifest directory: the whole gpufleet tree of the node
+        assert sorted(os.listdir(base)) == ["authorized_keys", "etc", "ssh"]
+    assert not os.path.exists(site["root"] + "/controller-key")
+    again = _return_nodes(tmp_path / "run")
+    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout + again.stderr

@@ -19,6 +19,7 @@ gpu-rtx4090-8x-sw-power-cap (``-q``: 8x NVIDIA GeForce RTX 4090, 8.9); NVIDIA's 
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import tarfile
@@ -91,6 +92,8 @@ def role_vars(site, version="9.9.1", **extra):
         "nccl_tests_version": version,
         "nccl_tests_source_archive": site["archives"][version],
         "nccl_tests_prefix": site["prefix"] + "/{{ inventory_hostname }}",
+        # the install manifest goes under the test's prefix, never into this machine's /var/lib
+        "nccl_tests_manifest_dir": site["prefix"] + "/{{ inventory_hostname }}/installed.d",
         "nccl_tests_cuda_home": site["cuda"],
         "nccl_tests_nccl_home_candidates": ["/nonexistent/nccl", site["nccl"]],
         "nccl_tests_mpicc": site["mpicc"],
@@ -158,6 +161,11 @@ def test_exact_make_variables_idempotence_and_new_pin(tmp_path, node_file, site,
         fact = first.results[name]["nccl_tests"]
         assert fact["prefix"] == prefix and fact["all_reduce_perf"] == prefix + "/build/all_reduce_perf"
         assert fact["make_variables"]["NVCC_GENCODE"] == NODES[name][2]
+        # the install manifest the benchmark playbooks read: the path the build made, not a guess
+        with open(os.path.join(site["prefix"], name, "installed.d", "nccl_tests.json"), encoding="utf-8") as handle:
+            manifest = json.load(handle)
+        assert manifest == {"role": "gpufleet.acceptance.nccl_tests", "version": "9.9.1", "prefix": prefix, "bin_dir": prefix + "/build",
+                            "binaries": {"all_reduce_perf": prefix + "/build/all_reduce_perf"}}
         assert ("gpufleet.acceptance.pinned_build : Pinned_build | Make nccl-tests 9.9.1", name) in changed_tasks(first.stdout)
     assert sorted(read_lines(site["log"])) == sorted(os.path.join(site["prefix"], name, "nccl-tests-9.9.1") for name in names)
 

@@ -4,7 +4,7 @@
 #
 # Test double: a multi-host SSH fleet on this machine (root only).
 #
-#   fleet.sh up --hosts N --state DIR [--node-files F1,F2,...]
+#   fleet.sh up --hosts N --state DIR [--node-files F1,F2,...] [--own-files]
 #   fleet.sh down --state DIR
 #   fleet.sh throttle --state DIR --host I --rate 1gbit [--delay 5ms]
 #   fleet.sh throttle --state DIR --host I --peer J --rate 200mbit   (only the link I-J, both ways)
@@ -17,6 +17,11 @@
 # fleet key, listening on the host's address only. Each host gets its own replay node
 # (tests/replay/build_fleet.py wrappers). X is the first free fleet number, so fleets coexist.
 # It writes DIR/inventory.yml (tool paths pointing at that host's wrappers) and DIR/hostfile.
+# --own-files: each host also gets its own mount namespace in which OWN_DIRS (below) are overlays of
+# this machine's directories with a writable layer of the host's own (DIR/h<I>/fs), so what a role
+# writes with its default paths (/opt/gpufleet, /etc/nccl.conf, /var/lib/gpufleet, ~/.ssh) stays on that
+# host, as on separate machines, and never touches this machine's files; the host's sshd also reads
+# ~/.ssh/authorized_keys (sshd's default) besides the fleet key, and its host key is in /etc/ssh too.
 # `down` removes everything `up` made, by name and by pid, also after a failed `up`; it is
 # idempotent. Traffic only ever goes to these namespaces.
 set -euo pipefail
@@ -25,6 +30,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$HERE/../.." && pwd)"
 SSHD="${GPUFLEET_SSHD:-/usr/sbin/sshd}"
 MAX_HOSTS=64
+# --own-files: the directories each host sees through its own overlay (what provisioning writes to)
+# (/usr/lib: where a distribution's mpicc says Open MPI's headers are, e.g. /usr/lib/x86_64-linux-gnu/openmpi/include)
+OWN_DIRS=(/etc /opt /root /usr/local /usr/include /usr/lib /var/lib)
 
 die() {
     echo "fleet.sh: $*" >&2
@@ -196,6 +204,29 @@ rollback() {
     exit "$rc"
 }
 
+# start_own_files_sshd I NS: host I's sshd in its own mount namespace, OWN_DIRS overlaid (upper layer
+# DIR/h<I>/fs/upper/<dir>); the namespace, and so the overlays, end with the host's last process.
+start_own_files_sshd() {
+    local i="$1" ns="$2" dir name
+    local -a mounts=()
+    for dir in "${OWN_DIRS[@]}"; do
+        name="$(echo "${dir#/}" | tr / -)"
+        mkdir -p "$STATE/h$i/fs/upper/$name" "$STATE/h$i/fs/work/$name"
+        mounts+=("$dir" "$STATE/h$i/fs/upper/$name" "$STATE/h$i/fs/work/$name")
+    done
+    # shellcheck disable=SC2016  # the inner sh's arguments, expanded there
+    ip netns exec "$ns" unshare --uts --mount --propagation private -- sh -c '
+        host="$1" sshd="$2" config="$3" log="$4" key="$5"; shift 5
+        hostname "$host" || exit 1
+        while [ $# -ge 3 ]; do
+            mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$1" || exit 1
+            shift 3
+        done
+        mkdir -p /etc/ssh && cp "$key" "$key.pub" /etc/ssh/ || exit 1
+        exec "$sshd" -f "$config" -E "$log"' \
+        sh "$ns" "$SSHD" "$STATE/h$i/sshd_config" "$STATE/h$i/sshd.log" "$STATE/h$i/ssh_host_ed25519_key" "${mounts[@]}"
+}
+
 do_up() {
     [[ "$HOSTS" =~ ^[0-9]+$ && "$HOSTS" -ge 1 && "$HOSTS" -le "$MAX_HOSTS" ]] || die "--hosts must be 1..$MAX_HOSTS"
     [[ "$(id -u)" -eq 0 ]] || die "needs root (network namespaces, sshd)"
@@ -242,7 +273,7 @@ ListenAddress $addr
 Port 22
 HostKey $STATE/h$i/ssh_host_ed25519_key
 PidFile $STATE/h$i/sshd.pid
-AuthorizedKeysFile $STATE/authorized_keys
+AuthorizedKeysFile $STATE/authorized_keys${OWN_FILES:+ .ssh/authorized_keys}
 PermitRootLogin prohibit-password
 PubkeyAuthentication yes
 PasswordAuthentication no
@@ -257,9 +288,13 @@ MaxStartups 64:30:128
 Subsystem sftp internal-sftp
 EOF
         # own UTS namespace too, so `hostname` on host I answers gf<X>h<I>
-        # shellcheck disable=SC2016  # $1..$4 are the inner sh's arguments, expanded there
-        ip netns exec "$ns" unshare --uts -- sh -c 'hostname "$1" && exec "$2" -f "$3" -E "$4"' \
-            sh "$ns" "$SSHD" "$STATE/h$i/sshd_config" "$STATE/h$i/sshd.log"
+        if [[ -n "$OWN_FILES" ]]; then
+            start_own_files_sshd "$i" "$ns"
+        else
+            # shellcheck disable=SC2016  # $1..$4 are the inner sh's arguments, expanded there
+            ip netns exec "$ns" unshare --uts -- sh -c 'hostname "$1" && exec "$2" -f "$3" -E "$4"' \
+                sh "$ns" "$SSHD" "$STATE/h$i/sshd_config" "$STATE/h$i/sshd.log"
+        fi
         wait_for_sshd "$i" "$addr"
     done
     local -a node_args=()
@@ -366,7 +401,7 @@ do_throttle() {
 [[ $# -ge 1 ]] || usage
 ACTION="$1"
 shift
-STATE="" HOSTS="" NODE_FILES="" HOST="" PEER="" RATE="" DELAY="" FLEET_ID="" UP_DONE=0 UP_STARTED=0
+STATE="" HOSTS="" NODE_FILES="" HOST="" PEER="" RATE="" DELAY="" FLEET_ID="" UP_DONE=0 UP_STARTED=0 OWN_FILES=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --state) STATE="${2:?--state needs a value}"; shift 2 ;;
@@ -376,6 +411,7 @@ while [[ $# -gt 0 ]]; do
         --peer) PEER="${2:?--peer needs a value}"; shift 2 ;;
         --rate) RATE="${2:?--rate needs a value}"; shift 2 ;;
         --delay) DELAY="${2:?--delay needs a value}"; shift 2 ;;
+        --own-files) OWN_FILES=1; shift ;;
         -h|--help) usage ;;
         *) die "unknown argument $1" ;;
     esac

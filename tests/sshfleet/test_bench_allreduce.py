@@ -131,6 +131,8 @@ def run_validate(fleet, label, benchmarks, seed, mode="adaptive", hosts=HOSTS):
         "gpufleet_benchmark_timeout": 120,
         # see the module docstring: the stand-in is CPU-bound here
         "gpufleet_pair_search_tolerance": TOLERANCE,
+        # a throttled host is rejected on purpose: the run is read for its records, not its exit status
+        "gpufleet_fail_on_verdict": False,
     }, sort_keys=False))
     limit = ",".join(name_of(fleet, host) for host in range(1, hosts + 1))
     took = playbook(fleet, ["-e", "@" + str(bench_vars), "--limit", limit, os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml")])

@@ -81,7 +81,9 @@ def _measure_alike(state, pairs):
     return rates
 
 
-NOMINAL_BPS = 2.5e9  # the fleet's line rate in the control run: every link alike
+# The fleet's line rate in the control run, every link alike: below what the shared cores sustain while the other
+# pytest worker runs a playbook beside it (2.5 Gbit/s medians came out at 1.8-1.9 Gbit/s that way).
+NOMINAL_BPS = 1.5e9
 
 
 def test_unthrottled_control_run_every_pair_alike(fleet):
@@ -94,7 +96,7 @@ def test_unthrottled_control_run_every_pair_alike(fleet):
     pairs = [(1, 2), (2, 3), (3, 1)]
     hosts = range(1, fleet["hosts"] + 1)
     for host in hosts:
-        fleet_sh("throttle", "--state", fleet["state"], "--host", str(host), "--rate", "2500mbit")
+        fleet_sh("throttle", "--state", fleet["state"], "--host", str(host), "--rate", "%dmbit" % (NOMINAL_BPS / 1e6))
     try:
         rates = _measure_alike(fleet["state"], pairs)
     finally:

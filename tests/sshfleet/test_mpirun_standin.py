@@ -233,3 +233,23 @@ def test_excluding_eth0_leaves_only_loopback(fleet):
     assert debug["bootstrap_interfaces"] == ["lo"]
     res = parse("nccl", out + err)
     assert res["failed"] is True and res["rows"] == []
+
+
+def test_ranks_are_processes_times_gpus_across_hosts(fleet):
+    """One process per host with ``-g 2``: nccl-tests counts 2 x 2 = 4 ranks, numbers each host's GPUs
+    from 0 and scales busbw by 2(n-1)/n = 1.5."""
+    hosts = [IB_HOST, 1]
+    args = ["-b", "1M", "-e", "2M", "-f", "2", "-n", "2", "-w", "1", "-g", "2", "-d", "int32"]
+    rc, out, err = run_mpirun(mpirun_argv(fleet, hosts, ["NCCL_SOCKET_IFNAME=eth0", "NCCL_IB_DISABLE=1"], 29506, args))
+    assert rc == 0, out + err
+    res = parse("nccl", out)
+    assert res["failed"] is False and res["complete"] is True, res["errors"]
+    names = ["gf%dh%d" % (fleet["id"], host) for host in hosts]
+    assert res["ranks"] == 4 and res["params"]["ngpus"] == 2
+    assert [(dev["rank"], dev["host"], dev["device"]) for dev in res["devices"]] == [
+        (0, names[0], 0), (1, names[0], 1), (2, names[1], 0), (3, names[1], 1)]
+    assert res["wrong_total"] == 0
+    for row in res["rows"]:
+        for half in (row["out_of_place"], row["in_place"]):
+            algbw = row["size_bytes"] / (half["time_us"] * 1.0e3)
+            assert abs(half["busbw_gbs"] - algbw * 1.5) <= 0.011 + 0.01 * algbw, row

@@ -36,10 +36,40 @@ Without mpirun, start one process per rank with ``--rank R --nranks N --bootstra
 
 How it stands in for the pieces of a real run:
 
-- **Rank and size** come from ``OMPI_COMM_WORLD_RANK``/``OMPI_COMM_WORLD_SIZE`` (Open MPI),
-  else ``PMI_RANK``/``PMI_SIZE``, else ``SLURM_PROCID``/``SLURM_NTASKS``, else ``--rank`` /
-  ``--nranks``. The local rank (the "device" number) is the rank's index among the ranks
-  on the same host, as nccl-tests derives it from host hashes.
+- **Output** is nccl-tests 2.17.1's (the release ``roles/nccl_tests`` pins; ``src/common.cu``):
+  ``# Collective test starting``, the ``# nThread ...`` line, ``# Using devices`` with one
+  ``#  Rank R Group 0 Pid P on HOST device D [0000:DD:00] CPU stand-in`` line per rank, the
+  three column-title lines, one row per size (rows of size 0 too, as nccl-tests prints them when
+  ``-b`` is below the element size), ``#wrong`` as ``N/A`` under ``-c 0``, ``# Out of bounds
+  values : N OK|FAILED``, ``# Avg bus bandwidth    : X `` (nccl-tests leaves a blank where the
+  ``NCCL_TESTS_MIN_BW`` verdict goes), ``# Collective test concluded`` and the empty line of
+  ``ncclGetLastError``. ``busbw = algbw * 2(n-1)/n`` with n the job's ranks: 0 for one rank.
+- **Options** are read as nccl-tests' ``getopt_long`` table reads them: ``-t -g -b -e -i -f
+  -n -m -w -N -p -c -o -d -r -z -y -T -G -C -a -R -x -D -V -h`` and their long names
+  (``--nthreads --ngpus --minbytes --maxbytes --stepbytes --stepfactor --iters --agg_iters
+  --warmup_iters --run_cycles --parallel_init --check --op --datatype --root --blocking
+  --stream_null --timeout --cudagraph --report_cputime --average --local_register --cta_policy
+  --device_implementation --device_cta_count --help``, ``--name=value`` or ``--name value``, any
+  unambiguous prefix), with its defaults (``-b 32M -e 32M -i 1M -f 1 -n 20 -w 1 -m 1 -c 1 -d
+  float -o sum -a 1``). Its answers too: an unknown option gets glibc's message on stderr,
+  ``invalid option '?'`` and the usage text on stdout and exit status 0 without running; ``-h``
+  the usage; a bad size ``invalid size specified for 'minbytes'`` and status 255; ``-b`` above
+  ``-e`` ``invalid sizes ...`` and 255; an unknown ``-d``/``-o`` name ``invalid type X,
+  defaulting to float .. ``; ``-R``/``-x`` the "not supported before NCCL 2.19/2.27. Ignoring"
+  lines and ``-D``/``-V`` "requires NCCL >= 2.28.0" and 255 (the stand-in's NCCL is 2.18.3).
+- **Ranks** are counted as nccl-tests counts them: processes in MPI_COMM_WORLD (from the
+  launcher's environment: ``OMPI_COMM_WORLD_RANK``/``OMPI_COMM_WORLD_SIZE`` of Open MPI, else
+  ``PMI_RANK``/``PMI_SIZE`` of MPICH/Intel MPI's Hydra, else ``SLURM_PROCID``/``SLURM_NTASKS``
+  of srun; ``--rank``/``--nranks`` for processes started by hand; none of them: one process),
+  times ``-t`` threads times ``-g`` GPUs. Process P's ranks are ``P*t*g .. P*t*g + t*g - 1``;
+  their devices start at the process's index among the processes on its host times ``t*g``
+  (``NCCL_TESTS_DEVICE`` overrides), as nccl-tests derives them from host hashes. The ranks
+  of one process add their buffers in memory (the stand-in's NVLink); the sums go round the
+  TCP ring of processes.
+- **Device memory**: every simulated GPU declares ``GPUFLEET_STANDIN_DEVICE_MEMORY`` bytes
+  (K/M/G suffixes; default 2144M) and nccl-tests' own rule caps ``-e`` from it (1 GiB reserved
+  per 16 GiB, 1 GiB more, then 3 buffers, 2 with ``-c 0``: 32 MiB by default), printing
+  ``# Reducing maxBytes to N due to memory limitation``.
 - **MPI's part** (gathering the device lines, broadcasting NCCL's unique id, barriers, the
   average of the measured times and the sum of ``#wrong``) is done over a control connection
   to rank 0 at ``GPUFLEET_STANDIN_BOOTSTRAP=HOST:PORT`` (``--bootstrap``): rank 0 listens on
@@ -69,37 +99,45 @@ How it stands in for the pieces of a real run:
   falls back to ``NET/Socket : Using [0]IF:ADDR<0>``, ``Using network Socket`` and channels
   ``via NET/Socket/0``. ``1`` skips the IB probe.
 - **NCCL_DEBUG** ``VERSION``/``WARN``/``INFO``/``TRACE`` as NCCL: WARN lines from ``WARN`` up
-  (each after an empty line), INFO lines from ``INFO`` up, the version line from ``VERSION``.
+  (each after an empty line), INFO lines from ``INFO`` up; the ``NCCL version`` line bare at
+  ``VERSION`` and ``WARN``, as an INFO line from ``INFO`` up (NCCL's ``showVersion``).
 
-Options as nccl-tests: ``-b/-e`` min/max bytes (K/M/G suffixes), ``-f`` step factor or ``-i``
-step bytes, ``-n`` iterations, ``-w`` warmup iterations, ``-c`` check (validation), ``-g`` GPUs
-per rank (must be 1), ``-t`` threads (must be 1), ``-d`` data type, ``-o`` reduction (``sum``
-only), ``-a`` average mode (0 rank 0, 1 average, 2 min, 3 max; default 1).
+What nccl-tests accepts but the stand-in cannot do is refused with exit status 2 and a line
+on stderr that names it: ``-o`` other than ``sum``, ``-d half``/``bfloat16``/``all``, sweeps
+that never end (``-b 0`` with ``-f 2``). ``-r``, ``-y``, ``-T``, ``-G`` (counted as launches),
+``-z``/``-p`` (their header lines only) change nothing else; ``-C 1`` times with the process's
+CPU clock and titles the column ``cputime``; ``-N`` repeats the table (0: until
+``GPUFLEET_STANDIN_MAX_SECONDS``). ``NCCL_TESTS_MIN_BW`` sets the average-bandwidth verdict and
+exit status as in nccl-tests. Not emulated: ``NCCL_TESTS_SPLIT``/``NCCL_TESTS_SPLIT_MASK``.
 
-Data types: ``float`` (default, like nccl-tests) and ``double`` are reduced element by element
-in Python (about 40 MB/s: the CPU, not the link, then bounds busbw); ``int8``, ``uint8``,
-``int32``, ``uint32``, ``int64``, ``uint64`` are reduced by one big-integer addition per chunk
-(input values are small and non-negative, so no lane carries into the next), fast enough
-that a 1 Gbit/s link is what limits busbw. Use an integer type to measure links.
+Data types: ``float`` (default, like nccl-tests) and ``double`` are reduced exactly: every
+rank's input repeats every 4093 elements, and so does every partial sum, so when both operands
+of a reduction repeat (one byte comparison each) one period is added element by element (the sum
+remembered for the next iteration) and repeated; data that does not repeat (a damaged chunk) is added element by element in Python
+(about 40 MB/s). ``int8``, ``uint8``, ``int32``, ``uint32``, ``int64``, ``uint64`` are reduced
+by one big-integer addition per chunk (input values are small and non-negative, so no lane
+carries into the next). Either way the data really crosses the link and the reduction is fast
+enough that a 1 Gbit/s link, not the CPU, is what limits busbw.
 
-Test-double knobs (not nccl-tests options): ``--hostname`` / ``GPUFLEET_STANDIN_HOSTNAME``
+Test-double knobs (not nccl-tests options; long options only, so no nccl-tests option is taken
+from a real command line): ``--rank``/``--nranks``/``--bootstrap`` and ``--sysfs-root`` (above),
+``--hostname`` / ``GPUFLEET_STANDIN_HOSTNAME``
 (namespaces that share one UTS name), ``--corrupt-rank R`` / ``GPUFLEET_STANDIN_CORRUPT_RANK``
-(rank R flips one byte of every chunk it sends during validation, so ``#wrong`` must come
+(MPI process R flips one byte of every chunk it sends during validation, so ``#wrong`` must come
 out non-zero), ``GPUFLEET_STANDIN_MAX_SECONDS`` (wall-clock cap of the whole run, default 600),
 ``GPUFLEET_STANDIN_HANG_AFTER_ROWS=N`` (rank ``GPUFLEET_STANDIN_HANG_RANK``, default 1, stops
 for good after the N-th table row: a hang for the benchmark runner's timeout to catch).
-Sizes are capped at 1 GiB and iterations at 1000.
 """
 
 from __future__ import annotations
 
-import argparse
 import array
 import fcntl
 import json
 import operator
 import os
 import queue
+import re
 import socket
 import struct
 import sys
@@ -110,8 +148,6 @@ NCCL_VERSION = "2.18.3+cpu.standin"
 DEVICE_NAME = "CPU stand-in"
 SIOCGIFADDR = 0x8915
 MAX_IFS = 16
-MAX_BYTES_CAP = 1 << 30
-MAX_ITERS = 1000
 LEVELS = {"VERSION": 1, "WARN": 2, "INFO": 3, "ABORT": 4, "TRACE": 5}
 NCCL_INTERNAL_ERROR = "internal error - please report this issue to the NCCL developers"
 TEST_NCCL_ERROR = 3  # nccl-tests testNcclError
@@ -242,8 +278,11 @@ class NcclLog:
             emit("\n%s %s NCCL WARN %s" % (self._prefix(), where, message))
 
     def version(self):
-        if self.level >= LEVELS["VERSION"]:
+        """NCCL's showVersion: a bare line at VERSION and WARN, an INFO line from INFO up."""
+        if self.level in (LEVELS["VERSION"], LEVELS["WARN"]):
             emit("NCCL version %s" % NCCL_VERSION)
+        else:
+            self.info("NCCL version %s" % NCCL_VERSION)
 
 
 def emit(text):
@@ -391,12 +430,58 @@ def make_expected(dtype, count, nranks, rep):
     return _pattern(total, dtype, count)
 
 
+def _periodic(data, period):
+    """Whether ``data`` repeats its first ``period`` bytes throughout: ``data[period:]`` starts with ``data[:-period]``,
+    one memcmp in place (a copy of a large buffer costs page faults, a memoryview compares element by element)."""
+    if not isinstance(data, (bytes, bytearray)):
+        data = bytes(data)
+    return data.startswith(memoryview(data)[: len(data) - period], period)
+
+
+def _fill_repeating(target, head):
+    """``target[:] = head`` repeated, in place: each copy doubles what is filled."""
+    view = memoryview(target)
+    done = len(head)
+    view[:done] = head
+    while done < len(view):
+        step = min(done, len(view) - done)
+        view[done:done + step] = view[:step]
+        done += step
+
+
+def _add_floats(code, target, incoming):
+    """``target + incoming`` element by element in Python (about 40 MB/s)."""
+    summed = map(operator.add, memoryview(target).cast(code), memoryview(incoming).cast(code))
+    return array.array(code, summed).tobytes()
+
+
+# one period's sums by (type, operands): every iteration of a size adds the same periods again
+_PERIOD_SUMS = {}
+
+
+def _period_sum(code, target, incoming):
+    """``_add_floats`` of one period, remembered: the iterations' Python float loop would otherwise be a third of
+    the time of a 1 MiB all-reduce on a fast link, and vary with the machine's load."""
+    key = (code, target, incoming)
+    if key not in _PERIOD_SUMS:
+        if len(_PERIOD_SUMS) >= 256:
+            _PERIOD_SUMS.clear()
+        _PERIOD_SUMS[key] = _add_floats(code, target, incoming)
+    return _PERIOD_SUMS[key]
+
+
 def reduce_into(dtype, target, incoming):
     """``target[:] = target + incoming`` element-wise (sum)."""
     if dtype in FLOAT_TYPES:
-        code = TYPES[dtype][0]
-        summed = array.array(code, map(operator.add, memoryview(target).cast(code), memoryview(incoming).cast(code)))
-        target[:] = summed.tobytes()
+        code, size, _limit = TYPES[dtype]
+        period = BLOCK * size
+        if len(target) > period and _periodic(target, period) and _periodic(incoming, period):
+            # Every rank's input repeats every BLOCK elements, so every partial sum does too: when both operands
+            # still repeat (checked above, so damaged data never takes this path), the sum of one period repeated
+            # is the element-wise sum, exactly, at memory speed: the link, not Python's float loop, bounds busbw.
+            _fill_repeating(target, _period_sum(code, bytes(target[:period]), bytes(incoming[:period])))
+            return
+        target[:] = _add_floats(code, target, incoming)
         return
     length = len(target)
     total = int.from_bytes(target, "little") + int.from_bytes(incoming, "little")
@@ -453,6 +538,7 @@ class Ring:
         (prev,) = struct.unpack("!I", _recv_exact(self.recv_sock, 4))
         if prev != (rank - 1) % nranks:
             raise StandinError("rank %d: ring connection from rank %d, expected %d" % (rank, prev, (rank - 1) % nranks))
+        self.scratch = {}
         self.jobs = queue.Queue()
         self.done = queue.Queue()
         self.sender = threading.Thread(target=self._send_loop, daemon=True)
@@ -486,6 +572,13 @@ class Ring:
         if error is not None:
             raise StandinError("rank %d: ring send failed: %s" % (self.rank, error))
 
+    def _scratch(self, size):
+        """Two buffers of ``size`` bytes, kept for the next collective: a fresh large buffer costs its page faults
+        on every iteration, more than the copy itself."""
+        if size not in self.scratch:
+            self.scratch[size] = (bytearray(size), bytearray(size))
+        return self.scratch[size]
+
     def allreduce(self, dtype, src, dst, count):
         """Ring all-reduce (sum) of ``count`` elements of ``src`` into ``dst`` (may be ``src``)."""
         nranks, rank = self.nranks, self.rank
@@ -493,13 +586,12 @@ class Ring:
         bounds = chunk_bounds(count, nranks, size)
         source = memoryview(src)
         view = memoryview(dst)
-        scratch = bytearray(max(end - start for start, end in bounds))
         for step in range(nranks - 1):  # reduce-scatter: chunk c gets src[c] + what rank-1 holds
             s_start, s_end = bounds[(rank - step) % nranks]
             r_start, r_end = bounds[(rank - step - 1) % nranks]
-            incoming = memoryview(scratch)[: r_end - r_start]
-            self._exchange((source if step == 0 else view)[s_start:s_end], incoming)
-            target = bytearray(source[r_start:r_end])
+            incoming, target = self._scratch(r_end - r_start)
+            self._exchange((source if step == 0 else view)[s_start:s_end], memoryview(incoming))
+            target[:] = source[r_start:r_end]
             reduce_into(dtype, target, incoming)
             view[r_start:r_end] = target
         for step in range(nranks - 1):  # all-gather of the fully reduced chunks
@@ -515,74 +607,310 @@ class Ring:
 
 
 # --------------------------------------------------------------------------------------
-# nccl-tests front end
+# nccl-tests front end (src/common.cu of nccl-tests 2.17.1, the release roles/nccl_tests pins)
 # --------------------------------------------------------------------------------------
+PROGRAM = "all_reduce_perf"
+# The stand-in claims NCCL 2.18.3: options that need a newer NCCL get nccl-tests' own answer.
+NCCL_CODE = (2, 18, 3)
+# getopt_long(argc, argv, SHORT_OPTIONS, longopts): the option table of nccl-tests 2.17.1.
+SHORT_OPTIONS = "t:g:b:e:i:f:n:m:w:N:p:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:"
+LONG_OPTIONS = {
+    "nthreads": "t", "ngpus": "g", "minbytes": "b", "maxbytes": "e", "stepbytes": "i", "stepfactor": "f",
+    "iters": "n", "agg_iters": "m", "warmup_iters": "w", "run_cycles": "N", "parallel_init": "p", "check": "c",
+    "op": "o", "datatype": "d", "root": "r", "blocking": "z", "stream_null": "y", "timeout": "T", "cudagraph": "G",
+    "report_cputime": "C", "average": "a", "local_register": "R", "cta_policy": "x", "device_implementation": "D",
+    "device_cta_count": "V", "help": "h",
+}
+# Test-double knobs, long options only (nccl-tests has none of them): see the module docstring.
+KNOB_OPTIONS = ("rank", "nranks", "bootstrap", "sysfs-root", "hostname", "corrupt-rank")
+# test_typenames / test_opnames of nccl-tests built against NCCL >= 2.11 (bfloat16 with CUDA 11+)
+NCCL_TYPE_NAMES = ("int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16")
+NCCL_OP_NAMES = ("sum", "prod", "max", "min", "avg", "mulsum")
+USAGE = (
+    "USAGE: %s \n\t"
+    "[-t,--nthreads <num threads>] \n\t"
+    "[-g,--ngpus <gpus per thread>] \n\t"
+    "[-b,--minbytes <min size in bytes>] \n\t"
+    "[-e,--maxbytes <max size in bytes>] \n\t"
+    "[-i,--stepbytes <increment size>] \n\t"
+    "[-f,--stepfactor <increment factor>] \n\t"
+    "[-n,--iters <iteration count>] \n\t"
+    "[-m,--agg_iters <aggregated iteration count>] \n\t"
+    "[-w,--warmup_iters <warmup iteration count>] \n\t"
+    "[-N,--run_cycles <cycle count> run & print each cycle (default: 1; 0=infinite)] \n\t"
+    "[-p,--parallel_init <0/1>] \n\t"
+    "[-c,--check <check iteration count>] \n\t"
+    "[-o,--op <sum/prod/min/max/avg/mulsum/all>] \n\t"
+    "[-d,--datatype <nccltype/all>] \n\t"
+    "[-r,--root <root>] \n\t"
+    "[-z,--blocking <0/1>] \n\t"
+    "[-y,--stream_null <0/1>] \n\t"
+    "[-T,--timeout <time in seconds>] \n\t"
+    "[-G,--cudagraph <num graph launches>] \n\t"
+    "[-C,--report_cputime <0/1>] \n\t"
+    "[-a,--average <0/1/2/3> report average iteration time <0=RANK0/1=AVG/2=MIN/3=MAX>] \n\t"
+    "[-R,--local_register <0/1/2> enable local (1) or symmetric (2) buffer registration on send/recv buffers"
+    " (default: disable (0))] \n\t"
+    "[-x,--cta_policy <0/1/2> set CTA policy (NCCL_CTA_POLICY_DEFAULT (0), NCCL_CTA_POLICY_EFFICIENCY (1),"
+    " NCCL_CTA_POLICY_ZERO (2)) (default: do not set)] \n\t"
+    "[-D,--device_implementation <implementation number> enable device implementation (default: 0, use NCCL"
+    " implementation; requires -R 2 if > 0)] \n\t"
+    "[-V,--device_cta_count <number> set number of CTAs for device implementation (default: 16)] \n\t"
+    "[-h,--help]\n"
+)
+GIB = 1 << 30
+# The memory each simulated GPU declares (cudaDeviceProp.totalGlobalMem): nccl-tests sizes its buffers
+# from it, so -e above (2144 MiB - 1 GiB reserve - 1 GiB) / 3 = 32 MiB (48 MiB with -c 0) is reduced
+# to that, with nccl-tests' "# Reducing maxBytes" line. Python moves ~0.1 GB/s: a 16 GiB sweep would not end.
+DEFAULT_DEVICE_MEMORY = 2144 << 20
+
+
+class Usage(Exception):
+    """nccl-tests leaves main() before running anything: ``status``, stdout and stderr text."""
+
+    def __init__(self, status, out="", err=""):
+        super().__init__(err or out)
+        self.status = status
+        self.out = out
+        self.err = err
+
+
+def c_strtol(text):
+    """``strtol(text, NULL, 0)``: leading blanks, sign, 0x hex / 0 octal / decimal; no digits gives 0."""
+    match = re.match(r"\s*([+-]?)(0[xX][0-9a-fA-F]+|[1-9][0-9]*|0[0-7]*)", text)
+    if not match:
+        return 0
+    digits = match.group(2)
+    value = int(digits, 16) if digits[:2].lower() == "0x" else int(digits, 8) if digits.startswith("0") else int(digits)
+    return -value if match.group(1) == "-" else value
+
+
 def parse_size(text):
-    text = text.strip()
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    if text and text[-1].upper() in units:
-        return int(float(text[:-1]) * units[text[-1].upper()])
-    return int(text)
+    """nccl-tests' ``parsesize``: ``sscanf("%lf %1s")``, K/M/G (either case) times 1024^n; -1.0 when invalid."""
+    match = re.match(r"\s*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(\S?)", text)
+    if not match:
+        return -1.0
+    units = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(match.group(2).lower())
+    if units is None:
+        return -1.0
+    return float(match.group(1)) * units
 
 
-def build_parser():
-    parser = argparse.ArgumentParser(description="TEST DOUBLE: CPU stand-in for nccl-tests all_reduce_perf")
-    parser.add_argument("-t", "--nthreads", type=int, default=1)
-    parser.add_argument("-g", "--ngpus", type=int, default=1)
-    parser.add_argument("-b", "--minbytes", type=parse_size, default=32 << 20)
-    parser.add_argument("-e", "--maxbytes", type=parse_size, default=32 << 20)
-    parser.add_argument("-i", "--stepbytes", type=parse_size, default=1 << 20)
-    parser.add_argument("-f", "--stepfactor", type=int, default=1)
-    parser.add_argument("-n", "--iters", type=int, default=20)
-    parser.add_argument("-m", "--agg_iters", type=int, default=1)
-    parser.add_argument("-w", "--warmup_iters", type=int, default=5)
-    parser.add_argument("-c", "--check", type=int, default=1)
-    parser.add_argument("-d", "--datatype", default="float")
-    parser.add_argument("-o", "--op", default="sum")
-    parser.add_argument("-a", "--average", type=int, default=1)
-    parser.add_argument("-z", "--blocking", type=int, default=0)
-    parser.add_argument("-G", "--cudagraph", type=int, default=0)
-    parser.add_argument("--rank", type=int, default=None)
-    parser.add_argument("--nranks", type=int, default=None)
-    parser.add_argument("--bootstrap", default=None, help="HOST:PORT of rank 0's control listener")
-    parser.add_argument("--sysfs-root", default=None)
-    parser.add_argument("--hostname", default=None)
-    parser.add_argument("--corrupt-rank", type=int, default=None)
-    return parser
+def getopt_long(argv):
+    """GNU getopt_long over ``argv`` (without the program name), in order.
+
+    Yields ``(option, value)``: ``option`` a short option letter (long names mapped to it), a
+    knob name, or ``"?"`` with glibc's message as ``value`` for an unknown option or a missing
+    argument. Non-options are skipped (GNU permutes them to the end; nccl-tests ignores them);
+    ``--`` ends the options. Long names may be shortened to any unambiguous prefix.
+    """
+    longs = dict(LONG_OPTIONS)
+    longs.update((knob, knob) for knob in KNOB_OPTIONS)
+    index = 0
+    while index < len(argv):
+        word = argv[index]
+        index += 1
+        if word == "--":
+            return
+        if not word.startswith("-") or word == "-":
+            continue
+        if word.startswith("--"):
+            name, has_value, value = word[2:].partition("=")
+            if name in longs:
+                matches = [name]
+            else:
+                # in table order, as glibc lists them
+                matches = [candidate for candidate in longs if candidate.startswith(name)]
+            if not matches:
+                yield "?", "%s: unrecognized option '--%s'" % (PROGRAM, name)
+                continue
+            if len(matches) > 1:
+                yield "?", "%s: option '--%s' is ambiguous; possibilities:%s" % (
+                    PROGRAM, name, "".join(" '--%s'" % match for match in matches))
+                continue
+            option = longs[matches[0]]
+            if option == "h":
+                if has_value:
+                    yield "?", "%s: option '--%s' doesn't allow an argument" % (PROGRAM, matches[0])
+                else:
+                    yield "h", None
+                continue
+            if not has_value:
+                if index >= len(argv):
+                    yield "?", "%s: option '--%s' requires an argument" % (PROGRAM, matches[0])
+                    continue
+                value = argv[index]
+                index += 1
+            yield option, value
+            continue
+        position = 1
+        while position < len(word):
+            letter = word[position]
+            position += 1
+            spec = SHORT_OPTIONS.find(letter)
+            if letter == ":" or spec < 0:
+                yield "?", "%s: invalid option -- '%s'" % (PROGRAM, letter)
+                continue
+            if SHORT_OPTIONS[spec + 1:spec + 2] != ":":
+                yield letter, None
+                continue
+            if position < len(word):
+                value = word[position:]
+            elif index < len(argv):
+                value = argv[index]
+                index += 1
+            else:
+                yield "?", "%s: option requires an argument -- '%s'" % (PROGRAM, letter)
+                break
+            yield letter, value
+            break
 
 
-def rank_and_size(args, env):
+class Options:
+    """nccl-tests' command-line parameters with its defaults, plus the test-double knobs."""
+
+    def __init__(self):
+        self.nthreads = 1
+        self.ngpus = 1
+        self.minbytes = 32 << 20
+        self.maxbytes = 32 << 20
+        self.stepbytes = 1 << 20
+        self.stepfactor = 1
+        self.check = 1
+        self.warmup_iters = 1
+        self.iters = 20
+        self.agg_iters = 1
+        self.run_cycles = 1
+        self.op = "sum"
+        self.datatype = "float"
+        self.root = 0
+        self.parallel_init = 0
+        self.blocking = 0
+        self.stream_null = 0
+        self.timeout = 0
+        self.cudagraph = 0
+        self.report_cputime = 0
+        self.average = 1
+        self.rank = None
+        self.nranks = None
+        self.bootstrap = None
+        self.sysfs_root = None
+        self.hostname = None
+        self.corrupt_rank = None
+        self.notes = []  # lines nccl-tests prints on stdout while parsing ("invalid type ...")
+
+
+INT_OPTIONS = {"t": "nthreads", "g": "ngpus", "f": "stepfactor", "n": "iters", "m": "agg_iters", "w": "warmup_iters",
+               "N": "run_cycles", "c": "check", "p": "parallel_init", "r": "root", "z": "blocking", "y": "stream_null",
+               "T": "timeout", "G": "cudagraph", "C": "report_cputime", "a": "average"}
+SIZE_OPTIONS = {"b": ("minbytes", "minbytes"), "e": ("maxbytes", "maxbytes"), "i": ("stepbytes", "stepBytes")}
+
+
+def parse_options(argv):
+    """The options of ``argv`` as nccl-tests 2.17.1's main() reads them; raises Usage where it returns."""
+    opts = Options()
+    for option, value in getopt_long(argv):
+        if option in INT_OPTIONS:
+            setattr(opts, INT_OPTIONS[option], c_strtol(value))
+        elif option in SIZE_OPTIONS:
+            attr, label = SIZE_OPTIONS[option]
+            parsed = parse_size(value)
+            if parsed < 0:
+                raise Usage(255, err="invalid size specified for '%s'\n" % label)
+            setattr(opts, attr, int(parsed))
+        elif option == "o":
+            if value in NCCL_OP_NAMES or value == "all":
+                opts.op = value
+            else:
+                opts.notes.append("invalid op %s, defaulting to sum .. " % value)
+                opts.op = "sum"
+        elif option == "d":
+            if value in NCCL_TYPE_NAMES or value == "all":
+                opts.datatype = value
+            else:
+                opts.notes.append("invalid type %s, defaulting to float .. " % value)
+                opts.datatype = "float"
+        elif option == "R":
+            opts.notes.append("Option -R (register) is not supported before NCCL 2.19. Ignoring")
+        elif option == "x":
+            opts.notes.append("Option -x (cta_policy) is not supported before NCCL 2.27. Ignoring")
+        elif option == "D":
+            raise Usage(255, "".join(note + "\n" for note in opts.notes),
+                        "Option -D (device implementation) requires NCCL >= 2.28.0\n")
+        elif option == "V":
+            raise Usage(255, "".join(note + "\n" for note in opts.notes),
+                        "Option -V (device CTA count) requires NCCL >= 2.28.0\n")
+        elif option in ("h", "?"):
+            out = "".join(note + "\n" for note in opts.notes)
+            if option == "?":
+                out += "invalid option '?'\n"
+            raise Usage(0, out + USAGE % PROGRAM, "" if option == "h" else value + "\n")
+        elif option in ("rank", "nranks", "corrupt-rank"):
+            setattr(opts, option.replace("-", "_"), int(value))
+        else:
+            setattr(opts, option.replace("-", "_"), value)
+    if opts.minbytes > opts.maxbytes:
+        raise Usage(255, "".join(note + "\n" for note in opts.notes),
+                    "invalid sizes for 'minbytes' and 'maxbytes': %d > %d\n" % (opts.minbytes, opts.maxbytes))
+    return opts
+
+
+def check_options(opts):
+    """What nccl-tests accepts but this stand-in cannot do: refused with exit status 2, naming it."""
+    if opts.datatype not in TYPES:
+        raise StandinError("data type %r not supported by the stand-in (%s)" % (opts.datatype, ", ".join(TYPES)), 2)
+    if opts.op != "sum":
+        raise StandinError("the stand-in reduces with -o sum only", 2)
+    if opts.nthreads < 1 or opts.ngpus < 1:
+        raise StandinError("need -t >= 1 and -g >= 1", 2)
+    if opts.iters < 1 or opts.agg_iters < 1 or opts.warmup_iters < 0 or opts.check < 0 or opts.cudagraph < 0:
+        raise StandinError("need -n >= 1, -m >= 1, -w >= 0, -c >= 0, -G >= 0", 2)
+    if (opts.stepfactor > 1 and opts.minbytes < 1) or (opts.stepfactor <= 1 and opts.stepbytes < 1):
+        raise StandinError("this size sweep never ends (nccl-tests would loop forever): "
+                           "need -b >= 1 with -f > 1, -i >= 1 otherwise", 2)
+
+
+def mpi_world(env):
+    """(rank, size) of this process in MPI_COMM_WORLD from the launcher's environment, or None.
+
+    Open MPI's mpirun sets OMPI_COMM_WORLD_*, MPICH/Intel MPI's Hydra PMI_*, srun SLURM_* (what an
+    MPI library started by srun reads through PMI).
+    """
     for rank_var, size_var in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),
                                ("SLURM_PROCID", "SLURM_NTASKS")):
-        if env.get(rank_var) is not None and env.get(size_var) is not None and args.rank is None:
+        if env.get(rank_var) is not None and env.get(size_var) is not None:
             return int(env[rank_var]), int(env[size_var])
-    rank = 0 if args.rank is None else args.rank
-    nranks = 1 if args.nranks is None else args.nranks
-    return rank, nranks
+    return None
 
 
-def check_args(args):
-    if args.ngpus != 1 or args.nthreads != 1:
-        raise StandinError("the stand-in runs one rank per process: -g 1 -t 1 only", 2)
-    if args.datatype not in TYPES:
-        raise StandinError("data type %r not supported by the stand-in (%s)" % (args.datatype, ", ".join(TYPES)), 2)
-    if args.op != "sum":
-        raise StandinError("the stand-in reduces with -o sum only", 2)
-    if not 0 < args.minbytes <= args.maxbytes <= MAX_BYTES_CAP:
-        raise StandinError("need 0 < minbytes <= maxbytes <= %d" % MAX_BYTES_CAP, 2)
-    if not (0 < args.iters <= MAX_ITERS and 0 <= args.warmup_iters <= MAX_ITERS and args.agg_iters == 1):
-        raise StandinError("need 0 < -n <= %d, 0 <= -w <= %d, -m 1" % (MAX_ITERS, MAX_ITERS), 2)
-    if args.stepfactor < 1 or args.stepbytes < 1:
-        raise StandinError("need -f >= 1 and -i >= 1", 2)
+def proc_and_nprocs(opts, env):
+    """This process's MPI rank and the number of processes: --rank/--nranks, else MPI's, else 0 of 1
+    (nccl-tests without a launcher: totalProcs = 1)."""
+    if opts.rank is not None or opts.nranks is not None:
+        return (0 if opts.rank is None else opts.rank), (1 if opts.nranks is None else opts.nranks)
+    return mpi_world(env) or (0, 1)
 
 
-def sizes(args, elem_size):
+def sweep_sizes(opts):
+    """nccl-tests' size loop: ``size = stepfactor > 1 ? size * stepfactor : size + stepbytes``."""
     result = []
-    size = args.minbytes
-    while size <= args.maxbytes:
-        result.append(size - size % elem_size)
-        size = size * args.stepfactor if args.stepfactor > 1 else size + args.stepbytes
-    return [value for value in result if value > 0]
+    size = opts.minbytes
+    while size <= opts.maxbytes:
+        result.append(size)
+        size = size * opts.stepfactor if opts.stepfactor > 1 else size + opts.stepbytes
+    return result
+
+
+def warmup_sizes(opts):
+    """Warm-up for all sizes, always stepping by a factor of 2 (TimeTest)."""
+    result = []
+    size = opts.minbytes
+    while size <= opts.maxbytes:
+        result.append(size)
+        if size == 0:
+            break
+        size *= 2
+    return result
 
 
 def time_str(usec):
@@ -603,27 +931,43 @@ def combine_times(values, mode):
     return sum(values) / len(values)
 
 
-class Run:
-    """One rank's whole run."""
+def memory_max_bytes(device_memory, check):
+    """nccl-tests' buffer limit: reserve 1 GiB per 16 GiB (at most 4 GiB), 1 GiB more for the rest,
+    then send, receive (and expected when checking) buffers."""
+    reserve = min(-(-device_memory // (16 * GIB)) * GIB, 4 * GIB)
+    return (device_memory - reserve - GIB) // (3 if check else 2)
 
-    def __init__(self, args, env):
-        self.args = args
+
+class Run:
+    """One process's whole run: ``opts.nthreads * opts.ngpus`` ranks of the job."""
+
+    def __init__(self, opts, env):
+        self.opts = opts
         self.env = env
-        self.rank, self.nranks = rank_and_size(args, env)
+        self.proc, self.nprocs = proc_and_nprocs(opts, env)
+        self.local_count = opts.nthreads * opts.ngpus
+        self.nranks = self.nprocs * self.local_count
         self.timeout = float(env.get("GPUFLEET_STANDIN_TIMEOUT", "120"))
         self.deadline = time.monotonic() + float(env.get("GPUFLEET_STANDIN_MAX_SECONDS", "600"))
-        self.host = (args.hostname or env.get("GPUFLEET_STANDIN_HOSTNAME") or socket.gethostname()).split(".")[0]
+        self.host = (opts.hostname or env.get("GPUFLEET_STANDIN_HOSTNAME") or socket.gethostname()).split(".")[0]
         self.control = None
         self.ring = None
         self.log = None
         self.local_rank = 0
-        corrupt = args.corrupt_rank
+        corrupt = opts.corrupt_rank
         if corrupt is None and env.get("GPUFLEET_STANDIN_CORRUPT_RANK"):
             corrupt = int(env["GPUFLEET_STANDIN_CORRUPT_RANK"])
         self.corrupt_rank = corrupt
+        self.rows_done = 0
+        self.exit_status = 0
+
+    @property
+    def rank(self):
+        """This process's MPI rank (its first NCCL rank is rank * nthreads * ngpus)."""
+        return self.proc
 
     def print0(self, text):
-        if self.rank == 0:
+        if self.proc == 0:
             emit(text)
 
     def nccl_failure(self, where, message, test_line, returns=()):
@@ -640,41 +984,63 @@ class Run:
         raise StandinError("no socket interface found", TEST_NCCL_ERROR)
 
     def main(self):
-        args = self.args
-        check_args(args)
-        address = args.bootstrap or self.env.get("GPUFLEET_STANDIN_BOOTSTRAP")
-        if self.nranks > 1 and not address:
-            raise StandinError("more than one rank needs GPUFLEET_STANDIN_BOOTSTRAP=HOST:PORT (or --bootstrap)", 2)
-        if not 0 <= self.rank < self.nranks:
-            raise StandinError("rank %d outside 0..%d" % (self.rank, self.nranks - 1), 2)
-        elem_size = TYPES[args.datatype][1]
-        step = "%d(factor)" % args.stepfactor if args.stepfactor > 1 else "%d(bytes)" % args.stepbytes
-        self.print0("# Collective test starting: all_reduce_perf")
+        opts = self.opts
+        for note in opts.notes:
+            emit(note)  # printed by every process, as nccl-tests' option parsing is
+        check_options(opts)
+        address = opts.bootstrap or self.env.get("GPUFLEET_STANDIN_BOOTSTRAP")
+        if self.nprocs > 1 and not address:
+            raise StandinError("more than one process needs GPUFLEET_STANDIN_BOOTSTRAP=HOST:PORT (or --bootstrap)", 2)
+        if not 0 <= self.proc < self.nprocs:
+            raise StandinError("rank %d outside 0..%d" % (self.proc, self.nprocs - 1), 2)
+        device_memory = int(parse_size(self.env.get("GPUFLEET_STANDIN_DEVICE_MEMORY") or str(DEFAULT_DEVICE_MEMORY)))
+        if device_memory < 2 * GIB + 3 * 1024:
+            raise StandinError("GPUFLEET_STANDIN_DEVICE_MEMORY must be at least 2G + 3K (nccl-tests reserves 2 GiB)", 2)
+        step = "%d(factor)" % opts.stepfactor if opts.stepfactor > 1 else "%d(bytes)" % opts.stepbytes
+        self.print0("# Collective test starting: %s" % PROGRAM)
         self.print0(
             "# nThread %d nGpus %d minBytes %d maxBytes %d step: %s warmup iters: %d iters: %d agg iters: %d validation: %d graph: %d"
-            % (args.nthreads, args.ngpus, args.minbytes, args.maxbytes, step, args.warmup_iters, args.iters, args.agg_iters,
-               args.check, args.cudagraph)
+            % (opts.nthreads, opts.ngpus, opts.minbytes, opts.maxbytes, step, opts.warmup_iters, opts.iters,
+               opts.agg_iters,
+               opts.check, opts.cudagraph)
         )
+        if opts.blocking:
+            self.print0("# Blocking Enabled: wait for completion and barrier after each collective ")
+        if opts.parallel_init:
+            self.print0("# Parallel Init Enabled: threads call into NcclInitRank concurrently ")
         self.print0("#")
-        if self.nranks > 1:
-            self.control = Control(self.rank, self.nranks, address, self.timeout)
-        hosts = self.allgather({"host": self.host, "pid": os.getpid()})
-        self.local_rank = sum(1 for item in hosts[: self.rank] if item["host"] == self.host)
-        self.log = NcclLog(self.host, self.local_rank, self.env)
+        if self.nprocs > 1:
+            self.control = Control(self.proc, self.nprocs, address, self.timeout)
+        procs = self.allgather({"host": self.host, "pid": os.getpid(), "memory": device_memory})
+        self.local_rank = sum(1 for item in procs[: self.proc] if item["host"] == self.host)
+        gpu0 = self.env.get("NCCL_TESTS_DEVICE")
+        self.log = NcclLog(self.host, self.first_device(self.local_rank, gpu0), self.env)
         self.print0("# Using devices")
-        for rank, item in enumerate(hosts):
-            local = sum(1 for other in hosts[:rank] if other["host"] == item["host"])
-            fields = (rank, 0, item["pid"], item["host"], local, 0, DEVICE_NAME)
-            self.print0("#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s" % fields)
+        for proc, item in enumerate(procs):
+            local = sum(1 for other in procs[:proc] if other["host"] == item["host"])
+            for index in range(self.local_count):
+                rank = proc * self.local_count + index
+                device = self.first_device(local, gpu0) + index
+                fields = (rank, 0, item["pid"], item["host"], device, 0, device, 0, DEVICE_NAME)
+                self.print0("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s" % fields)
+        mem_max = memory_max_bytes(min(item["memory"] for item in procs), opts.check)
+        if opts.maxbytes > mem_max:
+            opts.maxbytes = mem_max
+            opts.minbytes = min(opts.minbytes, mem_max)
+            self.print0("#\n# Reducing maxBytes to %d due to memory limitation" % mem_max)
         try:
             self.init_comm()
-            self.benchmark(elem_size)
+            self.benchmark()
         finally:
             if self.ring is not None:
                 self.ring.close()
             if self.control is not None:
                 self.control.close()
         return self.exit_status
+
+    def first_device(self, local, gpu0):
+        """cudaDev of a process's first GPU: NCCL_TESTS_DEVICE, else localRank * nThreads * nGpus."""
+        return atoi(gpu0) if gpu0 is not None else local * self.local_count
 
     def allgather(self, value):
         if self.control is None:
@@ -694,24 +1060,24 @@ class Run:
         return find_interfaces(self.env.get("NCCL_SOCKET_IFNAME"), system_ipv4_interfaces(), max_ifs)
 
     def init_comm(self):
-        """ncclGetUniqueId on rank 0, then ncclCommInitRank on every rank."""
+        """ncclGetUniqueId on process 0, then ncclCommInitRank for every rank of every process."""
         log = self.log
         unique = None
-        if self.rank == 0:
+        if self.proc == 0:
             found = self.interfaces(1)
             if not found:
                 self.nccl_failure("bootstrap.cc:45", "Bootstrap : no socket interface found", 934, ("init.cc:82", "init.cc:101"))
             log.info("Bootstrap : Using %s:%s<0>" % found[0])
             unique = {"commId": "0x%016x" % (hash((self.host, os.getpid(), time.time())) & 0xFFFFFFFFFFFFFFFF)}
         unique = self.bcast(unique)
-        if self.rank != 0:
+        if self.proc != 0:
             found = self.interfaces(1)
             if not found:
                 self.nccl_failure("bootstrap.cc:45", "Bootstrap : no socket interface found", 1005, ("init.cc:1617",))
             log.info("Bootstrap : Using %s:%s<0>" % found[0])
         log.info("NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory")
         log.info("NET/Plugin : No plugin found, using internal implementation")
-        if self.rank == 0:
+        if self.proc == 0:
             log.version()
         ifname = self.env.get("NCCL_SOCKET_IFNAME")
         if ifname is not None and len(ifname) > 1:
@@ -723,26 +1089,32 @@ class Run:
         log.info("NET/Socket : Using " + " ".join("[%d]%s:%s<0>" % (index, name, addr) for index, (name, addr) in enumerate(socket_ifs)))
         log.info("Using network Socket")
         comm = "0x%x" % (id(self) & 0xFFFFFFFFFFFF)
-        log.info("comm %s rank %d nranks %d cudaDev %d nvmlDev %d busId 0 commId %s - Init START"
-                 % (comm, self.rank, self.nranks, self.local_rank, self.local_rank, unique["commId"]))
+        first = self.proc * self.local_count
+        for index in range(self.local_count):
+            log.info("comm %s rank %d nranks %d cudaDev %d nvmlDev %d busId 0 commId %s - Init START"
+                     % (comm, first + index, self.nranks, log.device + index, log.device + index, unique["commId"]))
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             listener.bind((socket_ifs[0][1], 0))
             listener.listen(4)
             me = {"data_addr": socket_ifs[0][1], "data_port": listener.getsockname()[1]}
             table = self.allgather(me)
-            if self.rank == 0:
+            if self.proc == 0:
                 log.info("Channel 00/01 : " + "".join("%4d" % rank for rank in range(self.nranks)))
-            log.info("Trees [0] -1/-1/-1->%d->-1" % self.rank)
-            if self.nranks > 1:
-                prev, nxt = (self.rank - 1) % self.nranks, (self.rank + 1) % self.nranks
-                log.info("Channel 00/0 : %d[0] -> %d[0] [receive] via NET/Socket/0" % (prev, self.rank))
-                log.info("Channel 00/0 : %d[0] -> %d[0] [send] via NET/Socket/0" % (self.rank, nxt))
-                self.ring = Ring(self.rank, self.nranks, listener, table, self.timeout)
+            for index in range(self.local_count):
+                log.info("Trees [0] -1/-1/-1->%d->-1" % (first + index))
+            if self.nprocs > 1:
+                # The ranks of one process pass the data among themselves in memory; only the
+                # process's last rank sends to the next process and its first receives.
+                prev, nxt = (first - 1) % self.nranks, (first + self.local_count) % self.nranks
+                log.info("Channel 00/0 : %d[0] -> %d[0] [receive] via NET/Socket/0" % (prev, first))
+                log.info("Channel 00/0 : %d[0] -> %d[0] [send] via NET/Socket/0" % (first + self.local_count - 1, nxt))
+                self.ring = Ring(self.proc, self.nprocs, listener, table, self.timeout)
                 self.ring.corrupt = False
             log.info("Connected all rings")
-            log.info("comm %s rank %d nranks %d cudaDev %d nvmlDev %d busId 0 commId %s - Init COMPLETE"
-                     % (comm, self.rank, self.nranks, self.local_rank, self.local_rank, unique["commId"]))
+            for index in range(self.local_count):
+                log.info("comm %s rank %d nranks %d cudaDev %d nvmlDev %d busId 0 commId %s - Init COMPLETE"
+                         % (comm, first + index, self.nranks, log.device + index, log.device + index, unique["commId"]))
         finally:
             listener.close()
         self.barrier()
@@ -754,7 +1126,7 @@ class Run:
             log.info("NCCL_IB_DISABLE set by environment to %s." % disable)
         if disable is not None and disable.strip() not in ("", "0"):
             return
-        root = self.args.sysfs_root or self.env.get("GPUFLEET_STANDIN_SYSFS_ROOT") or "/sys"
+        root = self.opts.sysfs_root or self.env.get("GPUFLEET_STANDIN_SYSFS_ROOT") or "/sys"
         try:
             hcas = sorted(os.listdir(os.path.join(root, "class", "infiniband")))
         except OSError:
@@ -770,94 +1142,147 @@ class Run:
         so the other ranks wait for it, as the ranks of a hung NCCL job do."""
         self.rows_done += 1
         after = self.env.get("GPUFLEET_STANDIN_HANG_AFTER_ROWS")
-        if after and self.rows_done >= int(after) and self.rank == int(self.env.get("GPUFLEET_STANDIN_HANG_RANK", "1")):
+        if after and self.rows_done >= int(after) and self.proc == int(self.env.get("GPUFLEET_STANDIN_HANG_RANK", "1")):
             while True:
                 time.sleep(3600)
 
-    rows_done = 0
-
     def check_time(self):
         if time.monotonic() > self.deadline:
-            raise StandinError("rank %d: GPUFLEET_STANDIN_MAX_SECONDS exceeded" % self.rank)
+            raise StandinError("rank %d: GPUFLEET_STANDIN_MAX_SECONDS exceeded" % self.proc)
 
-    def run_once(self, dtype, src, dst, count):
+    def inputs(self, dtype, count, rep):
+        """The inputs of this process's ranks (global ranks proc * k .. proc * k + k - 1)."""
+        first = self.proc * self.local_count
+        return [make_input(dtype, count, self.nranks, first + index, rep) for index in range(self.local_count)]
+
+    def run_once(self, dtype, sends, recvs, count):
+        """One all-reduce of the process's ranks: their buffers are summed in memory (the
+        stand-in's NVLink), the sum goes round the ring of processes, every rank gets the result."""
+        src = sends[0]
+        if len(sends) > 1:
+            src = bytearray(sends[0])
+            for other in sends[1:]:
+                reduce_into(dtype, src, other)
+        dst = recvs[0]
         if self.ring is not None:
             self.ring.allreduce(dtype, src, dst, count)
         elif dst is not src:
             dst[:] = src
+        for other in recvs[1:]:
+            other[:] = dst
 
-    def time_test(self, dtype, count, in_place):
-        """(time in us averaged over ranks, #wrong summed over ranks or None)."""
-        args = self.args
-        data = make_input(dtype, count, self.nranks, self.rank, 0)
-        work = data if in_place else bytearray(len(data))
-        for _warm in range(args.warmup_iters):
-            self.run_once(dtype, data, work, count)
-            self.check_time()
+    def buffers(self, dtype, count, rep, in_place):
+        sends = self.inputs(dtype, count, rep)
+        recvs = sends if in_place else [bytearray(len(sends[0])) for _send in sends]
+        return sends, recvs
+
+    def warm_up(self, dtype, elem_size):
+        for size in warmup_sizes(self.opts):
+            count = size // elem_size
+            sends, recvs = self.buffers(dtype, count, 0, False)
+            for _warm in range(self.opts.warmup_iters):
+                self.run_once(dtype, sends, recvs, count)
+                self.check_time()
+
+    def bench_time(self, dtype, count, in_place, rep):
+        """BenchTime: (time in us combined over processes, #wrong summed over ranks or None)."""
+        opts = self.opts
+        sends, recvs = self.buffers(dtype, count, 0, in_place)
+        self.run_once(dtype, sends, recvs, count)  # "Sync": one untimed collective
         self.barrier()
-        start = time.perf_counter()
-        for _iter in range(args.iters):
-            self.run_once(dtype, data, work, count)
-        elapsed = (time.perf_counter() - start) / args.iters
+        launches = opts.iters * opts.agg_iters * max(1, opts.cudagraph)
+        clock = time.process_time if opts.report_cputime else time.perf_counter
+        start = clock()
+        for _launch in range(launches):
+            self.run_once(dtype, sends, recvs, count)
+        elapsed = (clock() - start) / launches
         self.check_time()
-        seconds = combine_times(self.allgather(elapsed), args.average)
-        wrong = None
-        if args.check:
-            rep = 1 + (1 if in_place else 0)
-            fresh = make_input(dtype, count, self.nranks, self.rank, rep)
-            work = fresh if in_place else bytearray(len(fresh))
+        seconds = combine_times(self.allgather(elapsed), opts.average)
+        self.barrier()
+        if not opts.check:
+            return seconds * 1.0e6, None
+        wrong = 0
+        for _check in range(opts.check):
+            sends, recvs = self.buffers(dtype, count, rep, in_place)
             if self.ring is not None:
-                self.ring.corrupt = self.corrupt_rank == self.rank
-            self.run_once(dtype, fresh, work, count)
+                self.ring.corrupt = self.corrupt_rank == self.proc
+            self.run_once(dtype, sends, recvs, count)
             if self.ring is not None:
                 self.ring.corrupt = False
-            mine = count_wrong(dtype, work, make_expected(dtype, count, self.nranks, rep))
+            expected = make_expected(dtype, count, self.nranks, rep)
+            mine = sum(count_wrong(dtype, recv, expected) for recv in recvs)
             wrong = sum(self.allgather(mine))
+            if wrong:
+                break
         return seconds * 1.0e6, wrong
 
-    def benchmark(self, elem_size):
-        args = self.args
-        dtype = args.datatype
+    def benchmark(self):
+        opts = self.opts
+        dtype = opts.datatype
+        elem_size = TYPES[dtype][1]
+        timer = "cputime" if opts.report_cputime else "time"
         self.print0("#")
         self.print0("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          " % ("", "", "", "", ""))
         self.print0("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s"
-                    % ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"))
+                    % ("size", "count", "type", "redop", "root", timer, "algbw", "busbw", "#wrong",
+                       timer, "algbw", "busbw", "#wrong"))
         self.print0("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s"
                     % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
-        factor = 2.0 * (self.nranks - 1) / self.nranks
+        self.warm_up(dtype, elem_size)
+        factor = 2.0 * (self.nranks - 1) / self.nranks  # AllReduceGetBw: 0 for one rank
         busbws = []
         errors = 0
-        for nbytes in sizes(args, elem_size):
-            count = nbytes // elem_size
-            line = "%12d  %12d  %8s  %6s  %6d" % (count * elem_size, count, dtype, args.op, -1)
-            for in_place in (False, True):
-                usec, wrong = self.time_test(dtype, count, in_place)
-                algbw = (count * elem_size) / 1.0e9 / (usec / 1.0e6) if usec > 0 else 0.0
-                busbw = algbw * factor
-                busbws.append(busbw)
-                if wrong is None:
-                    line += "  %7s  %6.2f  %6.2f  %5s" % (time_str(usec), algbw, busbw, "N/A")
-                else:
-                    errors += wrong
-                    line += "  %7s  %6.2f  %6.2f  %5g" % (time_str(usec), algbw, busbw, float(wrong))
-            self.print0(line)
-            self.maybe_hang()
+        rep = 0
+        cycle = opts.run_cycles
+        while True:
+            for size in sweep_sizes(opts):
+                count = size // elem_size
+                line = "%12d  %12d  %8s  %6s  %6s" % (count * elem_size, count, dtype, opts.op, "%6i" % -1)
+                for in_place in (False, True):
+                    rep += 1
+                    usec, wrong = self.bench_time(dtype, count, in_place, rep)
+                    algbw = (count * elem_size) / 1.0e9 / (usec / 1.0e6) if usec > 0 else 0.0
+                    busbw = algbw * factor
+                    busbws.append(busbw)
+                    if wrong is None:
+                        line += "  %7s  %6.2f  %6.2f  %5s" % (time_str(usec), algbw, busbw, "N/A")
+                    else:
+                        errors += wrong
+                        line += "  %7s  %6.2f  %6.2f  %5g" % (time_str(usec), algbw, busbw, float(wrong))
+                self.print0(line)
+                self.maybe_hang()
+            cycle -= 1
+            if cycle == 0:
+                break
         avg = sum(busbws) / len(busbws) if busbws else 0.0
+        min_bw = self.env.get("NCCL_TESTS_MIN_BW")
+        check_avg_bw = float(min_bw) if min_bw else -1.0
+        verdict = "" if check_avg_bw == -1 else ("FAILED" if avg < check_avg_bw * 0.9 else "OK")
         self.print0("# Out of bounds values : %d %s" % (errors, "FAILED" if errors else "OK"))
-        self.print0("# Avg bus bandwidth    : %g" % avg)
+        self.print0("# Avg bus bandwidth    : %g %s" % (avg, verdict))
         self.print0("#")
-        self.print0("# Collective test concluded: all_reduce_perf")
-        self.print0("#")
+        self.print0("# Collective test concluded: %s" % PROGRAM)
         self.barrier()
-        self.exit_status = 1 if errors else 0
+        self.print0("")  # PRINT("%s\n", ncclGetLastError(NULL)): empty after a run without error
+        self.exit_status = 1 if errors or avg < check_avg_bw * 0.9 else 0
 
-    exit_status = 0
+
+def atoi(text):
+    match = re.match(r"\s*[+-]?[0-9]+", text)
+    return int(match.group(0)) if match else 0
 
 
 def main(argv=None, env=None):
     env = dict(os.environ) if env is None else env
-    args = build_parser().parse_args(argv)
-    run = Run(args, env)
+    try:
+        opts = parse_options(sys.argv[1:] if argv is None else argv)
+    except Usage as exc:
+        sys.stderr.write(exc.err)  # getopt's own message comes first (stderr is unbuffered)
+        sys.stderr.flush()
+        sys.stdout.write(exc.out)
+        sys.stdout.flush()
+        return exc.status
+    run = Run(opts, env)
     try:
         return run.main()
     except StandinError as exc:
@@ -865,11 +1290,11 @@ def main(argv=None, env=None):
             sys.stderr.write("all_reduce_perf_standin (test double): %s\n" % exc)
         return exc.status
     except (OSError, ValueError) as exc:
-        if isinstance(exc, ConnectionError) and run.rank != 0:
+        if isinstance(exc, ConnectionError) and run.proc != 0:
             # Rank 0 went away (in nccl-tests the others would sit in MPI_Bcast until mpirun
             # kills them): give the launcher a moment to report rank 0's own status first.
             time.sleep(2)
-        sys.stderr.write("all_reduce_perf_standin (test double): rank %d: %s\n" % (run.rank, exc))
+        sys.stderr.write("all_reduce_perf_standin (test double): rank %d: %s\n" % (run.proc, exc))
         return 1
 
 

@@ -126,6 +126,33 @@ def test_socket_fallback_fails_whatever_its_number(fixture_text):
     assert item["status"] == FAIL and "999" in item["message"]
 
 
+# the preflight's record when --limit leaves one host in the play (playbooks/benchmark_tasks/preflight.yml,
+# bench_record: the name is the kind's, all_reduce_perf)
+PREFLIGHT_SKIPPED_MULTI = {"name": "all_reduce_perf", "kind": "allreduce_multi", "hosts": ["a"], "outcome": "skipped",
+                           "reason": "only one host in the play: allreduce_multi runs between hosts"}
+
+
+def test_a_multi_node_run_the_preflight_skipped_is_unverified_not_failed():
+    out = benchmarks.check_allreduce_multi([node("a", [dict(PREFLIGHT_SKIPPED_MULTI)], nic=NDR_NIC),
+                                            node("b", [], nic=NO_RAIL_NIC)])
+    item, = out["a"]
+    assert item["status"] == SKIP and item["subject"] == "all_reduce_perf"
+    assert "b" not in out  # a run never started left no node out of it
+    assert item["message"] == ("not judged: all_reduce_perf was not run: "
+                               "only one host in the play: allreduce_multi runs between hosts")
+
+
+def test_a_skipped_multi_node_run_required_by_the_level_makes_the_node_incomplete():
+    settings = {"required_benchmarks": ["allreduce_multi"]}
+    entry = engine.run_checks([node("a", [dict(PREFLIGHT_SKIPPED_MULTI)], settings=settings)],
+                              families=["benchmarks"])["nodes"]["a"]
+    assert entry["verdict"] == "INCOMPLETE"
+    assert [reason for reason in entry["coverage"]["incomplete"] if reason.startswith("benchmark")] == [
+        "benchmark multi-node all-reduce: not judged: all_reduce_perf was not run: "
+        "only one host in the play: allreduce_multi runs between hosts"
+    ]
+
+
 def test_fleet_relative_names_the_slow_node(fixture_text):
     nodes = []
     for name, value in (("n1", 473.6), ("n2", 470.0), ("n3", 380.0), ("n4", 475.0)):
@@ -169,3 +196,152 @@ def test_engine_runs_the_family_and_rejects(fixture_text):
 @pytest.mark.parametrize("check", [benchmarks.check_allreduce_single, benchmarks.check_allreduce_wrong, benchmarks.check_allreduce_algo])
 def test_no_records_skip(check):
     assert [item["status"] for item in check(node("x", []))] == [SKIP]
+
+
+# --- every GPU of the node, floors that fit the run, the absolute pair floor, nodes without rails ---------------
+
+ONE_RANK = "nccl/rtx3090-1rank-allreduce-busbw0-inplace-bogus-algbw.txt"  # 1 rank on worker1, busbw 0.00 on every row
+GPUS_8 = {"gpu_count": 8}  # SYNTHETIC: the count part of gpu_facts
+
+
+def gpu_node(name, records, **extra):
+    return NodeContext(name, facts={"gpu": GPUS_8}, profile=profile(), settings=dict(extra, benchmarks=records))
+
+
+def test_one_rank_default_run_on_an_8_gpu_node_fails_naming_it(fixture_text):
+    # what `all_reduce_perf -g 1` without a launcher gives: one rank, whose busbw is 0 by definition
+    items = benchmarks.check_allreduce_single(gpu_node("worker1", [record(fixture_text, ONE_RANK, "allreduce_single", ["worker1"])]))
+    assert [item["status"] for item in items] == [FAIL]
+    assert items[0]["message"].startswith("1 rank: busbw is 0 by definition")
+    assert items[0]["measured"] == 1 and items[0]["expected"] == 8
+    assert "0 GB/s" not in items[0]["message"]  # never read as a figure below the floor
+    # nor judged against the fleet: nothing to compare
+    assert benchmarks.check_allreduce_relative([gpu_node("worker1", [record(fixture_text, ONE_RANK, "allreduce_single", ["worker1"])])]) == {}
+
+
+def test_four_gpu_run_on_an_8_gpu_node_fails_naming_4_of_8(fixture_text):
+    rec = record(fixture_text, SINGLE, "allreduce_single", ["node005"])
+    rec["parsed"]["ranks"] = 4  # SYNTHETIC: the real 8-rank H100 run relabelled as a run over 4 of the node's GPUs
+    items = benchmarks.check_allreduce_single(gpu_node("node005", [rec]))
+    assert [item["status"] for item in items] == [FAIL]
+    assert items[0]["message"].startswith("4 of 8 GPUs in the run (8 GPUs by the GPU facts)")
+    assert items[0]["measured"] == 4 and items[0]["expected"] == 8
+    # the whole node (8 ranks of 8 GPUs): judged, and the message says so with how it was launched
+    full = record(fixture_text, SINGLE, "allreduce_single", ["node005"], group="single_node launch=mpirun gpus=8")
+    item, = benchmarks.check_allreduce_single(gpu_node("node005", [full]))
+    assert item["status"] == PASS and "over 8 of 8 GPUs (one rank per GPU through mpirun)" in item["message"]
+
+
+def _multi(fixture_text, hosts, busbw=None):
+    rec = record(fixture_text, MULTI, "allreduce_multi", hosts)
+    if busbw is not None:
+        rec["parsed"]["busbw_at_largest_size_gbs"] = busbw  # SYNTHETIC figure on the real 16-rank envelope
+    return rec
+
+
+def test_multi_node_floor_at_4_nodes_of_8_ndr_is_the_nic_bound_one_not_440(fixture_text):
+    hosts = ["n1", "n2", "n3", "n4"]
+    # 365.8 GB/s: the 4-node 8x NDR figure of nccl-tests #309 (docs/baselines.md 3b); below 440, above the NIC bound
+    rec = _multi(fixture_text, hosts, busbw=365.8)
+    out = benchmarks.check_allreduce_multi([node(host, [rec] if host == "n1" else []) for host in hosts])
+    for host in hosts:
+        item, = out[host]
+        # hgx-h100-8 expects 8 x 400 Gb/s InfiniBand: 400 GB/s, x 0.94 = 376 expected, x 0.9 = 338.4
+        assert item["status"] == PASS and item["expected"] == 338.4
+        assert "at or above the NIC-bound floor for 4 nodes 338.4 GB/s" in item["message"]
+        assert item["threshold_source"].startswith("docs/baselines.md 3b NIC-bound floors: 0.94 x the per-node NIC aggregate")
+        assert "aggregate 8 x 400 Gb/s InfiniBand = 400 GB/s" in item["threshold_source"]
+    # the real 89.9 GB/s fails it; two nodes keep the published two-node floor of 440
+    low = benchmarks.check_allreduce_multi([node(host, [_multi(fixture_text, hosts)] if host == "n1" else []) for host in hosts])
+    assert low["n3"][0]["status"] == FAIL and low["n3"][0]["measured"] == 89.9
+    two = benchmarks.check_allreduce_multi([node("n1", [_multi(fixture_text, ["n1", "n2"], busbw=365.8)]), node("n2", [])])
+    assert two["n2"][0]["status"] == FAIL and two["n2"][0]["expected"] == 440.0 and "the two-node published floor 440" in two["n2"][0]["message"]
+
+
+def test_claimed_nics_set_the_multi_node_floor(fixture_text):
+    # a claim of 4 x 200 Gb/s RoCE per node: 100 GB/s, x 0.916 = 91.6, x 0.9 = 82.4 (also for two nodes: below the profile's 8 x 400)
+    claim = {"nics": [{"role": "compute", "type": "roce", "count": 4, "gbps": 200}, {"role": "frontend", "type": "ethernet", "count": 1, "gbps": 100}]}
+    rec = _multi(fixture_text, ["a", "b"])
+    nodes = [NodeContext(name, claim=claim, profile=profile(), settings={"benchmarks": [rec] if name == "a" else []}) for name in "ab"]
+    item, = benchmarks.check_allreduce_multi(nodes)["b"]
+    assert item["status"] == PASS and item["expected"] == 82.4 and item["measured"] == 89.9
+    assert "aggregate 4 x 200 Gb/s Ethernet = 100 GB/s (claim)" in item["threshold_source"]
+    assert "the profile's two-node floor 440 GB/s assumes 400 GB/s of NICs per node" in item["threshold_source"]
+
+
+def test_a_fleet_slow_everywhere_in_pairs_is_caught_by_the_absolute_floor():
+    # SYNTHETIC: 6 nodes of 8 x NDR, every pair near 150 GB/s (a quarter of the NICs): relatively all alike
+    recs = [pair_record(a, b, value, rnd) for a, b, value, rnd in (
+        ("a", "b", 150.0, 0), ("c", "d", 151.0, 0), ("e", "f", 149.0, 0), ("a", "c", 150.5, 1), ("b", "e", 150.2, 1), ("d", "f", 149.8, 1))]
+    nodes = [node(name, [rec for rec in recs if rec["hosts"][0] == name]) for name in "abcdef"]
+    out = benchmarks.check_pair_search(nodes)
+    for name in "abcdef":
+        item, = out[name]
+        assert item["status"] == FAIL and item["expected"] == 338.4, item
+        assert item["message"].startswith("below the absolute floor in every pair")
+        assert "convicted by the absolute floor 338.4 GB/s" in item["message"]
+        assert "or below the absolute floor 338.4 GB/s (docs/baselines.md 3b" in item["threshold_source"]
+    # without an absolute floor (no NIC aggregate known) the same figures pass: the relative rule alone cannot see it
+    bare = benchmarks.check_pair_search([node(name, [rec for rec in recs if rec["hosts"][0] == name], prof={}) for name in "abcdef"])
+    assert all(bare[name][0]["status"] == PASS for name in "abcdef")
+
+
+def test_a_slow_node_names_the_rule_that_convicted_it():
+    # SYNTHETIC: 8 x NDR nodes near 450 GB/s, node a at 100 in every pair: below both the relative limit and the floor
+    recs = [pair_record(a, b, value, rnd) for a, b, value, rnd in (
+        ("a", "b", 100.0, 0), ("c", "d", 450.0, 0), ("e", "f", 452.0, 0), ("a", "c", 101.0, 1), ("b", "e", 449.0, 1), ("d", "f", 451.0, 1))]
+    out = benchmarks.check_pair_search([node(name, [rec for rec in recs if rec["hosts"][0] == name]) for name in "abcdef"])
+    item, = out["a"]
+    assert item["status"] == FAIL and "convicted by both rules: below the absolute floor 338.4 GB/s" in item["message"]
+    assert all(out[name][0]["status"] == PASS for name in "bcdef")
+
+
+NDR_NIC = {"rdma": [{"device": "mlx5_%d" % index, "ports": [{"port": 1, "state": "Active", "link_layer": "InfiniBand", "rate_gbps": 400}]}
+                    for index in range(8)]}  # SYNTHETIC: 8 Active NDR ports
+NO_RAIL_NIC = {"rdma": [{"device": "mlx5_0", "ports": [{"port": 1, "state": "Down", "link_layer": "InfiniBand", "rate_gbps": 400}]}]}  # SYNTHETIC
+
+
+def test_a_node_without_rails_is_left_out_and_failed_while_the_others_are_judged_on_ib(fixture_text):
+    # the multi-node run over the two nodes with rails (NCCL_IB_DISABLE=0 there); n3 has none and is left out
+    rec = _multi(fixture_text, ["n1", "n2"], busbw=470.0)
+    ib_on, ib_off = {"gpufleet_nccl_env": {"NCCL_IB_DISABLE": "0"}}, {"gpufleet_nccl_env": {"NCCL_IB_DISABLE": "1"}}
+    nodes = [node("n1", [rec], nic=NDR_NIC, settings=ib_on), node("n2", [], nic=NDR_NIC, settings=ib_on),
+             node("n3", [], nic=NO_RAIL_NIC, settings=ib_off)]
+    out = benchmarks.check_allreduce_multi(nodes)
+    for host in ("n1", "n2"):
+        item, = out[host]
+        assert item["status"] == PASS and "fell back" not in item["message"]  # the IB run is judged on its figure
+    left, = out["n3"]
+    assert left["status"] == FAIL and left["subject"] == "n3"
+    assert left["message"].startswith("left out of the RDMA runs: no Active RDMA port on a compute rail (NCCL_IB_DISABLE=1 on this node only)")
+    assert "not in the multi-node all-reduce over n1, n2" in left["message"]
+    pairs = benchmarks.check_pair_search([node("n1", [pair_record("n1", "n2", 470.0, 0)], nic=NDR_NIC, settings=ib_on),
+                                          node("n2", [], nic=NDR_NIC, settings=ib_on), node("n3", [], nic=NO_RAIL_NIC, settings=ib_off)])
+    assert pairs["n3"][0]["status"] == FAIL and "in no pair of the search" in pairs["n3"][0]["message"]
+
+
+TWO_RANK_PAIR = "nccl/l40s-2node-1gpu-each-sockets-ib-disabled-allreduce-reducing-maxbytes.txt"  # 2 ranks, one per node; 8.11 GB/s
+
+
+def test_a_pair_run_over_fewer_ranks_than_its_gpus_fails_on_its_own_and_is_no_figure(fixture_text):
+    # the real 2-rank run (`-np 2`, one rank per node) recorded as the pair a-b of two 8-GPU nodes (GPU facts)
+    short = record(fixture_text, TWO_RANK_PAIR, "allreduce_pair", ["a", "b"], round=0)
+    # the real 16-rank run over two 8-GPU nodes as the pair c-d: every GPU of both nodes, judged as a figure
+    full = record(fixture_text, MULTI, "allreduce_pair", ["c", "d"], round=0)
+    nodes = [gpu_node("a", [short]), gpu_node("b", []), gpu_node("c", [full]), gpu_node("d", [])]
+    out = benchmarks.check_pair_search(nodes)
+    for name in "ab":
+        item, = out[name]
+        assert item["status"] == FAIL and item["subject"] == "a-b"
+        assert item["message"].startswith("pair a-b: 2 of 16 GPUs in the pair run (8 on a (GPU facts) + 8 on b (GPU facts))"), item
+        assert item["measured"] == "2 ranks" and item["expected"] == "one rank per GPU of both nodes"
+        assert "8.11" not in item["message"]  # never read as the pair's figure
+    for name in "cd":
+        # judged on its figure (the recording's 89.9 GB/s, below the 8 x NDR floor 338.4), not on its ranks
+        item, = out[name]
+        assert item["message"].startswith("below the absolute floor in every pair: c-d 89.9 GB/s"), item
+    # more ranks than GPUs is no figure of the pair either
+    assert benchmarks.pair_ranks_problem({"c": gpu_node("c", []), "d": NodeContext("d", facts={"gpu": {"gpu_count": 4}})},
+                                         full).startswith("16 ranks for 12 GPUs in the pair run")
+    # GPU count unknown on one node: nothing to compare with
+    assert benchmarks.pair_ranks_problem({"c": gpu_node("c", []), "d": NodeContext("d")}, full) is None

@@ -155,3 +155,41 @@ def test_history_drift_becomes_checks_and_prometheus_text(tmp_path):
     assert 'gpufleet_gpu_findings{gpu="1",uuid="%s",name="%s",status="warn"} 1' % (synth.uuid_of(1), synth.MODEL) in content.splitlines()
     with pytest.raises(ResultsError, match="no burn-in record named other"):
         prometheus_text(run, "node-a", record_name="other")
+
+
+# tests/fixtures/dcgm/ (SOURCES.md): the SYNTHETIC edits of a DCGM 4.5.2 recording, every test Skip / every test Pass
+DCGM_ALL_SKIP = "dcgm/gb10-dcgm-4.5.2-diag-r2-j-every-test-Skip-synthetic-EDITED.json"
+DCGM_ALL_PASS = "dcgm/gb10-dcgm-4.5.2-diag-r2-j-all-Pass-synthetic-EDITED.json"
+
+
+def test_a_dcgm_run_whose_every_test_was_skipped_leaves_the_burn_in_unverified(tmp_path, fixture_text):
+    """Required burn-in: samples judged good, but DCGM verified nothing -> INCOMPLETE naming the load, never accepted."""
+    hosts = ["skipped", "passed"]
+    run = RunDir.create(str(tmp_path / "run"), hosts=hosts)
+    for host, recording in (("skipped", DCGM_ALL_SKIP), ("passed", DCGM_ALL_PASS)):
+        run.record_facts(host, facts_results())
+        load = dict(records.dcgmi_load(fixture_text(recording), "ok", ""), tool="dcgmi", level=2)
+        records.record_burn_in(run, host, samples_source=write_samples(tmp_path, "%s.jsonl" % host), load=load)
+    report, _fleet, _profiles = judge_run(run, hosts, set(hosts), {host: choice() for host in hosts}, FakeJudge(), families=FAMILY,
+                                          required_benchmarks={host: ["burn_in"] for host in hosts})
+    skipped = report["nodes"]["skipped"]
+    assert skipped["verdict"] == "INCOMPLETE", skipped["verdict"]  # was ACCEPT WITH WARNINGS: the samples alone verified it
+    item, = [item for item in skipped["coverage"]["items"] if item["item"] == "benchmark.burn_in"]
+    assert item["status"] == "unverified"
+    assert item["reason"].startswith("burn_in.load: error: dcgmi diag did not verify the GPUs: dcgmi diag: Skip in "
+                                     "Deployment/software, Hardware/memory, Integration/pcie (0 of 3 test(s) passed)"), item["reason"]
+    assert skipped["coverage"]["incomplete"] == ["benchmark burn-in: %s" % item["reason"]]
+    # every DCGM test passed and the samples are good: the burn-in is verified and the node accepted
+    passed = report["nodes"]["passed"]
+    assert passed["verdict"] == "ACCEPT"
+    assert [item["status"] for item in passed["coverage"]["items"] if item["item"] == "benchmark.burn_in"] == ["verified"]
+
+
+def test_a_required_burn_in_that_never_ran_names_both_parts():
+    node = NodeContext("n", settings={"required_benchmarks": ["burn_in"]})
+    report = engine.run_checks([node], families=FAMILY)["nodes"]["n"]
+    assert report["verdict"] == "INCOMPLETE"
+    item, = report["coverage"]["items"]
+    assert item["checks"] == ["burn_in", "burn_in.samples", "burn_in.load"]
+    assert item["reason"] == ("burn_in, burn_in.samples: not judged: no burn-in or health-check samples recorded; "
+                              "burn_in.load: no result from burn_in.load: not run or not recorded")

@@ -11,6 +11,7 @@ from gpufleet.checks import engine
 from gpufleet.checks.model import (
     ACCEPT,
     ACCEPT_WITH_WARNINGS,
+    INCOMPLETE,
     FAIL,
     PASS,
     REJECT,
@@ -83,7 +84,7 @@ def test_verdicts_skips_errors_and_fleet_rules():
     assert gone["verdict"] == UNREACHABLE and gone["checks"] == []
     # A node without the facts a fleet rule needs is told why it was left out.
     assert [item["message"] for item in nofacts["checks"] if item["id"] == "demo.outlier"] == ["not judged: gpu facts failed: nvidia-smi not found"]
-    assert report["fleet"]["counts"] == {ACCEPT: 0, ACCEPT_WITH_WARNINGS: 1, REJECT: 2, UNREACHABLE: 1}
+    assert report["fleet"]["counts"] == {ACCEPT: 0, ACCEPT_WITH_WARNINGS: 1, INCOMPLETE: 0, REJECT: 2, UNREACHABLE: 1}
     assert report["fleet"]["verdict"] == REJECT
 
 

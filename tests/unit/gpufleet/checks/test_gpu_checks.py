@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpu.* checks on ``gpufleet_gpu`` facts built by gpu_inventory.build_inventory from recordings
+"""gpu.* checks on ``gpufleet_gpu`` facts built by gpufleet.facts.gpu.build_inventory from recordings
 (tests/fixtures/smi, misc; see their SOURCES.md). Where a test says SYNTHETIC, named fields of the
 built facts were changed; expected values are read by hand from the recordings."""
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Host checks on REAL host facts: the host_inventory derivations run on the recordings.
+"""Host checks on REAL host facts: the gpufleet.facts.host derivations run on the recordings.
 
 Facts are built group by group as the host_facts action builds them. Inputs marked SYNTHETIC
 (the kernel release, the driver banner of the proprietary module, IOMMU trees, getrlimit values)
@@ -13,7 +13,7 @@ from __future__ import annotations
 from gpufleet.facts import host as inv
 from gpufleet.checks import engine
 from gpufleet.checks import host
-from gpufleet.checks.model import ACCEPT_WITH_WARNINGS, FAIL, PASS, REJECT, SKIP, WARN, NodeContext
+from gpufleet.checks.model import FAIL, INCOMPLETE, PASS, REJECT, SKIP, WARN, NodeContext
 from gpufleet.facts.nic import build_nic_facts
 from gpufleet.parsers.registry import parse
 
@@ -22,9 +22,9 @@ PEERMEM_LSMOD = "misc/gpud-pr39-h100-lsmod-peermem-ib_core-nvidia-3lines-FROM-YA
 NO_PEERMEM_LSMOD = "misc/nccl-issue988-a100-lsmod-grep-peermem-EMPTY-not-loaded.txt"
 XID_LOG = "misc/gpud-dmesg-iso-xid-48-63-94-dbe-rowremap-plus-peermem-errors.txt"
 PEERMEM_JOURNAL = "misc/gpud-journalctl-short-iso-kernel-nvidia-peermem-invalid-context.txt"
-# SYNTHETIC banner: the proprietary module's layout (as in test_host_inventory.py)
+# SYNTHETIC banner: the proprietary module's layout (as in tests/unit/gpufleet/facts/test_host.py)
 CLOSED_NVRM = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.154.05  Thu Dec 28 15:37:48 UTC 2023\n"
-# Paths from the Bus: lines of the HGX lspci recording (see test_host_inventory.py): GPU 19:00.0 and CX-7 1a:00.0.
+# Paths from the Bus: lines of the HGX lspci recording (see tests/unit/gpufleet/facts/test_host.py): GPU 19:00.0 and CX-7 1a:00.0.
 GPU_19 = {"kind": "gpu", "name": "0000:19:00.0", "address": "0000:19:00.0", "bridges": ["0000:15:01.0", "0000:16:00.0", "0000:17:01.0"]}
 NIC_1A = {"kind": "rdma", "name": "mlx5_0", "address": "0000:1a:00.0", "bridges": ["0000:15:01.0", "0000:16:00.0", "0000:17:02.0"]}
 # NVSwitch 83:00.0 below the PMC-Sierra port 82:00.0 whose ACSCtl has ReqRedir+ CmpltRedir+ (a path through a redirecting bridge).
@@ -176,7 +176,10 @@ def test_engine_verdicts(fixture_text):
     healthy = ctx(host_facts(fixture_text), claim=IB_CLAIM, name="healthy")
     xid = ctx(host_facts(fixture_text, log=XID_LOG, log_source="dmesg"), claim=IB_CLAIM, name="xid")
     report = engine.run_checks([healthy, xid], families=["host"])
-    assert report["nodes"]["healthy"]["verdict"] == ACCEPT_WITH_WARNINGS  # the 14 peermem errors of the journal recording
+    # the 14 peermem errors of the journal recording warn; only the host family ran, so the claimed GPUs and
+    # NICs (IB_CLAIM) were never measured: INCOMPLETE, never ACCEPT (WITH WARNINGS) on host checks alone
+    assert report["nodes"]["healthy"]["verdict"] == INCOMPLETE
+    assert "GPU count: no result from gpu.count: not run or not recorded" in report["nodes"]["healthy"]["coverage"]["incomplete"]
     assert [item["id"] for item in report["nodes"]["healthy"]["checks"] if item["status"] == WARN] == ["host.peermem_errors"]
     assert report["nodes"]["xid"]["verdict"] == REJECT
     assert report["nodes"]["xid"]["failed"] == ["host.xid", "host.xid", "host.xid"]

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nvlink.link_active / link_speed / errors on real ``nvidia-smi nvlink -s`` / ``-e`` recordings
-(tests/fixtures/smi/, see SOURCES.md), merged by gpu_inventory.merge_nvlink into GPU dicts that
+(tests/fixtures/smi/, see SOURCES.md), merged by gpufleet.facts.gpu.merge_nvlink into GPU dicts that
 carry only the index (no -q of the same machine was recorded). Where a test says SYNTHETIC, named
 lines of a recording were changed; expected values are read by hand from the files."""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.checks.pair_rounds import PlanError, plan, search_records
+from gpufleet.checks.pair_rounds import PlanError, plan, search_floor, search_records
 from gpufleet.plan.pair_search import PairSearch
 from gpufleet.checks import benchmarks
 from gpufleet.checks.model import NodeContext
@@ -133,3 +133,71 @@ def test_the_check_reads_the_label_and_the_confirmation(run):
 def test_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="mode must be one of adaptive, round_robin"):
         PairSearch(["a", "b"], mode="sideways")
+
+
+# 8 x 400 Gb/s InfiniBand per node: 400 GB/s, expected 0.94 x 400 = 376, floor 0.9 x 376 = 338.4 GB/s
+CLAIM_8X_NDR = {"gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8,
+                "nics": [{"role": "compute", "type": "ib", "count": 8, "gbps": 400}]}
+
+
+def write_host(run, host, claim=None, nic=None):
+    """The host's record as the facts phase leaves it: its claim and (optionally) its NIC facts."""
+    record = RunDir.new_host_record(host)
+    record["claim"] = claim
+    record["facts"]["nic"] = nic
+    run.write_host(record)
+
+
+def test_the_floor_comes_from_the_claim_else_the_active_ports_else_none(run):
+    write_host(run, "a", claim=CLAIM_8X_NDR)
+    floor = search_floor(run, ["a"])
+    assert floor["floor"] == 338.4 and floor["expected"] == 376.0
+    assert "8 x 400 Gb/s InfiniBand = 400 GB/s (claim)" in floor["source"]
+    # no claim: the node's Active RDMA ports, 2 x 200 Gb/s = 50 GB/s, floor 0.9 x 0.94 x 50 = 42.3
+    port = {"state": "Active", "link_layer": "InfiniBand", "rate_gbps": 200}
+    write_host(run, "b", nic={"rdma": [{"device": "mlx5_0", "ports": [dict(port, port=1)]},
+                                       {"device": "mlx5_1", "ports": [dict(port, port=1)]},
+                                       {"device": "mlx5_2", "ports": [dict(port, port=1, state="Down")]}]})
+    assert search_floor(run, ["b"])["floor"] == 42.3
+    # the smallest aggregate bounds the search
+    assert search_floor(run, ["a", "b"])["floor"] == 42.3
+    write_host(run, "c")
+    assert search_floor(run, ["c"]) is None
+    assert search_floor(run, ["nobody"]) is None
+
+
+def test_a_pair_slow_only_by_the_floor_gets_its_confirmation_run(run):
+    """Node d's pairs run at 300 GB/s, the others at 370: within the 25 % relative rule, below the 338.4 floor."""
+    hosts = ["a", "b", "c", "d"]
+    for host in hosts:
+        write_host(run, host, claim=CLAIM_8X_NDR)
+    label = benchmarks.search_label("round_robin", 2, 7)
+    for rnd, pairs in enumerate([[("a", "d"), ("b", "c")], [("a", "c"), ("b", "d")], [("a", "b"), ("c", "d")]]):
+        for a, b in pairs:
+            add_pair(run, rnd, a, b, 300.0 if "d" in (a, b) else 370.0, group=label)
+    floor = search_floor(run, hosts)["floor"]
+    # without the floor the search would stop here, every pair fast by the relative rule
+    assert plan(hosts, search_records(run, JOB), 3, 7, mode="round_robin")[0] == []
+    d_pairs = {("a", "d"), ("b", "d"), ("c", "d")}
+    confirmed = set()
+    for rnd in (3, 4):
+        pairs, search = plan(hosts, search_records(run, JOB), rnd, 7, mode="round_robin", floor=floor)
+        # d's three slow pairs are pending; they share d, so one confirmation per round
+        assert len(pairs) == 1 and pairs[0] in d_pairs - confirmed, (rnd, pairs)
+        assert set(search.current()["pending"]) == d_pairs - confirmed
+        confirmed.add(pairs[0])
+        add_pair(run, rnd, pairs[0][0], pairs[0][1], 301.0, group=label)
+    pairs, search = plan(hosts, search_records(run, JOB), 5, 7, mode="round_robin", floor=floor)
+    assert pairs == []
+    assert sorted(search.current()["bad_nodes"]["d"]) == sorted(confirmed)
+    # the check judges the same records with the same floor: d convicted by the floor, nothing awaits a run
+    records = run.host_records()
+    nodes = [NodeContext(name, claim=CLAIM_8X_NDR, settings={"benchmarks": (records.get(name) or {}).get("benchmarks", [])})
+             for name in hosts]
+    out = benchmarks.check_pair_search(nodes)
+    assert [item["status"] for item in out["d"]] == ["fail"]
+    message = out["d"][0]["message"]
+    assert "convicted by the absolute floor 338.4 GB/s" in message and "awaits" not in message, message
+    assert message.endswith("search: 1 bad node(s) and 0 bad link(s) named in 5 round(s) (round_robin)"), message
+    for name in "abc":
+        assert [item["status"] for item in out[name]] == ["pass"], out[name]

@@ -4,7 +4,7 @@
 """Fleet-wide software versions on REAL gpu facts (``build_inventory`` on recorded ``nvidia-smi -q``).
 
 Driver/CUDA versions are those the recordings print. No ``ldconfig -p``/``ofed_info``/``mpirun``
-output was recorded: host versions are built by host_inventory from SYNTHETIC tool lines, labelled.
+output was recorded: host versions are built by gpufleet.facts.host from SYNTHETIC tool lines, labelled.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def gpu(fixture_text, path):
 
 
 def host_versions(nccl=None, ofed=None, mpi=None):
-    """gpufleet_host with only ``versions`` (SYNTHETIC tool lines, the formats test_host_inventory.py reads)."""
+    """gpufleet_host with only ``versions`` (SYNTHETIC tool lines, the formats tests/unit/gpufleet/facts/test_host.py reads)."""
     libraries = [{"path": "/usr/lib/x86_64-linux-gnu/libnccl.so.2", "target": "libnccl.so.%s" % nccl}] if nccl else []
     return {"versions": {"nccl": inv.nccl_version(libraries, []), "ofed": inv.ofed_version(ofed), "mpi": inv.mpi_version(mpi)}}
 

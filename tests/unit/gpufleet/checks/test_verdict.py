@@ -117,7 +117,10 @@ def test_judge_run_writes_every_verdict(tmp_path):
     reachable = {"good", "short", "nogpu", "gone", "silent"}
     report, fleet, profiles = judge_run(run, hosts, reachable, claims, FakeJudge(), families=[FAMILY])
     nodes = report["nodes"]
-    assert nodes["good"]["verdict"] == "ACCEPT"
+    # "good" has its 8 claimed GPUs counted by the test family's demo.claimed_gpus, but the claimed gpu_count is
+    # verified by gpu.count, which this run (families=[FAMILY]) did not run: INCOMPLETE, naming the item
+    assert nodes["good"]["verdict"] == "INCOMPLETE"
+    assert nodes["good"]["coverage"]["incomplete"] == ["GPU count: no result from gpu.count: not run or not recorded"]
     assert nodes["short"]["verdict"] == "REJECT" and nodes["short"]["failed"] == ["demo.claimed_gpus"]
     short = [item for item in nodes["short"]["checks"] if item["id"] == "demo.claimed_gpus"][0]
     assert (short["measured"], short["expected"], short["threshold_source"]) == (7, 8, "claim")
@@ -125,7 +128,8 @@ def test_judge_run_writes_every_verdict(tmp_path):
     assert nodes["gone"]["verdict"] == "UNREACHABLE" and nodes["gone"]["checks"] == []
     assert nodes["lost"]["verdict"] == "UNREACHABLE" and "left the play" in nodes["lost"]["unreachable"]
     assert nodes["silent"]["verdict"] == "REJECT" and nodes["silent"]["failed"] == ["facts.gpu", "facts.host", "facts.nic", "facts.topology"]
-    assert fleet["verdict"] == "REJECT" and fleet["counts"] == {"ACCEPT": 1, "ACCEPT WITH WARNINGS": 0, "REJECT": 3, "UNREACHABLE": 2}
+    assert fleet["verdict"] == "REJECT"
+    assert fleet["counts"] == {"ACCEPT": 0, "ACCEPT WITH WARNINGS": 0, "INCOMPLETE": 1, "REJECT": 3, "UNREACHABLE": 2}
     assert profiles["good"] == {"name": "demo", "reason": "test profile"} and profiles["gone"]["name"] is None
     # written: each host file, fleet.json, and the profiles chosen in run.json
     on_disk = json.loads((tmp_path / "run" / "hosts" / "short.json").read_text())

@@ -8,6 +8,7 @@ refusing to run without the checkout."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 
 from gpufleet import collection
@@ -131,6 +132,19 @@ def test_report_rerenders_an_existing_run(tmp_path, capsys, monkeypatch):
     assert code == 0 and calls == [(results, str(tmp_path / "elsewhere"))]
     assert out.splitlines()[1].startswith("node-c ") and "fleet REJECT: 1 ACCEPT" in out
     assert out.endswith("report: %s\n" % os.path.join(str(tmp_path / "elsewhere"), "report.html"))
+
+
+def test_report_says_a_static_accept_in_its_fleet_line(tmp_path, capsys, monkeypatch):
+    results = write_run(tmp_path / "run", [host_record("node-a", "ACCEPT"), host_record("node-b", "ACCEPT")])
+    fleet_path = os.path.join(results, "fleet.json")
+    with open(fleet_path, encoding="utf-8") as handle:
+        fleet = json.load(handle)
+    fleet.update(verdict="ACCEPT", level="quick", label="static checks only")  # as a --level quick run writes it
+    with open(fleet_path, "w", encoding="utf-8") as handle:
+        json.dump(fleet, handle)
+    monkeypatch.setattr(common, "renderer", lambda: (lambda results_dir, out_dir: {"files": {}}, ValueError, None))
+    assert cli.main(["report", results]) == 0
+    assert "\nfleet ACCEPT (static checks only): 2 ACCEPT\n" in capsys.readouterr().out
 
 
 def test_report_refuses_what_is_not_a_finished_run(tmp_path, capsys):

@@ -66,3 +66,15 @@ def test_unknown_kind_is_rejected_by_argparse(capsys):
 def test_every_registered_kind_has_its_parser():
     for kind in KINDS:
         assert callable(get_parser(kind)), kind
+
+
+def test_parse_error_quoting_hostile_node_text_shows_its_control_characters_escaped(capsys, tmp_path):
+    # SYNTHETIC hostile tool output (written here): the topo parser quotes the first line in its error, a line
+    # holding a right-to-left override (U+202E), BEL and an OSC title sequence
+    path = tmp_path / "hostile-topo.txt"
+    path.write_text("x\u202eevil\x07\n\x1b]0;owned\x07\n", encoding="utf-8")
+    code, out, err = _run(capsys, ["parse", "topo", str(path)])
+    assert code == 1 and out == ""
+    assert not any(char in err for char in ("\x1b", "\u202e", "\x07"))
+    assert err == ("gpufleet parse: %s: topo: line 1: no topology matrix (no header row starting with GPU0); "
+                   "first line: x\\u202eevil\\x07 ['x\\u202eevil\\x07']\n" % path)

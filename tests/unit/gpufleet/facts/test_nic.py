@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""nic_inventory: sysfs value formats, interface classification and the merged NIC fact.
+"""gpufleet.facts.nic: sysfs value formats, interface classification and the merged NIC fact.
 
 sysfs values are the spellings the recordings under tests/fixtures/ib-sysfs/ hold (and the
 kernel's PCIe ``current_link_speed`` formats); merged facts are built from the recordings'

@@ -123,3 +123,52 @@ def test_record_host_facts_unreachable_host(tmp_path):
     assert record["claim"] == {"gpu_count": 8} and record["raw"] == {} and record["phases"]["facts"]["complete"] is False
     with open(run.host_file("h1"), encoding="utf-8") as handle:
         assert json.load(handle)["unreachable"] == record["unreachable"]
+
+
+def _deep_xml(depth):
+    return "<nvidia_smi_log>\n<gpu>\n" + "<a>\n" * depth + "</a>\n" * depth + "</gpu>\n</nvidia_smi_log>\n"
+
+
+def test_a_parser_refusing_deep_xml_fails_only_the_gpu_group():
+    with open(TOPO, encoding="utf-8") as handle:
+        topo = handle.read()
+    module_result = {"groups": {
+        "topology": {"raw": {"topo_m": _entry(["nvidia-smi", "topo", "-m"], topo)}, "failed": False, "msg": None},
+        "gpu": {"raw": {"lspci": _entry(["lspci", "-nn"], ""), "query_xml": _entry(["nvidia-smi", "-q", "-x"], _deep_xml(1100))},
+                "failed": False, "msg": None},
+    }}
+    groups = node.group_results("h1", ["topology", "gpu"], module_result)
+    assert groups["gpu"]["failed"]
+    # <nvidia_smi_log> line 1, <gpu> line 2, the 63rd <a> (the 65th element deep) line 65
+    assert groups["gpu"]["msg"] == ("h1: cannot read `nvidia-smi -q -x` output: line 65: "
+                                    "elements nested more than 64 deep (nvidia-smi nests about 6)")
+    assert groups["topology"]["ansible_facts"]["gpufleet_topology"]["summary"]["gpu_count"] == 8
+
+
+def test_any_exception_of_a_builder_fails_only_its_group(monkeypatch):
+    """Not only FactError: a RecursionError (or a bug meeting odd output) in one group keeps the others' facts."""
+
+    def broken(_reader):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    builders = tuple((name, (module, broken if name == "gpu" else build)) for name, (module, build) in node.BUILDERS)
+    monkeypatch.setattr(node, "BUILDERS", builders)
+    with open(TOPO, encoding="utf-8") as handle:
+        topo = handle.read()
+    module_result = {"groups": {
+        "topology": {"raw": {"topo_m": _entry(["nvidia-smi", "topo", "-m"], topo)}, "failed": False, "msg": None},
+        "gpu": {"raw": {}, "failed": False, "msg": None},
+    }}
+    groups = node.group_results("h1", ["topology", "gpu"], module_result)
+    assert groups["gpu"] == {"changed": False, "failed": True, "raw": {},
+                             "msg": "h1: gpu facts could not be built: RecursionError: maximum recursion depth exceeded"}
+    assert not groups["topology"].get("failed") and "gpufleet_topology" in groups["topology"]["ansible_facts"]
+
+
+def test_truncated_output_that_cannot_be_parsed_says_it_was_truncated():
+    entry = _entry(["nvidia-smi", "topo", "-m"], "x\n" * 50)
+    entry.update(truncated=True, stdout_bytes=200000000, stderr_bytes=0)
+    groups = node.group_results("h1", ["topology"], {"groups": {"topology": {"raw": {"topo_m": entry}, "failed": False}}})
+    assert groups["topology"]["failed"]
+    assert groups["topology"]["msg"].startswith("h1: cannot read `nvidia-smi topo -m` output:")
+    assert groups["topology"]["msg"].endswith(" (output truncated on the node: it printed 200000000 bytes, the first 100 were kept)")

@@ -327,3 +327,17 @@ def test_new_layout_ecc_and_power_and_fabric():
     assert gpu["power_draw_w"] == 120.5
     assert gpu["power_limit_w"] == 700.0
     assert gpu["fabric"] == {"state": "Completed", "status": "Success", "clique_id": 32766, "cluster_uuid": "a1b2c3d4-0000-0000-0000-000000000001"}
+
+
+def test_deep_nesting_is_refused_with_its_line_not_a_recursion_error():
+    """1,100 nested elements (about 7.8 KB, synthetic, written here): refused where the nesting passes 64 deep."""
+    depth = 1100
+    lines = ["<?xml version=\"1.0\" ?>", "<nvidia_smi_log>", "<gpu id=\"00000000:07:00.0\">"]
+    lines += ["<a>"] * depth + ["</a>"] * depth + ["</gpu>", "</nvidia_smi_log>"]
+    text = "\n".join(lines) + "\n"
+    assert 7000 < len(text.replace("\n", "")) < 8000
+    with pytest.raises(ParseError) as caught:
+        parse_query_xml(text)
+    # <nvidia_smi_log> (line 2) and <gpu> (line 3) are depths 1 and 2: the 65th element opens on line 2 + 64
+    assert caught.value.line == 66
+    assert "nested more than 64 deep" in caught.value.message

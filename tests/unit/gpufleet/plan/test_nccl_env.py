@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """nccl_env: NCCL's list-matching rules and the fleet-wide derivation of NCCL networking.
 
-NIC facts are built with nic_inventory's pure builders from the RECORDED tool outputs under
+NIC facts are built with gpufleet.facts.nic's pure builders from the RECORDED tool outputs under
 tests/fixtures/ib/ and tests/fixtures/ethtool/ and the synthetic sysfs trees of
 tests/fixtures/sysfs/ (each README names its recordings). Expected values are read by hand from
 those recordings. Facts labelled SYNTHETIC below (EFA, gVNIC, GID tables, a peer on another
@@ -298,18 +298,22 @@ def test_no_shared_subnet_and_link_local(tmp_path, fixture_text):
         "enp8s0 (no IPv4 address (link-local 169.254/16 does not count)), lo (loopback). Set gpufleet_cluster_cidr or override NCCL_SOCKET_IFNAME"]
 
 
-def test_ib_disabled_everywhere_when_one_node_has_only_down_ports(tmp_path, fixture_text):
+def test_one_node_without_rails_does_not_disable_ib_for_the_others(tmp_path, fixture_text):
     healthy = inv.build_nic_facts(_sysfs("h100-ndr-ib", tmp_path), ibstat=parse("ibstat", fixture_text(IB_BOND)))
     # ConnectX-3: port 1 InfiniBand Down/Polling, port 2 Ethernet Down/Disabled.
     down = inv.build_nic_facts(_empty(), ibstat=parse("ibstat", fixture_text(MLX4_DOWN)))
     out = nccl_env.derive({"good": {"nic": healthy}, "bad": {"nic": down}}, overrides={"NCCL_SOCKET_IFNAME": None})
-    assert out["fleet"]["ib"] is False and out["fleet"]["without_rails"] == ["bad"]
-    for host in ("good", "bad"):
-        assert out["hosts"][host]["env"]["NCCL_IB_DISABLE"] == "1"
-        assert "NCCL_IB_HCA" not in out["hosts"][host]["env"]
-    assert out["hosts"]["good"]["why"]["NCCL_IB_DISABLE"].startswith(
-        "1: not every node has Active RDMA ports on compute rails (none on: bad; this node has 8)")
-    assert out["hosts"]["bad"]["excluded"] == {"mlx4_0:1": "Down / Polling", "mlx4_0:2": "Down / Disabled"}
+    assert out["fleet"]["ib"] is True and out["fleet"]["without_rails"] == ["bad"] and out["fleet"]["rdma_hosts"] == ["good"]
+    good, bad = out["hosts"]["good"], out["hosts"]["bad"]
+    # the node with its 8 Active NDR rails keeps IB; only the node without rails runs over sockets
+    assert good["env"]["NCCL_IB_DISABLE"] == "0" and good["fabric"] == "ib"
+    assert good["env"]["NCCL_IB_HCA"].startswith("=") and len(good["rails"]) == 8
+    assert good["why"]["NCCL_IB_DISABLE"] == ("0: this node has 8 Active RDMA port(s) on its compute rails; the node(s) without one (bad) "
+                                              "run over sockets, left out of the RDMA runs")
+    assert bad["env"]["NCCL_IB_DISABLE"] == "1" and "NCCL_IB_HCA" not in bad["env"] and bad["fabric"] == "socket"
+    assert bad["why"]["NCCL_IB_DISABLE"].startswith("1: not every node has Active RDMA ports on compute rails (none on: bad; this node has none)")
+    assert bad["why"]["NCCL_IB_DISABLE"].endswith("; left out of the RDMA runs of good")
+    assert bad["excluded"] == {"mlx4_0:1": "Down / Polling", "mlx4_0:2": "Down / Disabled"}
 
 
 def test_overrides_checked_with_nccl_rules_before_anything(tmp_path):

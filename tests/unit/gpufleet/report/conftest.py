@@ -17,6 +17,12 @@ what is written here:
 - ``alpha``: ACCEPT; the same GPU facts (unedited) and topology as bravo; price 23.5; the same
   all_reduce_perf record; profile hgx-h100-8 (floor 460 GB/s from gpufleet/profiles/hgx-h100-8.yml).
 
+Fixture ``multi_run`` adds two multi-node all-reduce runs (record envelopes by hand, ``parsed`` by the real parser):
+nccl/h100-2node-16rank-ndr-ib-allreduce-srun-prefix-validation0-issue290.txt (16 ranks, 155.57 GB/s at 8 GiB) over
+alpha + bravo, held by both host records, with a hand-written ``benchmarks.allreduce_multi`` fail against 440 GB/s on
+each; nccl/h100-2node-16rank-ndr-ib-allreduce-RING-PARTIAL-issue290.txt (16 ranks, 89.90 GB/s at 8 GiB) recorded as a
+run over charlie + alpha + bravo (SYNTHETIC host list) that no check judged.
+
 Fixture ``hostile_run`` adds a SYNTHETIC hostile node: the recording smi/gpud-nvidia-smi-q-8x-h100-535.161.08.txt
 with its first GPU's product name replaced (here, in the test) by markup and a script tag, parsed by the real
 parser, under a hostname that carries markup too.
@@ -118,4 +124,31 @@ def hostile_run_fixture(small_run, fixture_text):
                              "NVIDIA H100 80GB HBM3", "claim", "GPU0"),
                        check("host.xid", "error", "kernel log line \x1b[31mred\x1b[0m \x00 broke the check"),
                        check("nvlink.errors", "skip", "not judged: <i>no</i> counters")])
+    return small_run
+
+
+MULTI_SRUN = "nccl/h100-2node-16rank-ndr-ib-allreduce-srun-prefix-validation0-issue290.txt"
+MULTI_RING = "nccl/h100-2node-16rank-ndr-ib-allreduce-RING-PARTIAL-issue290.txt"
+
+
+def multi_record(text, hosts, started):
+    """A multi-node run as bench_run records it: the inventory hosts in ``hosts``, the recording's own in ``parsed``."""
+    return {"name": "all_reduce_perf", "kind": "allreduce_multi", "hosts": list(hosts), "outcome": "ok",
+            "message_size_bytes": None, "parsed": parse("nccl", text), "started": started, "repeat": 0}
+
+
+@pytest.fixture(name="multi_run")
+def multi_run_fixture(small_run, fixture_text):
+    """small_run plus the two multi-node runs described above."""
+    run = RunDir.open(small_run)
+    records = run.host_records()
+    judged = multi_record(fixture_text(MULTI_SRUN), ["alpha", "bravo"], "2026-01-31T12:10:00Z")
+    unjudged = multi_record(fixture_text(MULTI_RING), ["charlie", "alpha", "bravo"], "2026-01-31T12:20:00Z")
+    for host, runs in (("alpha", [judged, unjudged]), ("bravo", [judged])):
+        record = records[host]
+        record["benchmarks"] = list(record.get("benchmarks") or []) + copy.deepcopy(runs)
+        message = "all_reduce_perf over alpha, bravo: busbw 155.57 GB/s at 8 GiB, below the two-node floor 440 GB/s"
+        record["checks"].append(check("benchmarks.allreduce_multi", "fail", message, 155.57, 440.0,
+                                      "docs/baselines.md 3b: two nodes 440 GB/s", "all_reduce_perf"))
+        run.write_host(record)
     return small_run

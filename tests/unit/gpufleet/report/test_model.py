@@ -35,7 +35,8 @@ def test_nodes_failing_first_with_their_reasons(small_run):
     assert bravo["reasons"][0]["measured"] == "476.72" and bravo["reasons"][0]["expected"] == "480" and bravo["reasons"][0]["source"] == "claim"
     assert model["nodes"][1]["unreachable"] == "ssh: connect to host delta port 22: Connection refused"
     assert model["fleet"]["verdict"] == "REJECT"
-    assert {item["verdict"]: item["count"] for item in model["fleet"]["counts"]} == {"REJECT": 1, "UNREACHABLE": 1, "ACCEPT WITH WARNINGS": 1, "ACCEPT": 1}
+    counts = {item["verdict"]: item["count"] for item in model["fleet"]["counts"]}
+    assert counts == {"REJECT": 1, "UNREACHABLE": 1, "INCOMPLETE": 0, "ACCEPT WITH WARNINGS": 1, "ACCEPT": 1}
 
 
 def test_topology_fingerprints_group_identical_matrices(small_run):
@@ -152,3 +153,36 @@ def test_unfinished_run_and_foreign_directories(small_run, tmp_path):
     (tmp_path / "other" / "run.json").write_text('{"schema": "someone-else/v9"}')
     with pytest.raises(ReportError, match="someone-else/v9"):
         load_results(str(tmp_path / "other"))
+
+
+def test_multi_node_runs_one_row_each_with_the_checks_floor(multi_run):
+    views = _model(multi_run)["benchmarks"]
+    assert views["multi_table"] == [
+        {"hosts": "alpha, bravo", "first_host": "alpha", "nodes": 2, "ranks": 16, "size": "8 GiB",
+         "busbw": "155.57 GB/s", "floor": "440 GB/s", "status": "fail"},
+        {"hosts": "charlie, alpha, bravo", "first_host": "charlie", "nodes": 3, "ranks": 16, "size": "8 GiB",
+         "busbw": "89.9 GB/s", "floor": "", "status": "not judged"},
+    ]
+    chart = views["multi"]
+    assert [item["label"] for item in chart["bars"]] == ["alpha + 1 node", "charlie + 2 nodes"]
+    below, unjudged = chart["bars"]
+    assert below["value"] == "155.6 GB/s" and below["floor"] == "440.0 GB/s" and below["css"] == "bar-bad"
+    assert unjudged["floor"] is None and unjudged["floor_x"] is None and unjudged["css"] == "bar-ok"
+    assert chart["sources"] == ["docs/baselines.md 3b: two nodes 440 GB/s"]
+
+
+def test_no_multi_node_run_no_multi_node_view(small_run):
+    views = _model(small_run)["benchmarks"]
+    assert views["multi"] is None and views["multi_table"] == []
+
+
+def test_a_multi_node_run_that_fell_back_to_sockets_shows_its_failure_without_a_floor(multi_run):
+    results = load_results(multi_run)
+    for host in ("alpha", "bravo"):
+        # as checks/benchmarks.py words a socket fallback on an RDMA node: no figure judged, no floor
+        results["hosts"][host]["checks"][-1].update(
+            measured="NET/Socket", expected="NET/IB", threshold_source=None,
+            message="all_reduce_perf over alpha, bravo fell back to NET/Socket (busbw 155.57 GB/s not judged)")
+    views = build_model(results)["benchmarks"]
+    assert [(row["hosts"], row["floor"], row["status"]) for row in views["multi_table"]] == [
+        ("alpha, bravo", "", "fail"), ("charlie, alpha, bravo", "", "not judged")]

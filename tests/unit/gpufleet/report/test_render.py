@@ -48,9 +48,9 @@ def test_markdown_escapes_markdown_and_html(hostile_run, tmp_path):
     assert "<script" not in text and "<img" not in text and "<b>" not in text
     assert "&lt;script&gt;alert(\"gpu\")&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;\\*bold\\*\\|pipe" in text
     assert "node-&lt;b&gt;evil&lt;/b&gt;&amp;&lt;script&gt;alert('host')&lt;/script&gt;" in text
-    # a | from a node cannot split a table row: every summary row has the table's 7 unescaped bars
+    # a | from a node cannot split a table row: every summary row has the table's 8 unescaped bars (7 columns)
     rows = [line for line in text.splitlines() if line.startswith("| node-")]
-    assert rows and all(line.replace("\\|", "").count("|") == 7 for line in rows)
+    assert rows and all(line.replace("\\|", "").count("|") == 8 for line in rows)
     assert md_escape("a_b*c`d[e]f|g~h#i\\j\nk") == "a\\_b\\*c\\`d\\[e\\]f\\|g\\~h\\#i\\\\j k"
 
 
@@ -102,3 +102,24 @@ def test_default_output_is_the_results_directory_and_bad_input_is_refused(small_
         render_report(small_run, formats=["pdf"])
     with pytest.raises(ReportError, match="not a directory"):
         render_report(str(tmp_path / "missing"))
+
+
+def test_multi_node_runs_drawn_in_html_and_tabled_in_markdown(multi_run, tmp_path):
+    files = render_report(multi_run, output_dir=str(tmp_path / "out"), formats=["html", "md"])["files"]
+    html = open(files["html"], encoding="utf-8").read()
+    assert 'aria-label="multi-node all-reduce busbw per run"' in html
+    assert "<title>alpha + 1 node: 155.6 GB/s, floor 440.0 GB/s</title>" in html
+    assert ('<tr class="multi-run" data-first-host="alpha"><td class="mono">alpha, bravo</td><td class="num">2</td>'
+            '<td class="num">16</td><td>8 GiB</td><td class="num">155.57 GB/s</td><td class="num">440 GB/s</td>'
+            '<td>fail</td></tr>') in html
+    assert '<td class="mono">charlie, alpha, bravo</td>' in html and "<td>not judged</td>" in html
+    text = open(files["md"], encoding="utf-8").read()
+    assert "## Multi-node all-reduce" in text
+    assert "| alpha, bravo | 2 | 16 | 8 GiB | 155.57 GB/s | 440 GB/s | fail |" in text
+    assert "| charlie, alpha, bravo | 3 | 16 | 8 GiB | 89.9 GB/s |  | not judged |" in text
+
+
+def test_no_multi_node_section_without_a_multi_node_run(small_run, tmp_path):
+    files = render_report(small_run, output_dir=str(tmp_path / "out"), formats=["html", "md"])["files"]
+    assert "multi-node all-reduce busbw per run" not in open(files["html"], encoding="utf-8").read()
+    assert "## Multi-node all-reduce" not in open(files["md"], encoding="utf-8").read()

@@ -124,6 +124,17 @@ def test_stderr_kept_beside_stdout(tmp_path):
     assert record["phases"]["facts"]["complete"] is True
 
 
+def test_truncation_kept_in_the_raw_index(tmp_path):
+    run = RunDir.create(str(tmp_path / "run"))
+    results = _healthy_results()
+    # what node_collect returns for an output cut while it was read: the kept text, the flag and the sizes seen
+    query = dict(_tool(["nvidia-smi", "-q", "-x"], "<nvidia_smi_log>"), truncated=True, stdout_bytes=209715200, stderr_bytes=0)
+    results["gpu"] = {"failed": True, "msg": "cannot read", "raw": {"query_xml": query}}
+    entry = run.record_facts("n", results)["raw"]["gpu"]["query_xml"]
+    assert (entry["truncated"], entry["stdout_bytes"], entry["stderr_bytes"]) == (True, 209715200, 0)
+    assert "truncated" not in run.record_facts("m", _healthy_results())["raw"]["topology"]["topo_m"]
+
+
 def test_judgement_and_fleet_files(tmp_path):
     run = RunDir.create(str(tmp_path / "run"), hosts=["a", "b"])
     run.record_facts("a", _healthy_results())
@@ -235,3 +246,52 @@ def test_resume_sorts_hosts_by_what_is_left(tmp_path):
     resume = run.resume(hosts=["ok", "gone", "half", "bad", "new"])
     assert resume["complete"] == ["ok"] and resume["unreachable"] == ["gone"] and resume["incomplete"] == ["half"]
     assert resume["damaged"] == ["bad.json"] and resume["missing"] == ["bad", "new"]
+
+
+def test_a_damaged_record_is_set_aside_and_its_host_gathered_again(tmp_path, monkeypatch):
+    path = str(tmp_path / "run")
+    run = RunDir.create(path, hosts=["ok", "cut"])
+    run.record_facts("ok", _healthy_results())
+    run.record_facts("cut", _healthy_results())
+    whole = (tmp_path / "run" / "hosts" / "cut.json").read_text()
+    (tmp_path / "run" / "hosts" / "cut.json").write_text(whole[: len(whole) // 2])  # truncated: a full disk, a killed copy
+    with pytest.raises(ResultsError):
+        run.read_host("cut")  # what made every resume fail: the re-gathering read it first
+    monkeypatch.setattr(results_store.datetime, "datetime", _FixedNow)
+    reopened = RunDir.create(path, hosts=["ok", "cut"])
+    resume = reopened.resume(hosts=["ok", "cut"])
+    assert resume["complete"] == ["ok"] and resume["damaged"] == ["cut.json"] and resume["missing"] == ["cut"]
+    assert resume["set_aside"] == ["hosts/cut.json.damaged-20260131T120000Z"]
+    # the damaged bytes are kept, out of the way; the host is gathered again and its record written whole
+    assert (tmp_path / "run" / "hosts" / "cut.json.damaged-20260131T120000Z").read_text() == whole[: len(whole) // 2]
+    record = reopened.record_facts("cut", _healthy_results())
+    assert record["host"] == "cut" and record["phases"]["facts"]["complete"] is True
+    assert sorted(reopened.host_records()) == ["cut", "ok"]
+    # a second resume finds nothing damaged; the set-aside file stays
+    again = reopened.resume(hosts=["ok", "cut"])
+    assert again["complete"] == ["cut", "ok"] and again["damaged"] == [] and again["set_aside"] == []
+    assert sorted(os.listdir(tmp_path / "run" / "hosts")) == ["cut.json", "cut.json.damaged-20260131T120000Z", "ok.json"]
+
+
+def test_reopening_removes_the_temporary_files_of_a_killed_run(tmp_path):
+    path = tmp_path / "run"
+    run = RunDir.create(str(path), hosts=["a"])
+    run.record_facts("a", _healthy_results())
+    # what atomic_open leaves when the process dies between mkstemp and rename
+    stale = [path / "hosts" / ".b.json.k3j2x9.tmp", path / ".run.json.q81zz0.tmp", path / "raw" / "a" / "topology" / ".topo_m.txt.p0p0p0.tmp"]
+    for item in stale:
+        item.write_text("{ half")
+    kept = path / "raw" / "a" / "topology" / "notes.tmp"  # not one of ours: no leading dot
+    kept.write_text("kept")
+    RunDir.create(str(path), hosts=["a"])
+    assert [item.exists() for item in stale] == [False, False, False]
+    assert kept.exists() and (path / "hosts" / "a.json").exists()
+    assert sorted(os.listdir(path / "hosts")) == ["a.json"]
+
+
+class _FixedNow(results_store.datetime.datetime):
+    """datetime whose now() is 2026-01-31 12:00:00 UTC (the set-aside file's name)."""
+
+    @classmethod
+    def now(cls, tz=None):
+        return cls(2026, 1, 31, 12, 0, 0, tzinfo=tz)

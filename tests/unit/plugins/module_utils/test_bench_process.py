@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
@@ -206,3 +207,51 @@ def test_tag_argv_forwards_the_env_names_to_every_app_context():
     # the tag is not repeated; srun is left alone
     assert tag_argv(["mpirun", "x"], forward=[bench_process.JOB_ENV]) == ["mpirun", "-x", bench_process.JOB_ENV, "x"]
     assert tag_argv(["srun", "x"], forward=["NCCL_DEBUG"]) == ["srun", "x"]
+
+
+# The benchmark starts a child in a new session (setsid: outside the runner's process group) that keeps
+# stdout and stderr open and sleeps; the benchmark itself then hangs (``hang``) or exits at once (``exit``).
+SESSION_ESCAPE = r"""
+import os, subprocess, sys, time
+out, mode = sys.argv[1], sys.argv[2]
+child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: time.sleep(1)"], start_new_session=True)
+open(out, "w").write(str(child.pid))
+print("started", flush=True)
+if mode == "hang":
+    while True:
+        time.sleep(1)
+"""
+
+
+def _run_bounded(seconds, *args, **kwargs):
+    """run_tagged in a thread, so that a runner that never returns fails the test instead of hanging it."""
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(result=run_tagged(*args, **kwargs)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "run_tagged did not return within %ss" % seconds
+    return box["result"]
+
+
+@pytest.mark.parametrize("mode", ["hang", "exit"])
+def test_a_session_escaped_child_holding_the_pipes_cannot_stall_the_runner(tmp_path, mode):
+    script = tmp_path / "escape.py"
+    script.write_text(SESSION_ESCAPE)
+    pid_file = str(tmp_path / "escaped.pid")
+    timeout, grace = 2.0, 1.0
+    started = time.monotonic()
+    result = _run_bounded(40, [PY, str(script), pid_file, mode], job(), timeout=timeout, grace=grace)
+    elapsed = time.monotonic() - started
+    escaped = _wait_for(pid_file)
+    try:
+        assert result["stdout"] == "started\n"
+        assert result["outcome"] == ("hang" if mode == "hang" else "ok")
+        # the escaped child held the pipes: it is found through them and ended, and said so
+        assert [item["pid"] for item in result["escaped"]] == [escaped]
+        assert gone(escaped)
+        assert "escaped its process group holding the output pipes" in result["reason"]
+        # bounded: the timeout (when it hung), the grace, then at most one more grace for the escaped child
+        assert elapsed < (timeout if mode == "hang" else 0) + 2 * grace + 8, elapsed
+    finally:
+        if not gone(escaped):
+            os.kill(escaped, signal.SIGKILL)

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
+import time
+import tracemalloc
 
-from ansible_collections.gpufleet.acceptance.plugins.module_utils import node_collect
+from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, node_collect
 from ansible_collections.gpufleet.acceptance.plugins.modules import gpu_topology_facts
 
 
@@ -64,3 +67,149 @@ def test_topology_collector_runs_topo_m_once(tmp_path, fixture_text):
     assert list(raw) == ["topo_m"]
     assert raw["topo_m"]["rc"] == 0
     assert raw["topo_m"]["stdout"] == fixture_text(recording)
+
+
+def _bounded(seconds, function, *args, **kwargs):
+    """``function(*args)`` in a thread: a call that never returns fails the test instead of hanging it."""
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(value=function(*args, **kwargs)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), "%s did not return within %ss" % (function.__name__, seconds)
+    return box["value"]
+
+
+def _unblock_fifo(path):
+    # a reader stuck in open() on the FIFO (the code before the fix) is released by a writer appearing
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+def test_a_fifo_where_a_sysfs_file_should_be_is_an_error_not_a_wait(tmp_path):
+    fifo = str(tmp_path / "speed")
+    os.mkfifo(fifo)
+    (tmp_path / "mtu").write_text("9000\n")
+    errors = {}
+    try:
+        assert _bounded(10, node_collect.read_text, fifo, errors=errors) is None
+    finally:
+        _unblock_fifo(fifo)
+    assert errors == {"speed": "unreadable: a FIFO where a regular file was expected"}
+    assert node_collect.read_text(str(tmp_path / "mtu"), errors=errors) == "9000"
+    # a character device in a file's place (reading it could never end) is refused the same way
+    assert node_collect.read_text("/dev/zero", errors=errors) is None
+    assert errors["zero"] == "unreadable: a character device where a regular file was expected"
+
+
+def test_a_fifo_in_sysfs_fails_that_entry_and_the_others_are_collected(tmp_path):
+    """A tmp sysfs tree: eth0's ``speed`` is a FIFO (no writer), eth1 is whole; the procfs ``cmdline`` is a FIFO too."""
+    net = tmp_path / "sys" / "class" / "net"
+    for name in ("eth0", "eth1"):
+        (net / name).mkdir(parents=True)
+        (net / name / "mtu").write_text("1500\n")
+        (net / name / "operstate").write_text("up\n")
+    (net / "eth1" / "speed").write_text("25000\n")
+    os.mkfifo(str(net / "eth0" / "speed"))
+    procfs = tmp_path / "proc"
+    procfs.mkdir()
+    os.mkfifo(str(procfs / "cmdline"))
+    try:
+        entries = _bounded(20, nic_collect.read_net, str(tmp_path / "sys"))
+        entry = _bounded(20, host_collect.read_entry, str(procfs / "cmdline"))
+    finally:
+        _unblock_fifo(str(net / "eth0" / "speed"))
+        _unblock_fifo(str(procfs / "cmdline"))
+    by_name = {item["name"]: item for item in entries}
+    assert by_name["eth0"]["attrs"]["speed"] is None and by_name["eth0"]["attrs"]["mtu"] == "1500"
+    assert by_name["eth0"]["read_errors"] == {"speed": "unreadable: a FIFO where a regular file was expected"}
+    assert by_name["eth1"]["attrs"]["speed"] == "25000" and "read_errors" not in by_name["eth1"]
+    assert entry["error"] == "unreadable: a FIFO where a regular file was expected" and entry["rc"] is None
+
+
+# A tool that starts a child in its own process group (it would outlive a kill of the tool alone), writes the
+# child's pid, prints a line and hangs.
+HANGING_TOOL = """#!/bin/sh
+sleep 300 &
+echo $! > "%s"
+echo started
+exec sleep 300
+"""
+
+
+def _gone(pid):
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as handle:
+            return handle.read().split(b") ", 1)[1][:1] == b"Z"
+    except OSError:
+        return True
+
+
+def test_a_hung_tool_is_killed_with_its_children_and_not_run_again(tmp_path):
+    node_collect.reset_timeouts()
+    pid_file = tmp_path / "child.pid"
+    tool = _script(tmp_path, "nvidia-smi", HANGING_TOOL.split("\n", 1)[1] % pid_file)
+    started = time.monotonic()
+    try:
+        first = _bounded(30, node_collect.run_tool, [tool, "-q", "-x"], timeout=1)
+        child = int(pid_file.read_text())
+        assert first["error"] == "timeout" and first["rc"] is None
+        assert first["stdout"] == "started\n"
+        deadline = time.monotonic() + 5
+        while not _gone(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(child), "the tool's child survived its timeout"
+        # the next query of the same tool on this node is not run: no second timeout
+        second = node_collect.run_tool([tool, "-q"], timeout=1)
+        assert second["error"] == "skipped: nvidia-smi timed out after 1 s at `%s -q -x`; not run again" % tool
+        assert second["rc"] is None and second["duration_s"] == 0.0
+        # another tool still runs
+        assert node_collect.run_tool([_script(tmp_path, "lspci", "echo ok\n")], timeout=5)["stdout"] == "ok\n"
+    finally:
+        node_collect.reset_timeouts()
+    assert time.monotonic() - started < 10
+
+
+def test_a_hung_nvidia_smi_costs_one_timeout_per_node_not_four(tmp_path):
+    node_collect.reset_timeouts()
+    tool = _script(tmp_path, "nvidia-smi", "exec sleep 300\n")
+    lspci = _script(tmp_path, "lspci", "echo 'lspci output'\n")
+    started = time.monotonic()
+    try:
+        raw, failure = _bounded(60, gpu_collect.run, {"nvidia_smi_path": tool, "lspci_path": lspci, "timeout": 2,
+                                                      "query_formats": ["xml", "text"], "nvlink": True})
+    finally:
+        node_collect.reset_timeouts()
+    elapsed = time.monotonic() - started
+    assert raw["lspci"]["rc"] == 0
+    assert raw["query_xml"]["error"] == "timeout"
+    reason = "skipped: nvidia-smi timed out after 2 s at `%s -q -x`; not run again" % tool
+    assert [raw[key]["error"] for key in ("query_text", "nvlink_status", "nvlink_errors")] == [reason] * 3
+    assert failure == "nvidia-smi -q -x failed: timeout"
+    # one timeout (2 s) and the kill, not four
+    assert elapsed < 2 + 4, elapsed
+
+
+def test_a_200_mb_output_is_capped_while_it_is_read(tmp_path):
+    """The tool prints 200 MB; the runner keeps the first MAX_OUTPUT_BYTES (8 MiB) and counts the rest."""
+    node_collect.reset_timeouts()
+    size = 200 * 1000 * 1000
+    tool = _script(tmp_path, "journalctl", "yes x | head -c %d\n" % size)
+    tracemalloc.start()
+    try:
+        out = _bounded(120, node_collect.run_tool, [tool], timeout=100)
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out["error"] is None and out["rc"] == 0
+    assert out["truncated"] is True
+    assert (out["stdout_bytes"], out["stderr_bytes"]) == (size, 0)
+    assert out["stdout"] == "x\n" * (node_collect.MAX_OUTPUT_BYTES // 2)
+    # what the runner held: the capped output and its text, not the 200 MB
+    assert peak < 4 * node_collect.MAX_OUTPUT_BYTES, peak
+
+
+def test_output_within_the_cap_is_not_marked_truncated(tmp_path):
+    out = node_collect.run_tool([_script(tmp_path, "tool", "echo hello\n")], timeout=10)
+    assert out["stdout"] == "hello\n" and "truncated" not in out

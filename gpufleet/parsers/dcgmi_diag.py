@@ -1,0 +1,117 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parser for ``dcgmi diag -r <level> -j`` (KIND ``dcgmi-diag``): DCGM's diagnostic as JSON.
+
+The document (DCGM's nvvs JSON output, documented in DCGM's NvvsCommon.h)::
+
+    {"DCGM GPU Diagnostic" (DCGM 3.x) | "DCGM Diagnostic" (DCGM 4.x): {
+        "test_categories": [{"category": "Deployment|Hardware|Integration|Stress|...",
+                             "tests": [{"name": str,
+                                        "results": [{"gpu_ids": "0,1" (3.x) | "entity_id": 0 (4.x),
+                                                     "status": "Pass|Fail|Warn|Skip" (3.x: PASS|FAIL|WARN|SKIPPED),
+                                                     "warnings": [str | {"warning": str, "error_id": int, ...}],
+                                                     "info": [str]}],
+                                        "test_summary": {"status": str, ...} (4.x)}]}],
+        "runtime_error": str (optional), "version": str (3.x)},
+     "metadata": {"version": str, "Driver Version Detected": str} (4.x)}
+
+Text dcgmi prints before the document (a warning line) is skipped: the first ``{`` starts it.
+
+``parse_dcgmi_diag(text)`` returns:
+
+- ``version`` (str|None): DCGM's version (``metadata.version``, else the diagnostic's ``version``).
+- ``driver_version`` (str|None): ``metadata["Driver Version Detected"]``.
+- ``runtime_error`` (str|None): the diagnostic's ``runtime_error`` (it could not run its tests).
+- ``tests`` (list[dict]): one per test, in order: ``{category, name, status, entities: [{entity, status,
+  warnings: [str]}]}``. ``status`` is normalised to ``pass``, ``fail``, ``warn``, ``skip`` or, for a word
+  DCGM did not document, the word in lower case: the test's ``test_summary.status`` when present, else the
+  worst of its results (fail > skip > warn > pass).
+- ``counts`` (dict[str, int]): tests per normalised status.
+
+Raises :class:`ParseError` for empty input, text without a JSON document, broken JSON, or a document
+without a ``DCGM Diagnostic`` / ``DCGM GPU Diagnostic`` key.
+"""
+
+from __future__ import annotations
+
+import json
+
+from gpufleet.parsers.common import ParseError
+
+KIND = "dcgmi-diag"
+ROOT_KEYS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
+# DCGM 4.x words (Pass/Fail/Warn/Skip) and 3.x words (PASS/FAIL/WARN/SKIPPED) -> one vocabulary.
+_STATUS_WORDS = {"pass": "pass", "fail": "fail", "warn": "warn", "warning": "warn", "skip": "skip", "skipped": "skip"}
+_WORST_FIRST = ("fail", "skip", "warn", "pass")
+
+
+def normal_status(word) -> str:
+    """``Pass``/``PASS`` -> ``pass``, ``Skip``/``SKIPPED`` -> ``skip``...; an undocumented word in lower case."""
+    word = str(word or "").strip().lower()
+    return _STATUS_WORDS.get(word, word or "unknown")
+
+
+def _warning_text(item) -> str:
+    if isinstance(item, dict):
+        return " ".join(str(item.get("warning") or item.get("message") or json.dumps(item, sort_keys=True)).split())
+    return " ".join(str(item).split())
+
+
+def _entity(result: dict):
+    if "entity_id" in result:
+        return result.get("entity_id")
+    return result.get("gpu_ids")
+
+
+def _test(category: str, test: dict) -> dict:
+    entities = []
+    for result in test.get("results") or []:
+        if not isinstance(result, dict):
+            continue
+        entities.append({"entity": _entity(result), "status": normal_status(result.get("status")),
+                         "warnings": [_warning_text(item) for item in result.get("warnings") or []]})
+    summary = test.get("test_summary") if isinstance(test.get("test_summary"), dict) else {}
+    if summary.get("status"):
+        status = normal_status(summary["status"])
+    else:
+        found = [entity["status"] for entity in entities]
+        status = next((word for word in _WORST_FIRST if word in found), found[0] if found else "unknown")
+    return {"category": category, "name": str(test.get("name") or "?"), "status": status, "entities": entities}
+
+
+def parse_dcgmi_diag(text: str) -> dict:
+    """Parse ``dcgmi diag -j`` output; see the module docstring for the keys."""
+    if not isinstance(text, str) or not text.strip():
+        raise ParseError("empty input", kind=KIND)
+    start = text.find("{")
+    if start < 0:
+        raise ParseError("no JSON document in the output (dcgmi diag was not run with -j, "
+                         "or it failed before printing one)", kind=KIND)
+    try:
+        document, _end = json.JSONDecoder().raw_decode(text[start:])
+    except ValueError as exc:
+        line = text.count("\n", 0, start) + getattr(exc, "lineno", 1)
+        raise ParseError("broken JSON: %s" % getattr(exc, "msg", exc), line=line, kind=KIND) from None
+    root_key = next((key for key in ROOT_KEYS if isinstance(document, dict) and key in document), None)
+    if root_key is None or not isinstance(document[root_key], dict):
+        raise ParseError("no %s key in the JSON document" % " / ".join(repr(key) for key in ROOT_KEYS), kind=KIND)
+    root = document[root_key]
+    metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    tests = []
+    for category in root.get("test_categories") or []:
+        if not isinstance(category, dict):
+            continue
+        for test in category.get("tests") or []:
+            if isinstance(test, dict):
+                tests.append(_test(str(category.get("category") or "?"), test))
+    counts: dict[str, int] = {}
+    for test in tests:
+        counts[test["status"]] = counts.get(test["status"], 0) + 1
+    return {
+        "version": metadata.get("version") or root.get("version"),
+        "driver_version": metadata.get("Driver Version Detected"),
+        "runtime_error": root.get("runtime_error") or None,
+        "tests": tests,
+        "counts": counts,
+    }

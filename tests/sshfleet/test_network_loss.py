@@ -1,0 +1,183 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A node that drops off the network while its fact module runs does not hold the run: on a 4-host SSH fleet
+(tests/sshfleet/fleet.sh), ``ansible-playbook playbooks/validate_cluster.yml`` at level quick with the shipped
+ansible.cfg ends by itself, the lost node UNREACHABLE at the facts phase, the other three judged and reported.
+
+The fault: host 4's ``nvidia-smi`` (its replay wrapper, tests/replay/build_fleet.py) is slowed: it notes that it
+started, then sleeps before replaying the recording, so the fact module is mid-run on that node when the test
+takes host 4's link down inside its namespace (``ip link set eth0 down``: packets to and from the node vanish,
+nothing answers, no reset). The link comes back at teardown.
+
+The bound: no byte comes back from the node after the cut, so the ssh connection Ansible shares for the node
+(ControlMaster) asks ServerAliveInterval s after the last answer and gives up after ServerAliveCountMax unanswered
+asks: at most ServerAliveInterval * (ServerAliveCountMax + 1) s after the cut (read from the shipped ansible.cfg),
+plus the judging and report of the other nodes (JUDGE_S). The fact task's own timeout (roles/facts/tasks/gather.yml,
+13 minutes at the default tool timeout) is the fallback behind it and never reached here.
+Bounded: about 2 minutes here (fleet up, the keepalive wait, the run's end).
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+import time
+from typing import Dict, List, Tuple
+
+import pytest
+import yaml
+
+from conftest import (  # pylint: disable=import-error
+    FLEET_NODES, REPO_ROOT, fleet_id, fleet_sh, leftovers, require_fleet)
+
+HOSTS = 4
+LOST = 4  # host 4 replays gpu-h100-590-1gpu.yml (node files are used in turn): it has nvidia-smi recordings
+# the judging and report of the three other nodes once the lost one has left the play: a few seconds, more on
+# 2 busy cores
+JUDGE_S = 60.0
+# the slowed nvidia-smi sleeps longer than the whole bound: only the network loss can end the node's task
+TOOL_SLEEP_S = 600
+REPORT_FILES = ("report.html", "report.md", "results.json", "junit.xml")
+
+
+def keepalive_bound_s() -> Tuple[int, int, float]:
+    """``(ServerAliveInterval, ServerAliveCountMax, seconds)`` of the shipped ansible.cfg's ssh_args: the longest
+    ssh waits on a silent node before it ends the connection."""
+    config = configparser.ConfigParser(interpolation=None)
+    config.read(os.path.join(REPO_ROOT, "ansible.cfg"))
+    args = config.get("ssh_connection", "ssh_args").split()
+    options = dict(args[index + 1].split("=", 1) for index, arg in enumerate(args) if arg == "-o")
+    interval, count = int(options["ServerAliveInterval"]), int(options["ServerAliveCountMax"])
+    return interval, count, float(interval * (count + 1))
+
+
+def slow_down_tool(wrapper: str, started_marker: str) -> None:
+    """Replace the replay wrapper ``wrapper`` by one that creates ``started_marker``, sleeps TOOL_SLEEP_S, then
+    replays as before (the recorded output, never invented)."""
+    replay = wrapper + ".replay"
+    os.rename(wrapper, replay)
+    with open(wrapper, "w", encoding="utf-8") as handle:
+        handle.write("#!/bin/sh\n# test double: the replayed tool, slowed (tests/sshfleet/test_network_loss.py)\n"
+                     ": > %s\nsleep %d\nexec %s \"$@\"\n"
+                     % (shlex.quote(started_marker), TOOL_SLEEP_S, shlex.quote(replay)))
+    os.chmod(wrapper, os.stat(replay).st_mode | stat.S_IXUSR)
+
+
+def set_link(namespace: str, state: str, check: bool = True) -> None:
+    subprocess.run(["ip", "-n", namespace, "link", "set", "eth0", state], check=check, capture_output=True,
+                   timeout=30)
+
+
+def playbook_env(tmp_path) -> Dict[str, str]:
+    env = dict(os.environ)
+    for key in ("ANSIBLE_HOST_KEY_CHECKING", "ANSIBLE_COLLECTIONS_PATH", "ANSIBLE_SSH_ARGS", "ANSIBLE_TIMEOUT"):
+        env.pop(key, None)  # the shipped ansible.cfg decides
+    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+                "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-local")})
+    return env
+
+
+def recap(stdout: str, host: str) -> Dict[str, int]:
+    for line in stdout.splitlines():
+        if line.startswith(host + " ") and ": ok=" in line:
+            return {key: int(value) for key, value in (item.split("=") for item in line.split(":", 1)[1].split())}
+    raise AssertionError("no recap line for %s:\n%s" % (host, stdout[-3000:]))
+
+
+def test_network_loss_mid_module_ends_the_run_in_bounded_time(tmp_path, tmp_path_factory):
+    require_fleet()
+    interval, count, keepalive_s = keepalive_bound_s()
+    bound_s = keepalive_s + JUDGE_S
+    # a short state path: ssh's ControlPath socket (state/cp/...) must fit the 108-byte limit of a unix socket, and
+    # tmp_path under a pytest-xdist worker (popen-gwN/test_network_loss_...) does not
+    state = str(tmp_path_factory.mktemp("netloss") / "fleet")
+    nodes = [os.path.join(REPO_ROOT, "tests", "replay", "nodes", name) for name in FLEET_NODES]
+    fleet_sh("up", "--hosts", str(HOSTS), "--state", state, "--node-files", ",".join(nodes))
+    number = fleet_id(state)
+    lost_host = "gf%dh%d" % (number, LOST)  # its inventory name is also its network namespace's
+    names: List[str] = ["gf%dh%d" % (number, index) for index in range(1, HOSTS + 1)]
+    proc = None
+    try:
+        with open(os.path.join(state, "inventory.yml"), "r", encoding="utf-8") as handle:
+            inventory = yaml.safe_load(handle)["all"]["children"]["sshfleet"]["hosts"]
+        started_marker = str(tmp_path / "nvidia-smi-started")
+        slow_down_tool(inventory[lost_host]["gpufleet_nvidia_smi_path"], started_marker)
+
+        run_dir = str(tmp_path / "run")
+        cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+               "-i", os.path.join(state, "inventory.yml"), os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"),
+               "-e", json.dumps({"gpufleet_results_dir": run_dir, "gpufleet_level": "quick"})]
+        out_path, err_path = tmp_path / "playbook.out", tmp_path / "playbook.err"
+        with open(out_path, "w", encoding="utf-8") as out, open(err_path, "w", encoding="utf-8") as err:
+            started = time.monotonic()
+            proc = subprocess.Popen(  # pylint: disable=consider-using-with
+                cmd, cwd=str(tmp_path), env=playbook_env(tmp_path), stdout=out, stderr=err)
+            # the fact module is running on host 4 once its (slowed) nvidia-smi started
+            while not os.path.exists(started_marker) and proc.poll() is None and time.monotonic() - started < 120:
+                time.sleep(0.2)
+            assert os.path.exists(started_marker), "host 4's nvidia-smi never ran:\n" + out_path.read_text()[-3000:]
+            time.sleep(1.0)  # well inside the module: the tool sleeps TOOL_SLEEP_S
+            set_link(lost_host, "down")
+            cut = time.monotonic()
+            given_up = None  # when Ansible declared the node unreachable (ssh gave up on it)
+            while proc.poll() is None and time.monotonic() - cut < bound_s + 120:  # past the bound: a failure below
+                if given_up is None and ("fatal: [%s]: UNREACHABLE!" % lost_host) in out_path.read_text():
+                    given_up = time.monotonic()
+                time.sleep(0.2)
+            if proc.poll() is None:
+                proc.kill()
+            rc = proc.wait()
+            ended = time.monotonic()
+        stdout = out_path.read_text()
+        took_s, whole_s = ended - cut, ended - started
+        print("network loss on %s: ssh gave up %s s after the cut (keepalives: ServerAliveInterval %d x "
+              "(ServerAliveCountMax %d + 1) = %.0f s); the run ended %.1f s after the cut (bound %.0f s = %.0f s + "
+              "%.0f s judging); whole run %.1f s, exit %s"
+              % (lost_host, "%.1f" % (given_up - cut) if given_up else "?", interval, count, keepalive_s,
+                 took_s, bound_s, keepalive_s, JUDGE_S, whole_s, rc))
+        assert took_s <= bound_s, "the run did not end within %.0f s of the cut:\n%s" % (bound_s, stdout[-4000:])
+        assert rc != 0, stdout[-3000:]  # a node UNREACHABLE fails the run
+
+        # the lost node: unreachable at the fact task, recorded UNREACHABLE with ssh's words and the facts phase open
+        assert recap(stdout, lost_host)["unreachable"] == 1, stdout[-3000:]
+        with open(os.path.join(run_dir, "hosts", lost_host + ".json"), "r", encoding="utf-8") as handle:
+            lost = json.load(handle)
+        print("%s: verdict %s, unreachable %r, phases %r"
+              % (lost_host, lost["verdict"], lost["unreachable"], lost.get("phases")))
+        assert lost["verdict"] == "UNREACHABLE"
+        assert lost["unreachable"] and "198.18.%d.%d" % (number, LOST) in lost["unreachable"], lost["unreachable"]
+        assert lost["unreachable"].startswith("lost during facts (node_facts): "), lost["unreachable"]
+        # lost in the facts phase: it answered no fact group, its facts phase stays open (resume gathers it again)
+        assert not lost["phases"]["facts"]["complete"], lost["phases"]
+        assert lost["facts"] == {"topology": None, "gpu": None, "nic": None, "host": None}, lost["facts"]
+        assert '"msg": "%s: UNREACHABLE - ' % lost_host in stdout, stdout[-3000:]
+
+        # the three others: gathered, judged and reported
+        for host in names:
+            if host == lost_host:
+                continue
+            assert recap(stdout, host)["unreachable"] == 0, stdout[-3000:]
+            with open(os.path.join(run_dir, "hosts", host + ".json"), "r", encoding="utf-8") as handle:
+                record = json.load(handle)
+            assert record["verdict"] not in (None, "UNREACHABLE"), (host, record["verdict"])
+            phases = record["phases"]
+            assert phases["facts"]["complete"] and phases["checks"]["complete"], (host, phases)
+        for name in REPORT_FILES:
+            assert os.path.isfile(os.path.join(run_dir, name)), (name, os.listdir(run_dir))
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        set_link(lost_host, "up", check=False)  # restore the link before teardown, whatever happened
+        fleet_sh("down", "--state", state)
+    assert leftovers(number, state) == []
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-s"]))

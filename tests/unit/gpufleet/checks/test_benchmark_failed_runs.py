@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A failed all_reduce_perf says why in its record, is never passed by the checks that read its NCCL log, and a
+``-c 0`` run is "not validated": on REAL recordings (tests/fixtures/nccl/SOURCES.md), expected words read by hand.
+
+The node's reason is what the node module really says of the recording (module_utils/bench_process.py
+``classify`` with the exit status written in each test); the record envelopes are what bench_run records.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import classify
+
+from gpufleet.checks import benchmarks
+from gpufleet.checks.model import FAIL, PASS, SKIP, NodeContext
+from gpufleet.parsers.registry import parse
+from gpufleet.results.bench import build_run_record
+
+RTX5090 = "nccl/rtx5090x2-nccl-debug-info-warn-then-failure.txt"  # WARN Cuda failure 1 'invalid argument', then the backtrace
+A6000 = "nccl/issue320-3x-rtx-a6000-1node-WARN-timestamped-failed-open-libnvidia-ml-unhandled-system-error.txt"
+VALIDATION0 = "nccl/h100-2node-16rank-ndr-ib-allreduce-srun-prefix-validation0-issue290.txt"  # validation: 0, #wrong N/A
+OLD_VALIDATION0 = "nccl/superbench-a100-sxm4-40gb-8gpu-single-node-allreduce-oldheader.txt"  # validation: 0
+SINGLE = "nccl/h100-8gpu-1node-nvls-allreduce-128M-4G-issue290.txt"  # validation: 1, #wrong 0
+
+
+def run_record(fixture_text, path, rc, kind="allreduce_single", hosts=("node",), command=("all_reduce_perf",)):
+    stdout = fixture_text(path)
+    outcome, reason = classify(rc, stdout, "")
+    args = {"record_host": hosts[0], "hosts": list(hosts), "kind": kind, "argv": list(command), "env": {"NCCL_DEBUG": "INFO"}}
+    result = {"outcome": outcome, "reason": reason, "rc": rc, "cmd": list(command), "started": "2026-01-01T00:00:00Z", "duration_s": 3.0}
+    return build_run_record(args, result, "all_reduce_perf", None, None, parse("nccl", stdout))
+
+
+def node(records):
+    return NodeContext("node", settings={"benchmarks": records})
+
+
+def test_failed_run_reason_quotes_the_nccl_warn_and_the_unhandled_cuda_error_not_the_last_backtrace_line(fixture_text):
+    record = run_record(fixture_text, RTX5090, 1)
+    # the node alone words it from the last line: " .. GENOA-06 pid 4766: Test failure common.cu:891"
+    assert classify(1, fixture_text(RTX5090), "")[1] == "exit status 1: .. GENOA-06 pid 4766: Test failure common.cu:891"
+    assert record["outcome"] == "failed"
+    assert record["reason"] == ("GENOA-06:4766:4766 [1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'; "
+                                "GENOA-06: Test NCCL failure common.cu:392 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / ' "
+                                "(exit status 1)")
+    # the routine graph-search WARNs printed before it are not the cause
+    assert "falling back to simple order" not in record["reason"]
+
+
+def test_timestamped_warn_is_the_cause_without_its_wall_clock(fixture_text):
+    record = run_record(fixture_text, A6000, 3)
+    assert record["reason"].startswith("gpu0301:842624:842643 [0] misc/nvmlwrap.cc:74 NCCL WARN Failed to open libnvidia-ml.so.1; "
+                                       "gpu0301: Test NCCL failure common.cu:1119 'unhandled system error")
+    assert record["reason"].endswith("(exit status 3)")
+    message = benchmarks.outcome_problem(record)
+    assert "Failed to open libnvidia-ml.so.1" in message and "Test failure common.cu:937" not in message
+
+
+def test_algorithm_check_does_not_pass_a_run_whose_output_failed(fixture_text):
+    # exit status 0 (a launcher that loses the ranks' status), but the output says Test NCCL failure
+    record = run_record(fixture_text, RTX5090, 0)
+    assert record["outcome"] == "ok"
+    item, = benchmarks.check_allreduce_algo(node([record]))
+    assert item["status"] == SKIP
+    assert "NCCL WARN Cuda failure 1 'invalid argument'" in item["message"]
+
+
+def test_algorithm_check_still_reports_a_finished_run(fixture_text):
+    item, = benchmarks.check_allreduce_algo(node([run_record(fixture_text, SINGLE, 0)]))
+    assert item["status"] == PASS and "NCCL_ALGO not pinned" in item["message"]
+
+
+def test_c0_run_is_not_validated_and_does_not_pass_correctness(fixture_text):
+    record = run_record(fixture_text, VALIDATION0, 0, kind="allreduce_multi", hosts=("node005", "node007"))
+    assert record["parsed"]["validated"] is False and record["parsed"]["wrong_total"] is None
+    item, = benchmarks.check_allreduce_wrong(node([record]))
+    assert item["status"] == SKIP
+    assert item["message"] == ("not validated: all_reduce_perf ran with -c 0 (validation: 0): its results were not checked, "
+                               "#wrong says nothing")
+
+
+def test_c0_on_the_command_line_is_not_validated_even_when_wrong_prints_0(fixture_text):
+    # nccl-tests versions that print "#wrong 0" under -c 0: the command line says what was asked
+    record = run_record(fixture_text, SINGLE, 0, command=("all_reduce_perf", "-b", "128M", "-e", "4G", "-c", "0"))
+    assert record["parsed"]["wrong_total"] == 0
+    item, = benchmarks.check_allreduce_wrong(node([record]))
+    assert item["status"] == SKIP and "ran with -c 0 (command line)" in item["message"]
+
+
+def test_validated_and_unvalidated_runs_are_each_named(fixture_text):
+    checked = run_record(fixture_text, SINGLE, 0)
+    unchecked = run_record(fixture_text, OLD_VALIDATION0, 0)
+    assert checked["parsed"]["validated"] is True and unchecked["parsed"]["validated"] is False
+    items = benchmarks.check_allreduce_wrong(node([checked, unchecked]))
+    assert [item["status"] for item in items] == [PASS, SKIP]
+    assert items[0]["message"] == "#wrong 0 in 1 validated all-reduce run(s); 1 not validated (-c 0)"
+
+
+def test_corrupt_results_still_fail(fixture_text):
+    record = run_record(fixture_text, "nccl/rtx3090-2node-1nic-inc-allreduce-WRONG-108-FAILED.txt", 1, kind="allreduce_pair", hosts=("a", "b"))
+    assert record["reason"] == "# Out of bounds values : 108 FAILED (exit status 1)"
+    item, = benchmarks.check_allreduce_wrong(node([record]))
+    assert item["status"] == FAIL

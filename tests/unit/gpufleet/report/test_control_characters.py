@@ -1,0 +1,62 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Control characters from a node reach no report raw: report.md and report.html show them as ``\\x1b``-style
+escapes (gpufleet/text.py), as the CLI summary does.
+
+SYNTHETIC hostile node, written here: a hostname holding a terminal escape sequence (ESC [ 2 J, clear the
+screen), a right-to-left override (U+202E) and a NUL, and a tool message holding ESC, a bidi isolate and a
+C1 control (U+009B, the one-byte CSI).
+"""
+
+from __future__ import annotations
+
+from gpufleet.report.render import html_visible, md_escape, render_report
+from gpufleet.results.store import RunDir
+from gpufleet.text import one_line, visible
+
+EVIL_HOST = "node-\x1b[2J\u202eevil\x00"
+EVIL_MESSAGE = "xid 79 \x1b]0;owned\x07 on GPU\u20661\u2069 \x9b31m"
+RAW = ("\x1b", "\u202e", "\x00", "\x07", "\u2066", "\u2069", "\x9b")
+
+
+def _hostile(small_run):
+    """small_run (conftest.py) plus the hostile node, REJECTed by one check quoting the message."""
+    run = RunDir.open(small_run)
+    record = run.new_host_record(EVIL_HOST)
+    record.update({"verdict": "REJECT", "failed": ["host.xid"], "profile": {"name": "hgx-h100-8", "reason": "test"},
+                   "checks": [{"id": "host.xid", "status": "fail", "subject": None, "measured": EVIL_MESSAGE,
+                               "expected": "no Xid", "threshold_source": "profile", "message": EVIL_MESSAGE}],
+                   "phases": {"facts": {"complete": True, "finished": "2026-01-31T12:00:00Z"}}})
+    run.write_host(record)
+    return small_run
+
+
+def test_the_helper_escapes_and_keeps_what_it_must():
+    assert visible("a\x1b[2Jb\u202ec\x00d") == "a\\x1b[2Jb\\u202ec\\x00d"
+    assert visible("line1\n\tline2\x1b", keep_lines=True) == "line1\n\tline2\\x1b"
+    assert visible("line1\nline2") == "line1\\x0aline2"
+    assert one_line("  a \x1b[0m\n b ", 80) == "a \\x1b[0m b"
+    assert visible(visible("\x1b")) == "\\x1b"  # once escaped, nothing is left to escape
+
+
+def test_markdown_report_shows_control_characters_escaped(small_run, tmp_path):
+    files = render_report(_hostile(small_run), output_dir=str(tmp_path / "out"), formats=["md"])["files"]
+    text = open(files["md"], encoding="utf-8").read()
+    for char in RAW:
+        assert char not in text, repr(char)
+    # the hostname: [ is Markdown, backslash-escaped; the control characters escaped after that, as typed
+    assert "node-\\x1b\\[2J\\u202eevil\\x00" in text
+    assert "xid 79 \\x1b]0;owned\\x07 on GPU\\u20661\\u2069 \\x9b31m" in text.replace("\\]", "]")
+    assert md_escape("a\x1bb") == "a\\x1bb"
+
+
+def test_html_report_shows_control_characters_escaped(small_run, tmp_path):
+    files = render_report(_hostile(small_run), output_dir=str(tmp_path / "out"), formats=["html"])["files"]
+    html = open(files["html"], encoding="utf-8").read()
+    for char in RAW:
+        assert char not in html, repr(char)
+    assert "node-\\x1b[2J\\u202eevil\\x00" in html
+    assert "xid 79 \\x1b]0;owned\\x07 on GPU\\u20661\\u2069 \\x9b31m" in html
+    # escaped after autoescape, not stripped, and markup stays markup
+    assert str(html_visible("<b>\x1b</b>")) == "<b>\\x1b</b>"
