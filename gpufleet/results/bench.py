@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 
 from gpufleet.facts.nic import parse_int
+from gpufleet.facts.raw import first_line
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.registry import parse
 from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, RunDir, utc_now
@@ -143,7 +144,7 @@ def build_plain_record(args, host):
     if outcome == "skipped" and not str(reason).strip():
         raise ValueError("reason is required for a skipped benchmark: say why it does not apply")
     name = args.get("name") or KIND_NAMES.get(kind, kind)
-    return plain_record(name, kind, hosts, started, outcome=outcome, reason=str(reason).strip().splitlines()[0][:300] if reason else "", **fields)
+    return plain_record(name, kind, hosts, started, outcome=outcome, reason=first_line(str(reason)) if reason else "", **fields)
 
 
 def record_counters(run_dir: str, host: str, benchmark: str, before: dict, after: dict) -> dict | None:
