@@ -35,12 +35,11 @@ unit: venv
 	$(BIN)/pytest -q -n 2 --dist loadfile -m "not shipped_defaults"
 
 # The end-to-end run with the shipped defaults (root, SSH fleet): provision.yml builds nccl-tests from a source
-# archive, then validate_cluster.yml at level standard with nothing overridden (tests/sshfleet/test_shipped_defaults.py).
-# Not part of `make test` yet: on 2 shared cores the stand-in's pair figures follow the CPU load (0.35-0.82 GB/s seen
-# unthrottled), and at the shipped tolerance a loaded moment convicts a healthy pair (1 run of 4 passed beside other
-# load); run it alone, on a quiet machine.
+# archive, then validate_cluster.yml at level standard with nothing overridden, a control run and a run with one host
+# throttled (tests/sshfleet/test_shipped_defaults.py). Alone, after `unit`: it times links, so it runs when nothing
+# else loads this machine (about 6 minutes); -rP prints its rounds, the named host and each phase's wall time.
 shipped-defaults: venv
-	$(BIN)/pytest -q -p no:xdist -m shipped_defaults tests/sshfleet/test_shipped_defaults.py
+	$(BIN)/pytest -q -p no:xdist -rP -m shipped_defaults tests/sshfleet/test_shipped_defaults.py
 
 # ansible-test runs on a copy of the tracked tree (see the script for why).
 sanity: venv
@@ -75,7 +74,7 @@ system-packages:
 install-check: venv
 	PYTHON=$(PYTHON) tests/install/check_install.sh
 
-test: system-packages unit imports sanity lint install-check molecule molecule-provision
+test: system-packages unit shipped-defaults imports sanity lint install-check molecule molecule-provision
 
 # Speed at fleet scale (not part of `make test`; root for the SSH fleet; about an hour on
 # 2 cores): validate_cluster.yml against 5 trivial tasks on 16/64/256 replayed and 8/32 SSH hosts,
