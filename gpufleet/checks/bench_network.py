@@ -53,7 +53,7 @@ IPERF3_FLOOR_SOURCE = ("gpufleet default 0.9 x line rate: TCP payload ceiling 14
 # A non-blocking fabric carries every cross-rack pair at its alone rate; 0.8 is a gpufleet choice
 # (no figure in docs/baselines.md), overridable with gpufleet_iperf3_concurrent_ratio_min.
 CONCURRENT_RATIO_MIN = 0.8
-CONCURRENT_SOURCE = "gpufleet default: concurrent/alone >= 0.8 on a non-blocking fabric (no docs/baselines.md figure)"
+CONCURRENT_SOURCE = "policy (docs/baselines.md 9): concurrent/alone >= 0.8 on a non-blocking fabric (no published figure)"
 # docs/baselines.md 4 (OCI oci-hpc multi_node_active_healthcheck.py): ib_write_lat <= 5 us.
 IB_LAT_MAX_US = 5.0
 IB_LAT_SOURCE = "docs/baselines.md 4: OCI oci-hpc multi_node_active_healthcheck.py ib_write_lat <= 5 us"
@@ -300,8 +300,9 @@ class PairJudge:
                                                  subject=_label(rec)))
                     continue
                 if outcome in OWN_FAULTS:
-                    self.own[name].append(result(self.check_id, FAIL, "%s did not run on %s: %s" % (_label(rec), name, _outcome_words(rec)),
-                                                 measured=outcome, subject=_label(rec)))
+                    # the tool is missing here: nothing measured, not verified (INCOMPLETE where required), never failed
+                    self.own[name].append(result(self.check_id, SKIP, "not verified: %s did not run on %s: %s" % (
+                        _label(rec), name, _outcome_words(rec)), measured=outcome, subject=_label(rec)))
                 ends = self.ends(rec)
                 if ends is None and outcome in OWN_FAULTS:
                     # the benchmark preflight's record of a host that cannot run the tool: no run, so no link to judge

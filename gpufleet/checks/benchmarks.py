@@ -36,8 +36,14 @@ record's ``benchmarks`` list, docs/results-schema.md). A record's kind is :func:
   everywhere). Every message ends with the search's summary: bad nodes and links named, rounds used, mode.
   A pair run with fewer ranks than the two nodes' GPUs (``2 of 16 GPUs in the pair run``: ``-np 2`` loads one
   rail of eight) fails on both nodes by name and is never a figure of the search.
-- A run that did not finish (``outcome`` hang, crash, missing_binary, launcher_error, failed) fails
-  its check with the outcome and reason: it is never read as a figure.
+- ``benchmarks.nccl_network`` (fleet): the NCCL_DEBUG=INFO evidence of the multi-node and pair runs
+  (:func:`check_nccl_network`, docs/baselines.md 9): NET/IB without GDRDMA where GPUDirect is required fails, fewer
+  distinct HCAs than compute rails fails, ranks on different networks warn, MNNVL 0 on a multi-node NVLink profile fails.
+- A run that never started on the node (``outcome`` in :data:`NOT_RUN_OUTCOMES`: the tool is not installed, the
+  preflight skipped it) is not verified: SKIP with the reason, so a level that requires it leaves the node
+  INCOMPLETE, as a verdict's meaning says ("not run, tool missing"), never REJECT.
+- A run that started and did not finish (``outcome`` hang, crash, launcher_error, failed) fails its check with
+  the outcome and reason: it is never read as a figure.
 """
 
 from __future__ import annotations
@@ -111,6 +117,21 @@ def benchmark_kind(record):
         concurrent = mode == "concurrent" or "concurrent" in name
         return "iperf3_concurrent" if concurrent else "iperf3"
     return first or None
+
+
+# Outcomes of a run that never started on the node: nothing was measured, so its item is not verified (INCOMPLETE
+# where the level requires it), never failed. "unreachable": the node did not answer the benchmark's task.
+NOT_RUN_OUTCOMES = ("skipped", "missing_binary", "unreachable")
+
+
+def not_run(record):
+    """``"not verified: <name> was not run: <outcome> (<reason>)"`` for a run that never started, else None."""
+    outcome = record.get("outcome")
+    if outcome not in NOT_RUN_OUTCOMES:
+        return None
+    reason = " ".join(str(record.get("reason") or "").split())[:300]
+    return "not verified: %s was not run: %s%s" % (record.get("name") or "the benchmark", outcome.replace("_", " "),
+                                                   " (%s)" % reason if reason else "")
 
 
 def outcome_problem(record):
@@ -338,7 +359,8 @@ def check_allreduce_single(node):
     records = [record for record in records_of(node) if benchmark_kind(record) == "allreduce_single"]
     if not records:
         return [result("benchmarks.allreduce_single", SKIP, "not judged: no single-node all_reduce_perf run recorded")]
-    out = [result("benchmarks.allreduce_single", FAIL, problem, subject=record.get("name"))
+    out = [result("benchmarks.allreduce_single", SKIP if not_run(record) else FAIL, not_run(record) or problem,
+                  subject=record.get("name"))
            for record in records for problem in [outcome_problem(record)] if problem]
     threshold, threshold_source = profile_value(node.profile, "thresholds.allreduce_single_node")
     wanted = (threshold or {}).get("message_size")
@@ -510,9 +532,9 @@ def check_allreduce_multi(nodes):
     for record in runs:
         parsed = _parsed(record)
         hosts = [host for host in hosts_of(record) if host in by_name]
-        if record.get("outcome") == "skipped":
-            # the preflight did not start it (one host in the play, a host of the launcher blocked): nothing was
-            # measured, so the item is unverified (INCOMPLETE where required), not failed, like the pair search's
+        if record.get("outcome") in NOT_RUN_OUTCOMES:
+            # the preflight did not start it (one host in the play, a host of the launcher blocked, the tool missing):
+            # nothing was measured, so the item is unverified (INCOMPLETE where required), not failed, like the pair search's
             reason = " ".join(str(record.get("reason") or "no reason recorded").split())[:300]
             message = "not judged: %s was not run: %s" % (record.get("name") or "the multi-node all-reduce", reason)
             for host in hosts:
@@ -567,6 +589,163 @@ def check_allreduce_multi(nodes):
                 out[node.name] = [result("benchmarks.allreduce_multi", FAIL, "%s; not in the multi-node all-reduce over %s" % (
                     why, ", ".join(run_hosts)), measured="no RDMA rail",
                     expected="Active RDMA ports on the compute rails", subject=node.name)]
+    return out
+
+
+# --- the NCCL evidence of runs across nodes ------------------------------------------------------------
+
+NCCL_NETWORK_CHECK = "benchmarks.nccl_network"
+GDRDMA_SOURCE = ("docs/baselines.md 9: NCCL prints via NET/IB/<dev>/GDRDMA for a connection whose NIC reads and "
+                 "writes GPU memory directly (GPUDirect RDMA); without GDRDMA the data is staged through host memory")
+RAILS_SOURCE = ("docs/baselines.md 9: one HCA per compute rail carries the node's share of a ring across nodes "
+                "(3b: the NIC-bound floor assumes every rail; one rail of eight missing falls below it)")
+NETWORKS_SOURCE = "docs/baselines.md 9: every rank of one communicator should use the same network"
+MNNVL_SOURCE = ("docs/baselines.md 9: on a multi-node NVLink system NCCL (>= 2.25.2) prints MNNVL 1 when its "
+                "ranks reach each other over NVLink across nodes; MNNVL 0 sends that traffic over the network")
+
+
+def gpudirect_required(node) -> tuple:
+    """``(required, source)``: the profile's ``host.gpudirect_required`` when set, else True when the claim lists
+    compute ``ib``/``roce`` NICs (as ``host.gpudirect`` reads a claim), else False."""
+    required, source = profile_value(node.profile, "host.gpudirect_required")
+    if required is not None:
+        return bool(required), source
+    claimed = [rail for rail in rdma_rails(node) or []
+               if rail.get("source") == "claim" and rail.get("role") == "compute"]
+    return (True, "claim (compute RDMA NICs)") if claimed else (False, None)
+
+
+def compute_rail_count(node) -> tuple:
+    """``(number of compute RDMA rails, source)`` from the claim, else the profile's ``expect.compute_rail``."""
+    rails = [rail for rail in rdma_rails(node) or [] if rail.get("role") == "compute" and rail.get("count")]
+    if not rails:
+        return None, None
+    return sum(rail["count"] for rail in rails), rails[0]["source"]
+
+
+def multi_node_nvlink(node) -> tuple:
+    """``(True, source)`` when the profile says NVLink spans nodes (``expect.fabric_clique_scope: nvlink_domain``)."""
+    scope, source = profile_value(node.profile, "expect.fabric_clique_scope")
+    return scope == "nvlink_domain", source
+
+
+def log_host_of(inventory_name, log_hosts) -> str | None:
+    """The host name NCCL printed for an inventory host: the same name or its short name.
+
+    NCCL cuts the host name at the first dot."""
+    short = str(inventory_name).split(".", 1)[0]
+    for host in log_hosts:
+        if host and (host == inventory_name or host == short or host.split(".", 1)[0] == short):
+            return host
+    return None
+
+
+def _hca_names(debug, log_host, vias) -> list[str]:
+    """Names of the HCAs the NET/IB connections use (the ``dev`` index into that host's ``NET/IB : Using`` list)."""
+    names = {}
+    for device in debug.get("net_devices") or []:
+        if device.get("transport") == "IB" and (log_host is None or device.get("host") == log_host):
+            names.setdefault(device.get("index"), device.get("name"))
+    return sorted({names.get(via["dev"], "dev %s" % via["dev"]) for via in vias if via.get("dev") is not None})
+
+
+def _via_words(vias, limit=4) -> str:
+    """``NET/IB/0 x4 (line 195), ...`` of the first few channel transports."""
+    words = ["%s x%d (line %d)" % (via["via"], via["count"], via["line"]) for via in vias[:limit]]
+    more = " and %d more" % (len(vias) - limit) if len(vias) > limit else ""
+    return ", ".join(words) + more
+
+
+def _ranks_per_node(record, debug) -> int | None:
+    nranks, nnodes = debug.get("nranks"), debug.get("nnodes") or len(set(hosts_of(record))) or None
+    if isinstance(nranks, int) and isinstance(nnodes, int) and nnodes:
+        return nranks // nnodes
+    return None
+
+
+def _judge_nccl_network(node, record, debug, log_host) -> list:
+    """The NCCL-evidence results of one node in one run across nodes."""
+    name = record.get("name") or "all_reduce_perf"
+    where = "%s over %s" % (name, ", ".join(hosts_of(record)))
+    mine = [via for via in debug.get("net_vias") or [] if log_host is None or via.get("host") == log_host]
+    who = "" if log_host in (None, node.name) else " (NCCL's host name %s)" % log_host
+    if log_host is None and len(set(via.get("host") for via in mine)) > 1:
+        who = " (NCCL's host names do not name this node: every host's lines judged)"
+    ib = [via for via in mine if via.get("network") == "IB"]
+    items = []
+    check = NCCL_NETWORK_CHECK
+    # ranks that disagree on the network: some over IB, some over sockets (or a plugin)
+    by_host = {host or "(no host prefix)": nets for host, nets in (debug.get("networks_by_host") or {}).items() if nets}
+    networks = sorted({net for nets in by_host.values() for net in nets})
+    if len(networks) > 1:
+        per_host = "; ".join("%s: %s" % (host, ", ".join(nets)) for host, nets in by_host.items())
+        items.append(result(check, WARN, "%s: ranks report different networks (%s): %s" % (
+            where, ", ".join(networks), per_host),
+            measured=networks, expected="one network", threshold_source=NETWORKS_SOURCE, subject=name))
+    mnnvl, mnnvl_source = multi_node_nvlink(node)
+    if mnnvl and debug.get("mnnvl") is False:
+        items.append(result(check, FAIL, "%s: NCCL's log says MNNVL 0 on a multi-node NVLink system (%s): the "
+                            "ranks do not reach each other over NVLink across nodes" % (where, mnnvl_source),
+                            measured="MNNVL 0", expected="MNNVL 1", threshold_source=MNNVL_SOURCE, subject=name))
+    elif mnnvl and debug.get("mnnvl") is None:
+        items.append(result(check, SKIP, "MNNVL not judged: %s printed no MNNVL field (NCCL < 2.25 or no "
+                            "NCCL_DEBUG=INFO comm lines)" % where, subject=name))
+    if not ib:
+        return items
+    required, required_source = gpudirect_required(node)
+    without = [via for via in ib if not via.get("gdrdma")]
+    if required and without:
+        items.append(result(check, FAIL, "%s%s: %d of %d NET/IB channel transport(s) without GDRDMA where GPUDirect "
+                            "RDMA is required (%s): %s" % (
+                                where, who, len(without), len(ib), required_source, _via_words(without)),
+                            measured="NET/IB without GDRDMA", expected="via NET/IB/<dev>/GDRDMA",
+                            threshold_source=GDRDMA_SOURCE, subject=name))
+    used = _hca_names(debug, log_host, ib)
+    rails, rails_source = compute_rail_count(node)
+    per_node = _ranks_per_node(record, debug)
+    if rails and used and len(used) < rails:
+        if per_node is not None and per_node < rails:
+            items.append(result(check, SKIP, "HCAs not judged: %s has %d rank(s) per node for %d rails (%s); it uses %s" % (
+                where, per_node, rails, rails_source, ", ".join(used)), subject=name))
+        else:
+            items.append(result(check, FAIL, "%s%s: the NET/IB connections use %d distinct HCA(s) (%s) for %d compute "
+                                "rails (%s): %s" % (
+                                    where, who, len(used), ", ".join(used), rails, rails_source, _via_words(ib)),
+                                measured=used, expected="%d HCAs" % rails, threshold_source=RAILS_SOURCE, subject=name))
+    if not any(item["status"] in (FAIL, WARN) for item in items):
+        gdr = "all with GDRDMA" if not without else "%d without GDRDMA (GPUDirect not required%s)" % (
+            len(without), ": %s" % required_source if required_source else "")
+        items.append(result(check, PASS, "%s%s: NET/IB over %d HCA(s) (%s)%s, %d channel transport(s) %s" % (
+            where, who, len(used), ", ".join(used), " for %d rails" % rails if rails else "", len(ib), gdr),
+            measured=used, expected="%d HCAs" % rails if rails else None,
+            threshold_source=GDRDMA_SOURCE if required else RAILS_SOURCE, subject=name))
+    return items
+
+
+@fleet_check(NCCL_NETWORK_CHECK)
+def check_nccl_network(nodes):
+    """What NCCL_DEBUG=INFO says about the runs across nodes (multi-node and pair all-reduce) on each host.
+
+    GPUDirect required (:func:`gpudirect_required`) and a NET/IB connection without GDRDMA fails; fewer distinct HCAs in
+    the NET/IB connections than compute rails fails (naming them; a run with fewer ranks per node than rails is not
+    judged); ranks naming different networks warn; on a multi-node NVLink system MNNVL 0 fails. A run that did not
+    finish, or one without NCCL_DEBUG lines, gives no result (the benchmark checks judge it).
+    """
+    by_name = {node.name: node for node in nodes}
+    out = {}
+    for kind in ("allreduce_multi", "allreduce_pair"):
+        for record in _all_records(nodes, kind):
+            debug = _parsed(record).get("debug") or {}
+            hosts = [host for host in dict.fromkeys(hosts_of(record)) if host in by_name]
+            if len(set(hosts_of(record))) < 2 or not debug or run_problem(record):
+                continue
+            log_hosts = [via.get("host") for via in debug.get("net_vias") or []] + list(debug.get("hosts") or [])
+            for host in hosts:
+                log_host = log_host_of(host, log_hosts)
+                if log_host is None and any(log_host_of(other, log_hosts) for other in hosts if other != host):
+                    # the other hosts are named in the log, this one is not: its lines are not in the output
+                    continue
+                out.setdefault(host, []).extend(_judge_nccl_network(by_name[host], record, debug, log_host))
     return out
 
 
@@ -696,7 +875,11 @@ def check_pair_search(nodes):
     verdict = infer(names, results, tolerance=tolerance, floor=floor, confirm=confirm)
     rounds = sorted({record.get("round") for record in records if record.get("round") is not None})
     summary = search_summary(verdict, mode, len(rounds))
-    source = "bad-node search (gpufleet/plan/pair_search.py%s): slow = more than %.0f%% below the median of the best pairs%s%s; %d pair(s), %d round(s)" % (
+    # 25 % is a gpufleet policy (docs/baselines.md 9), not a published figure: the result says so
+    policy = "policy (docs/baselines.md 9)" if nodes[0].settings.get(TOLERANCE_SETTING) is None else \
+        "site setting %s" % TOLERANCE_SETTING
+    source = policy + (": bad-node search (gpufleet/plan/pair_search.py%s): slow = more than %.0f%% below the median of "
+                       "the best pairs%s%s; %d pair(s), %d round(s)") % (
         ", %s, seed %s" % (mode, found["seed"]) if mode and found.get("seed") else "", tolerance * 100,
         " or below the absolute floor %s GB/s (%s)" % (num(floor), absolute["source"]) if absolute else " (no absolute floor: NIC aggregate unknown)",
         ", a slow pair convicts only once a confirmation run is slow too" if confirm > 1 else "", len(results), len(rounds))

@@ -20,7 +20,7 @@ from gpufleet.checks.model import ERROR, FAIL, SKIP, fleet_verdict, node_verdict
 
 # The families run by default, in report order.
 DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "network", "software", "fleet", "benchmarks", "bench_network",
-                    "burn_in")
+                    "burn_in", "compute", "after_stress")
 
 _NODE_CHECKS = {}
 _FLEET_CHECKS = {}
@@ -72,9 +72,11 @@ def family_modules() -> dict[str, ModuleType]:
     """
     # pylint: disable=import-outside-toplevel
     from gpufleet.checks import (
+        after_stress,
         bench_network,
         benchmarks,
         burn_in,
+        compute,
         fleet,
         gpu,
         host,
@@ -87,7 +89,8 @@ def family_modules() -> dict[str, ModuleType]:
     )
 
     return {module.__name__.rsplit(".", 1)[-1]: module
-            for module in (topology, nvlink, pcie, gpu, host, numa, network, software, fleet, benchmarks, bench_network, burn_in)}
+            for module in (topology, nvlink, pcie, gpu, host, numa, network, software, fleet, benchmarks, bench_network, burn_in,
+                           compute, after_stress)}
 
 
 def _checks_of(registry, modules):

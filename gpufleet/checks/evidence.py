@@ -52,13 +52,21 @@ BENCHMARK_CHECKS = {
     "ib_write_lat": ("bench_network.ib_write_lat",),
     "nvbandwidth": ("bench_network.nvbandwidth",),
     "burn_in": ("burn_in", "burn_in.samples", "burn_in.load"),
+    "gpu_compute": ("benchmarks.gpu_compute",),
 }
 # Items whose every part must be judged, each part one or more check ids (any of them judging it verifies the part).
 # The burn-in: its samples (NVML under load) and its load, so a DCGM run whose every test was skipped (burn_in.load
 # error: "did not verify the GPUs") leaves the item unverified even though the samples were judged.
 ALL_PARTS_JUDGED = {
     "benchmark.burn_in": (("burn_in", "burn_in.samples"), ("burn_in.load",)),
+    # the health re-read after a stress phase (checks/after_stress.py): read again whole, and compared
+    "after_stress.benchmarks": (("after_stress.benchmarks.reading",), ("after_stress.benchmarks",)),
+    "after_stress.burn_in": (("after_stress.burn_in.reading",), ("after_stress.burn_in",)),
 }
+# NodeContext.settings key: the stress phases (benchmarks, burn_in) after which the health facts must have been read
+# again and compared (gpufleet/results/verdicts.py sets it from the node's level when the after_stress family judges).
+REQUIRED_AFTER_STRESS_SETTING = "required_after_stress"
+AFTER_STRESS_LABELS = {"benchmarks": "health after the benchmarks", "burn_in": "health after the burn-in"}
 BENCHMARK_LABELS = {
     "allreduce_single": "single-node all-reduce",
     "allreduce_multi": "multi-node all-reduce",
@@ -69,6 +77,7 @@ BENCHMARK_LABELS = {
     "ib_write_lat": "ib_write_lat",
     "nvbandwidth": "nvbandwidth",
     "burn_in": "burn-in",
+    "gpu_compute": "per-GPU compute and memory throughput",
 }
 
 NVLINK_INTERCONNECTS = ("nvswitch", "nvlink_bridge_pairs")
@@ -182,6 +191,22 @@ def _interconnect_items(node) -> list[dict[str, Any]]:
     return items
 
 
+def _link_layer_words(link_layer: Any) -> str:
+    """A profile's ``compute_rail.link_layer``: one name, or the accepted ones (``[InfiniBand, Ethernet]``) joined."""
+    if isinstance(link_layer, (list, tuple)):
+        return "/".join(str(layer) for layer in link_layer)
+    return str(link_layer)
+
+
+def _nvlink_domain_items(node) -> list[dict[str, Any]]:
+    """Where the profile says NVLink spans nodes: the node's GPUs in the NVLink domain's one fabric clique."""
+    scope, source = profile_value(node.profile, "expect.fabric_clique_scope")
+    if scope != "nvlink_domain":
+        return []
+    return [_item("nvlink.fabric_domain", "NVLink domain (fabric clique)", ("nvlink.fabric_domain",),
+                  "one fabric ClusterUUID and CliqueId across the NVLink domain", source)]
+
+
 def _nic_items(node) -> list[dict[str, Any]]:
     items = []
     claim = node.claim or {}
@@ -230,7 +255,8 @@ def _nic_items(node) -> list[dict[str, Any]]:
                 "rdma",
                 "RDMA compute rail",
                 ("network.rdma_port_state",),
-                "%s %s port(s) Active at %s" % (rail.get("count"), rail.get("link_layer"), rail.get("rate")),
+                "%s %s port(s) Active at %s"
+                % (rail.get("count"), _link_layer_words(rail.get("link_layer")), rail.get("rate")),
                 source,
             )
         )
@@ -259,9 +285,18 @@ def _benchmark_items(node) -> list[dict[str, Any]]:
     return items
 
 
+def _after_stress_items(node) -> list[dict[str, Any]]:
+    phases = node.settings.get(REQUIRED_AFTER_STRESS_SETTING) or []
+    return [_item("after_stress.%s" % phase, AFTER_STRESS_LABELS[phase],
+                  ("after_stress.%s.reading" % phase, "after_stress.%s" % phase),
+                  "read again and no health fact worse than before", "the run's stress phases")
+            for phase in AFTER_STRESS_LABELS if phase in phases]
+
+
 def required_items(node) -> list[dict[str, Any]]:
     """What must be verified on ``node`` (a NodeContext): ``[{item, label, checks, expected, source, subject}]``."""
-    return _gpu_items(node) + _interconnect_items(node) + _nic_items(node) + _benchmark_items(node)
+    return (_gpu_items(node) + _interconnect_items(node) + _nvlink_domain_items(node) + _nic_items(node)
+            + _benchmark_items(node) + _after_stress_items(node))
 
 
 def _matches(item: dict[str, Any], result: dict[str, Any]) -> bool:

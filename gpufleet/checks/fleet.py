@@ -20,6 +20,7 @@ from gpufleet.checks.engine import fleet_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.network import num
 from gpufleet.checks.profiles import profile_value
+from gpufleet.facts.nic import hca_part
 
 COHORT_SETTING = "gpufleet_fleet_group"
 # The fleet-relative rule needs this many nodes with a figure: with two, the median cannot tell
@@ -93,6 +94,9 @@ def fleet_relative(values_by_node, max_below_median, source, check_id="fleet.rel
     than MIN_RELATIVE_NODES have one or the rule has no limit. ``expected`` is the floor.
     """
     unit_words = " %s" % unit if unit else ""
+    if source and not str(source).startswith("policy"):
+        # a spread around the fleet's own median is a choice, not a published figure (docs/baselines.md 9)
+        source = "policy (docs/baselines.md 9): %s" % source
     known = {name: value for name, value in values_by_node.items() if value is not None}
     if max_below_median is None:
         return {name: [result(check_id, SKIP, "not judged: the profile sets no fleet.max_below_median")] for name in values_by_node}
@@ -242,8 +246,12 @@ def _odd_ones(check_id, nodes, items_of, words, source):
 
 
 def _hca_firmware(node):
+    """``[(firmware group, device, firmware)]``: HCAs are compared within their physical part and firmware line
+    (gpufleet/facts/nic.py ``hca_part``), so a virtual function, whose PCI id and CA type are generic, is held
+    against its own product and generation; facts stored before ``firmware_group`` existed are grouped the same way."""
     nic = node.group("nic") or {}
-    return [(dev.get("hca_type") or dev.get("board_id") or "unknown HCA type", dev["device"], dev.get("fw_ver"))
+    return [(dev.get("firmware_group") or hca_part(dev)["firmware_group"] or "unknown HCA type", dev["device"],
+             dev.get("fw_ver"))
             for dev in nic.get("rdma") or [] if dev.get("fw_ver")]
 
 
@@ -264,8 +272,9 @@ def _mtus(node):
 
 @fleet_check("fleet.hca_firmware", requires=("nic",))
 def check_hca_firmware(nodes):
-    """HCA firmware alike across the cohort, per HCA type."""
-    return _odd_ones("fleet.hca_firmware", nodes, _hca_firmware, "firmware", "fleet consistency: one firmware per HCA type (majority)")
+    """HCA firmware alike across the cohort, per physical part and firmware line (``firmware_group``)."""
+    return _odd_ones("fleet.hca_firmware", nodes, _hca_firmware, "firmware",
+                     "fleet consistency: one firmware per HCA part and firmware line (majority)")
 
 
 @fleet_check("fleet.mtu", requires=("nic",))

@@ -15,21 +15,30 @@ check says so, or skips when no GPU printed it.
 | ``gpu.memory`` | each GPU's memory vs the claim's ``gpu_memory_gb`` (as sold: 10^9 bytes) / ``expect.gpu_memory_min`` | fail |
 | ``gpu.consistency`` | the profile's ``fleet.consistent_gpu_fields`` agree between the node's GPUs (mixed batch) | fail |
 | ``gpu.ecc`` | ECC mode: off on a data-center GPU fails, on a workstation GPU warns; pending change warns | fail/warn |
-| ``gpu.ecc_errors`` | uncorrectable ECC errors: volatile (since boot) fail, aggregate (lifetime) warn | fail/warn |
+| ``gpu.ecc_errors`` | uncorrectable ECC: volatile fail, aggregate warn; AzNHC's SRAM/DRAM limits fail | fail/warn |
+| ``gpu.recovery_action`` | NVML's GPU Recovery Action (R570+): anything but None fails, naming the action | fail |
+| ``gpu.pcie_replay`` | PCIe "Replays Since Reset" non-zero warns (growth after stress fails) | warn |
 | ``gpu.retired_pages`` | page retirement pending fails; retired pages present warn (pre-A100 GPUs) | fail/warn |
 | ``gpu.row_remap`` | row remapping pending or failed fails; rows remapped for uncorrectable errors warn (A100+) | fail/warn |
 | ``gpu.mig`` | MIG mode enabled | fail |
 | ``gpu.persistence`` | persistence mode off | warn |
 | ``gpu.processes`` | compute processes already on a freshly rented GPU | fail |
-| ``gpu.fabric`` | Fabric state not Completed / status not Success on NVSwitch systems (Fabric Manager) | fail |
+| ``gpu.fabric`` | Fabric state not Completed / status not Success: NVSwitch systems, multi-node NVLink domains | fail |
 | ``gpu.throttle`` | HW slowdown / HW thermal / HW power brake fail; SW power cap / SW thermal warn | fail/warn |
 | ``gpu.temperature`` | temperature at or above the profile's ``host.temperature_max``, else the GPU's own slowdown temperature | warn |
+
+``gpu.ecc_errors`` also judges the per-memory counts as AzNHC's ``check_gpu_ecc`` does: SRAM uncorrectable
+(volatile or aggregate) fails, SRAM correctable over 10000 or DRAM counts over 20000000 fail.
+``pcie_replay_growth`` compares two readings (the health re-read after stress, checks/after_stress.py): any
+growth fails.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+
+from typing import Any, Dict, List
 
 from gpufleet.checks.engine import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
@@ -48,6 +57,15 @@ REASON_WORDS = {
 CONSUMER_BRANDS = ("geforce", "titan")
 WORKSTATION_BRANDS = ("quadro", "nvidia rtx", "rtx")
 NVIDIA_SMI = "nvidia-smi -q"
+# Azure azurehpc-health-checks conf/nd96*_v4/v5.conf: `check_gpu_ecc 20000000 10000` (customTests/azure_gpu_ecc.nhc):
+# SRAM uncorrectable above 0 fails, SRAM correctable above 10000 fails, DRAM counts above 20000000 fail.
+AZNHC_ECC_SOURCE = "Azure azurehpc-health-checks check_gpu_ecc 20000000 10000 (docs/baselines.md 8)"
+SRAM_CORRECTABLE_LIMIT = 10000
+DRAM_COUNT_LIMIT = 20000000
+RECOVERY_SOURCE = ("NVML GPU Recovery Action (nvidia-smi -q, R570+): None means no action is needed "
+                   "(docs/baselines.md 8)")
+PCIE_REPLAY_SOURCE = ("nvidia-smi -q PCI \"Replays Since Reset\": a link that retrains or corrupts packets replays "
+                      "them (docs/baselines.md 8)")
 
 
 def _gpus(node):
@@ -211,16 +229,41 @@ def ecc(node):
                      "no GPU reports an ECC mode (consumer GPUs have none)", measured=True, expected=True, threshold_source=NVIDIA_SMI)
 
 
+def _aznhc_ecc_findings(gpu: Dict[str, Any]) -> List[str]:
+    """What AzNHC's check_gpu_ecc rejects in one GPU's per-memory counts (empty when nothing, or not printed)."""
+    found = []
+    for scope in ("volatile", "aggregate"):
+        sram_u = gpu.get("ecc_errors_%s_sram_uncorrectable" % scope)
+        sram_c = gpu.get("ecc_errors_%s_sram_correctable" % scope)
+        if sram_u:
+            found.append("%d %s SRAM uncorrectable" % (sram_u, scope))
+        if sram_c is not None and sram_c > SRAM_CORRECTABLE_LIMIT:
+            found.append("%d %s SRAM correctable (limit %d)" % (sram_c, scope, SRAM_CORRECTABLE_LIMIT))
+        for kind in ("correctable", "uncorrectable"):
+            dram = gpu.get("ecc_errors_%s_dram_%s" % (scope, kind))
+            if dram is not None and dram > DRAM_COUNT_LIMIT:
+                found.append("%d %s DRAM %s (limit %d)" % (dram, scope, kind, DRAM_COUNT_LIMIT))
+    return found
+
+
 @node_check("gpu.ecc_errors", requires=("gpu",))
 def ecc_errors(node):
-    """Uncorrectable ECC errors since boot (fail) and over the GPU's life (warn)."""
+    """Uncorrectable ECC errors since boot (fail) and over the GPU's life (warn); AzNHC's SRAM/DRAM limits (fail)."""
     items, judged = [], 0
     for gpu in _gpus(node):
         volatile, aggregate = gpu.get("ecc_errors_volatile_uncorrectable"), gpu.get("ecc_errors_aggregate_uncorrectable")
         if volatile is None and aggregate is None:
             continue
         judged += 1
-        if volatile:
+        aznhc = _aznhc_ecc_findings(gpu)
+        if aznhc:
+            counts = dict((key[len("ecc_errors_"):], gpu.get(key)) for key in sorted(gpu)
+                          if key.startswith("ecc_errors_") and ("_sram_" in key or "_dram_" in key))
+            items.append(result("gpu.ecc_errors", FAIL, "%s: %s" % (_label(gpu), ", ".join(aznhc)), measured=counts,
+                                expected={"sram_uncorrectable": 0, "sram_correctable_max": SRAM_CORRECTABLE_LIMIT,
+                                          "dram_max": DRAM_COUNT_LIMIT},
+                                threshold_source=AZNHC_ECC_SOURCE, subject=_label(gpu)))
+        elif volatile:
             items.append(result("gpu.ecc_errors", FAIL, "%s: %d uncorrectable ECC errors since boot, expected 0" % (_label(gpu), volatile),
                                 measured=volatile, expected=0, threshold_source=NVIDIA_SMI, subject=_label(gpu)))
         elif aggregate:
@@ -228,6 +271,75 @@ def ecc_errors(node):
                                 measured=aggregate, expected=0, threshold_source=NVIDIA_SMI, subject=_label(gpu)))
     return _collapse("gpu.ecc_errors", items, judged, "no uncorrectable ECC error on %d GPU(s)" % judged,
                      "no GPU reports ECC error counts", measured=0, expected=0, threshold_source=NVIDIA_SMI)
+
+
+@node_check("gpu.recovery_action", requires=("gpu",))
+def recovery_action(node):
+    """NVML's GPU Recovery Action: anything but None fails with the action named (drivers before R570 print none)."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        action = gpu.get("gpu_recovery_action")
+        if action is None:
+            continue
+        judged += 1
+        if action.strip().lower() != "none":
+            items.append(result("gpu.recovery_action", FAIL,
+                                "%s: the driver asks for a recovery action: %s" % (_label(gpu), action),
+                                measured=action, expected="None", threshold_source=RECOVERY_SOURCE,
+                                subject=_label(gpu)))
+    return _collapse("gpu.recovery_action", items, judged, "GPU Recovery Action None on %d GPU(s)" % judged,
+                     "no GPU prints a GPU Recovery Action (driver before R570)", measured="None", expected="None",
+                     threshold_source=RECOVERY_SOURCE)
+
+
+def pcie_replay_growth(before_gpus: List[Dict[str, Any]], after_gpus: List[Dict[str, Any]],
+                       check_id: str = "gpu.pcie_replay_growth") -> List[Dict[str, Any]]:
+    """PCIe replay counters read twice (``gpufleet_gpu.gpus`` before and after stress): any growth fails.
+
+    GPUs are matched by PCI bus id (else index). A GPU missing a reading on either side is left out; a later
+    reading below the earlier one (a reset, a driver reload) counts the new value as the growth since the reset.
+    """
+    def key(gpu):
+        return (gpu.get("pci_bus_id") or "").lower() or gpu.get("index")
+
+    before = {key(gpu): gpu for gpu in before_gpus or []}
+    items, judged = [], 0
+    for gpu in after_gpus or []:
+        earlier = before.get(key(gpu))
+        first = earlier.get("replays_since_reset") if earlier else None
+        second = gpu.get("replays_since_reset")
+        if first is None or second is None:
+            continue
+        judged += 1
+        growth = second - first if second >= first else second
+        if growth > 0:
+            item = result(check_id, FAIL, "%s: PCIe replays grew by %d (%d -> %d%s)" % (
+                _label(gpu), growth, first, second, ", counter reset between the readings" if second < first else ""),
+                measured=growth, expected=0, threshold_source=PCIE_REPLAY_SOURCE, subject=_label(gpu))
+            item.update(counter="replays_since_reset", before=first, after=second)
+            items.append(item)
+    return _collapse(check_id, items, judged, "no PCIe replay counter grew on %d GPU(s)" % judged,
+                     "no GPU has a PCIe replay count in both readings", measured=0, expected=0,
+                     threshold_source=PCIE_REPLAY_SOURCE)
+
+
+@node_check("gpu.pcie_replay", requires=("gpu",))
+def pcie_replay(node):
+    """PCIe replays since the last reset: non-zero warns at facts time (growth between readings fails elsewhere)."""
+    items, judged = [], 0
+    for gpu in _gpus(node):
+        replays = gpu.get("replays_since_reset")
+        if replays is None:
+            continue
+        judged += 1
+        if replays:
+            items.append(result("gpu.pcie_replay", WARN,
+                                "%s: %d PCIe replays since the last reset (one reading: whether they still "
+                                "grow is judged after stress)" % (_label(gpu), replays), measured=replays, expected=0,
+                                threshold_source=PCIE_REPLAY_SOURCE, subject=_label(gpu)))
+    return _collapse("gpu.pcie_replay", items, judged, "no PCIe replay on %d GPU(s)" % judged,
+                     "no GPU prints Replays Since Reset",
+                     measured=0, expected=0, threshold_source=PCIE_REPLAY_SOURCE)
 
 
 @node_check("gpu.retired_pages", requires=("gpu",))
@@ -336,14 +448,32 @@ def _nvswitch_expected(node):
     return interconnect == "nvswitch" if interconnect else None, source
 
 
+def _fabric_expected(node):
+    """``(fabric registration required: True/False/None, source, who registers the GPUs)``.
+
+    NVLink across nodes (profile ``expect.fabric_clique_scope: nvlink_domain``, GB200 NVL72) needs every GPU
+    registered with the rack's NVLink fabric (state Completed) for IMEX and multi-node NVLink, though the compute
+    tray runs no Fabric Manager (``expect.fabric_manager: false``: the switch trays' NMX controller manages the
+    fabric); on single-node NVSwitch systems the node's Fabric Manager registers them.
+    """
+    scope, scope_source = profile_value(node.profile, "expect.fabric_clique_scope")
+    if scope == "nvlink_domain":
+        return True, scope_source, "the rack's NVLink fabric, for IMEX / multi-node NVLink"
+    nvswitch, source = _nvswitch_expected(node)
+    return nvswitch, source, "Fabric Manager"
+
+
 @node_check("gpu.fabric", requires=("gpu",))
 def fabric(node):
-    """Fabric Manager registration Completed/Success on NVSwitch systems."""
-    nvswitch, source = _nvswitch_expected(node)
+    """Fabric registration Completed/Success on NVSwitch systems and on every GPU of a multi-node NVLink domain."""
+    required, source, registrar = _fabric_expected(node)
     gpus = _gpus(node)
     states = [(gpu, gpu.get("fabric") or {}) for gpu in gpus if (gpu.get("fabric") or {}).get("state") is not None]
     if not states:
-        if nvswitch:
+        if required and registrar != "Fabric Manager":
+            return [result("gpu.fabric", SKIP, "not judged: NVLink spans nodes but nvidia-smi prints no Fabric state "
+                           "(driver too old, or -q not collected)", threshold_source=source)]
+        if required:
             return [result("gpu.fabric", SKIP, "not judged: NVSwitch system but nvidia-smi prints no Fabric state (A100 and older "
                            "drivers do not); check nvidia-fabricmanager by hand", threshold_source=source)]
         return [result("gpu.fabric", SKIP, "not judged: not an NVSwitch system and no Fabric state printed")]
@@ -351,8 +481,9 @@ def fabric(node):
     for gpu, info in states:
         state, status = info.get("state"), info.get("status")
         if state.lower() != "completed" or (status or "Success").lower() != "success":
-            items.append(result("gpu.fabric", FAIL if nvswitch is not False else WARN,
-                                "%s fabric %s / %s, expected Completed / Success (Fabric Manager)" % (_label(gpu), state, status),
+            items.append(result("gpu.fabric", FAIL if required is not False else WARN,
+                                "%s fabric %s / %s, expected Completed / Success (%s)"
+                                % (_label(gpu), state, status, registrar),
                                 measured={"state": state, "status": status}, expected={"state": "Completed", "status": "Success"},
                                 threshold_source=source or NVIDIA_SMI, subject=_label(gpu)))
     return _collapse("gpu.fabric", items, states, "fabric Completed / Success on %d GPU(s)" % len(states), "",

@@ -15,12 +15,15 @@ from gpufleet.checks.engine import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.network import active_rdma_ports, rdma_rails
 from gpufleet.checks.profiles import profile_value
+from gpufleet.facts import xid_catalog
 
 GDR_SOURCE = "NVIDIA GPUDirect RDMA docs: nvidia-peermem, or dma-buf (kernel >= 5.12, open kernel module)"
 ACS_SOURCE = "NCCL troubleshooting docs, PCI Access Control Services: ACS redirect must be off on GPU/NIC paths"
 IOMMU_SOURCE = "NCCL troubleshooting docs, IOMMU: translated DMA slows GPUDirect P2P/RDMA (iommu=pt)"
 MEMLOCK_SOURCE = "RDMA memory registration pins pages: memlock must be unlimited (host_facts docs)"
 XID_SOURCE = "NVIDIA Xid catalog, Resolution Bucket (Immediate Action): docs.nvidia.com/deploy/xid-errors"
+SXID_SOURCE = ("NVIDIA Fabric Manager user guide, SXid errors: the NVSwitch driver prints Fatal or Non-fatal on each "
+               "SXid headline (docs/baselines.md 8)")
 
 
 def rdma_expected(node):
@@ -132,26 +135,70 @@ def _xid_status(node):
 
 @node_check("host.xid", requires=("host",))
 def check_xid(node):
-    """Critical Xids in this boot's kernel log fail (one result per Xid, with its count); others warn."""
+    """Xids in this boot's kernel log judged by NVIDIA's catalog bucket: a repair fails (one result per Xid, with
+    its count); application-level ones and Xids the catalog does not list are noted together as one warning."""
     check_id = "host.xid"
     xid = node.group("host").get("xid") or {}
     if xid.get("state") != "read":
-        return [result(check_id, WARN, "could not verify Xids: kernel log unreadable (%s)" % (xid.get("reason") or "no reason recorded"),
+        why = xid.get("reason") or "no reason recorded"
+        return [result(check_id, WARN, "could not verify Xids: kernel log unreadable (%s)" % why,
                        expected=0, threshold_source=XID_SOURCE)]
-    status, source = _xid_status(node)
-    out = []
-    critical = {item["xid"] for item in xid.get("critical") or []}
-    for item in xid.get("critical") or []:
-        out.append(result(check_id, status, "Xid %d (%s) x%d in the kernel log (%s)" % (item["xid"], item["meaning"], item["count"], xid.get("source")),
-                          measured=item["count"], expected=0, threshold_source=source, subject="Xid %d" % item["xid"]))
-    others = sorted((int(key), count) for key, count in (xid.get("counts") or {}).items() if int(key) not in critical)
-    if others:
-        out.append(result(check_id, WARN, "non-critical Xids in the kernel log (application faults, e.g. a previous tenant's job): %s" % ", ".join(
-            "%d x%d" % pair for pair in others), measured=dict((str(key), count) for key, count in others), expected=0, threshold_source=XID_SOURCE,
-            subject="Xid %s" % ",".join(str(key) for key, _count in others)))
+    fail_status, profile_source = _xid_status(node)
+    catalog = xid_catalog.catalog()
+    recovery = xid.get("recovery_actions") or {}
+    out, noted = [], []
+    for key, count in sorted(((int(key), count) for key, count in (xid.get("counts") or {}).items())):
+        if xid_catalog.xid_status(key, recovery) != xid_catalog.FAIL:
+            noted.append((key, count))  # application-level, unlisted, or every Xid 154 back to None
+            continue
+        entry = catalog[key]
+        message = "Xid %d (%s) x%d in the kernel log (%s)" % (key, entry["meaning"], count, xid.get("source"))
+        if entry["status"] == xid_catalog.RECOVERY_ACTION:
+            message += ": " + "; ".join("GPU %s asks for %s" % (pci, action or "an action the line does not name")
+                                        for pci, action in xid_catalog.recovery_failures(recovery))
+        source = profile_source if profile_source != XID_SOURCE else entry["source"]
+        out.append(result(check_id, fail_status, message, measured=count, expected=0, threshold_source=source,
+                          subject="Xid %d" % key))
+    if noted:
+        out.append(result(check_id, WARN, "non-critical Xids in the kernel log (application faults, e.g. a previous "
+                          "tenant's job): %s" % ", ".join("%d x%d" % pair for pair in noted),
+                          measured=dict((str(key), count) for key, count in noted), expected=0,
+                          threshold_source=XID_SOURCE,
+                          subject="Xid %s" % ",".join(str(key) for key, _count in noted)))
     if out:
         return out
-    return [result(check_id, PASS, "no Xid in the kernel log (%s)" % xid.get("source"), measured=0, expected=0, threshold_source=XID_SOURCE)]
+    return [result(check_id, PASS, "no Xid in the kernel log (%s)" % xid.get("source"), measured=0, expected=0,
+                   threshold_source=XID_SOURCE)]
+
+
+@node_check("host.sxid", requires=("host",))
+def check_sxid(node):
+    """NVSwitch SXids in this boot's kernel log: a Fatal one fails (one result per SXid number); Non-fatal ones warn."""
+    check_id = "host.sxid"
+    xid = node.group("host").get("xid") or {}
+    if xid.get("state") != "read":
+        why = xid.get("reason") or "no reason recorded"
+        return [result(check_id, WARN, "could not verify NVSwitch SXids: kernel log unreadable (%s)" % why,
+                       expected=0, threshold_source=SXID_SOURCE)]
+    sxid = xid.get("sxid") or {}
+    fail_status, profile_source = _xid_status(node)
+    source = profile_source if profile_source != XID_SOURCE else SXID_SOURCE
+    out = []
+    for item in sxid.get("fatal") or []:
+        message = "fatal NVSwitch SXid %d x%d in the kernel log (%s) on %s: %s" % (
+            item["sxid"], item["count"], xid.get("source"), ", ".join(item["switches"]), item["first_message"])
+        out.append(result(check_id, fail_status, message, measured=item["count"], expected=0, threshold_source=source,
+                          subject="SXid %d" % item["sxid"]))
+    fatal = {str(item["sxid"]) for item in sxid.get("fatal") or []}
+    others = sorted((int(key), count) for key, count in (sxid.get("counts") or {}).items() if key not in fatal)
+    if others:
+        out.append(result(check_id, WARN, "non-fatal NVSwitch SXids in the kernel log: %s"
+                          % ", ".join("%d x%d" % pair for pair in others),
+                          measured=dict((str(key), count) for key, count in others), expected=0,
+                          threshold_source=SXID_SOURCE,
+                          subject="SXid %s" % ",".join(str(key) for key, _count in others)))
+    return out or [result(check_id, PASS, "no NVSwitch SXid in the kernel log (%s)" % xid.get("source"), measured=0,
+                          expected=0, threshold_source=SXID_SOURCE)]
 
 
 @node_check("host.fallen_off_bus", requires=("host",))

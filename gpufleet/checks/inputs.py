@@ -26,10 +26,12 @@ INPUT_VARIABLES = frozenset((
     "gpufleet_claim", "gpufleet_profile", "gpufleet_profile_overrides", "gpufleet_profiles_dir",
     "gpufleet_check_families", "gpufleet_results_dir", "gpufleet_resume", "gpufleet_hosts", "gpufleet_level",
     "gpufleet_fail_on_verdict", "gpufleet_report_title",
+    # the report's cost to train (gpufleet/report/cost.py; recorded in run.json settings.reference_job)
+    "gpufleet_reference_job",
     # judging settings handed to the checks (gpufleet/checks/verdict.py SETTINGS_VARS)
     "gpufleet_nccl_env", "gpufleet_fleet_group", "gpufleet_benchmark_vote", "gpufleet_pair_search_tolerance",
     "gpufleet_iperf3_line_rate_gbps", "gpufleet_iperf3_floor_fraction", "gpufleet_iperf3_concurrent_ratio_min",
-    "gpufleet_ib_write_lat_max_us", "gpufleet_burn_in_thresholds",
+    "gpufleet_ib_write_lat_max_us", "gpufleet_burn_in_thresholds", "gpufleet_nvlink_domain",
     # facts (roles/facts/meta/argument_specs.yml)
     "gpufleet_fact_groups", "gpufleet_fact_collector", "gpufleet_become", "gpufleet_nvidia_smi_path",
     "gpufleet_lspci_path", "gpufleet_gpu_query_formats", "gpufleet_gpu_nvlink", "gpufleet_sysfs_root",
@@ -53,11 +55,15 @@ INPUT_VARIABLES = frozenset((
     "gpufleet_perftest_connect_wait", "gpufleet_ib_write_bw_size", "gpufleet_ib_write_lat_size",
     "gpufleet_ib_write_lat_iterations", "gpufleet_nvbandwidth_path", "gpufleet_nvbandwidth_testcases",
     "gpufleet_nvbandwidth_timeout",
+    # per-GPU compute and memory throughput (benchmark_tasks/gpu_compute.yml, roles/gpu_bench)
+    "gpufleet_gpubench_path", "gpufleet_gpubench_size", "gpufleet_gpubench_seconds", "gpufleet_gpubench_dtypes",
+    "gpufleet_gpubench_devices", "gpufleet_gpubench_timeout", "gpufleet_gpubench_sample_interval",
     # burn-in (playbooks/burn_in.yml, roles/burn_in)
     "gpufleet_burn_in", "gpufleet_burn_in_seconds", "gpufleet_burn_in_tool", "gpufleet_burn_in_dcgmi_level",
     "gpufleet_burn_in_fact_groups", "gpufleet_dcgmi_path", "gpufleet_torch_python", "gpufleet_nvml_library_path",
     # weekly health check (playbooks/health_check.yml)
     "gpufleet_health_fact_groups", "gpufleet_health_sample_seconds", "gpufleet_health_sample_interval",
+    "gpufleet_health_gpubench_seconds",
     "gpufleet_history_db", "gpufleet_history_clock_drop_share", "gpufleet_textfile_dir",
     "gpufleet_textfile_create_dir", "gpufleet_textfile_name",
     # the replayed fleets' inventories (inventories/simulated, molecule/default)
@@ -102,6 +108,9 @@ SET_BY_THE_COLLECTION = frozenset((
     "gpufleet_perftest_round", "gpufleet_perftest_run", "gpufleet_perftest_step", "gpufleet_perftest_tool",
     "gpufleet_perftest_wrapper_argv",
     "gpufleet_nvbandwidth_result",
+    # gpu_compute (benchmark_tasks/gpu_compute.yml) and where roles/gpu_bench installed gpubench (its fact)
+    "gpufleet_compute_argv", "gpufleet_compute_expected_s", "gpufleet_compute_samples_path", "gpufleet_compute_sampler",
+    "gpufleet_compute_result", "gpufleet_compute_sampler_done", "gpufleet_gpu_bench",
     "gpufleet_burn_in_open", "gpufleet_burn_in_dir", "gpufleet_burn_in_alone", "gpufleet_burn_in_verdict",
     "gpufleet_health_samples", "gpufleet_history", "gpufleet_prom", "gpufleet_textfile_stat",
 ))

@@ -58,20 +58,33 @@ def num(value):
     return str(value)
 
 
+def rail_link_layers(link_layer) -> tuple:
+    """The profile's ``compute_rail.link_layer`` (one name or a list of them) as a tuple."""
+    if isinstance(link_layer, (list, tuple)):
+        return tuple(link_layer)
+    return (link_layer,) if link_layer else ()
+
+
 def rdma_rails(node):
-    """The RDMA rails the node should have: ``[{role, type, link_layer, count, gbps, source}]``.
+    """The RDMA rails the node should have: ``[{role, type, link_layer, link_layers, count, gbps, source}]``.
 
     From the claim's ``ib``/``roce`` NICs when the claim lists NICs (an empty list: the seller
     promised none), else the profile's ``expect.compute_rail``; None when neither says.
+    ``link_layers`` are the link layers a port of the rail may have: the claim names one; a
+    profile may name several (a SKU built with NDR InfiniBand or with 400G RoCE), and then
+    ``link_layer`` is them joined with "/".
     """
     claim = node.claim or {}
     if claim.get("nics") is not None:
-        return [{"role": nic.get("role"), "type": nic.get("type"), "link_layer": CLAIM_LINK_LAYER[nic.get("type")], "count": nic.get("count") or 0,
+        return [{"role": nic.get("role"), "type": nic.get("type"), "link_layer": CLAIM_LINK_LAYER[nic.get("type")],
+                 "link_layers": (CLAIM_LINK_LAYER[nic.get("type")],), "count": nic.get("count") or 0,
                  "gbps": nic.get("gbps"), "source": "claim"}
                 for nic in claim["nics"] if nic.get("type") in CLAIM_LINK_LAYER]
     rail, rail_source = profile_value(node.profile, "expect.compute_rail")
     if rail:
-        return [{"role": "compute", "type": "ib" if rail.get("link_layer") == "InfiniBand" else "roce", "link_layer": rail.get("link_layer"),
+        layers = rail_link_layers(rail.get("link_layer"))
+        return [{"role": "compute", "type": "ib" if layers == ("InfiniBand",) else "roce" if layers == ("Ethernet",) else "rdma",
+                 "link_layer": "/".join(layers), "link_layers": layers,
                  "count": rail.get("count") or 0, "gbps": rail.get("rate"), "source": rail_source}]
     return None
 
@@ -100,23 +113,70 @@ def _iface_gbps(iface):
     return None if mbps is None else mbps / 1000.0
 
 
+def _bond_members(iface):
+    """``(gbps, [member words])`` of a bond from its ``/proc/net/bonding`` facts; None without them.
+
+    The bond carries the sum of its ACTIVE members (up and, in 802.3ad, in the active aggregator:
+    the bonding driver's own rule for the bond's speed), so a 2x100G LACP bond with one member down
+    is a 100G link.
+    """
+    bond = iface.get("bond")
+    if not bond or not bond.get("members"):
+        return None
+    total, words = 0, []
+    for member in bond["members"]:
+        speed = _speed_words(None if member.get("speed_mbps") is None else member["speed_mbps"] / 1000.0)
+        if member.get("active"):
+            total += member.get("speed_mbps") or 0
+            words.append("%s up %s" % (member["name"], speed))
+        elif member.get("mii_status") == "up":
+            words.append("%s up %s but outside the active LACP aggregator (aggregator %s, active %s)" % (
+                member["name"], speed, num(member.get("aggregator_id")), num(bond.get("active_aggregator"))))
+        else:
+            words.append("%s %s (MII status %s)" % (member["name"], speed, member.get("mii_status") or "unknown"))
+    return total / 1000.0, words
+
+
+def _part(dev):
+    # The physical part of an RDMA device: rail ports share it; storage/front-end NICs usually do not.
+    return dev.get("board_id") or dev.get("hca_type") or dev.get("vendor_part_id")
+
+
 def links(nic):
-    """Every sellable link of a node: RDMA ports and the physical Ethernet interfaces without RDMA."""
+    """Every sellable link of a node: RDMA ports, bonds, and the physical Ethernet interfaces without RDMA.
+
+    A bond is one link (at the sum of its active members) and its members are judged through it,
+    not again as links of their own.
+    """
     ifaces = {iface["name"]: iface for iface in nic.get("interfaces") or []}
+    in_bonds = {member["name"] for iface in ifaces.values() for member in (iface.get("bond") or {}).get("members") or []}
+    devices = {dev.get("device"): dev for dev in (nic or {}).get("rdma") or []}
     out = []
     for name, port in _ports(nic):
         iface = ifaces.get(port.get("netdev"))
         gbps = port.get("rate_gbps")
         if gbps is None and iface is not None and port.get("link_layer") == "Ethernet":
             gbps = _iface_gbps(iface)
-        out.append({"kind": "rdma", "name": name, "link_layer": port.get("link_layer"), "state": port.get("state"),
-                    "physical_state": port.get("physical_state"), "gbps": gbps})
+        link = {"kind": "rdma", "name": name, "link_layer": port.get("link_layer"), "state": port.get("state"),
+                "physical_state": port.get("physical_state"), "gbps": gbps, "part": _part(devices.get(name.split("/")[0]) or {})}
+        members = _bond_members(iface) if iface is not None else None
+        if members is not None:
+            link["members"] = members[1]
+        out.append(link)
     for iface in nic.get("interfaces") or []:
-        if iface.get("virtual") or iface.get("rdma_device") or iface.get("arp_type") == ARPHRD_INFINIBAND:
+        is_bond = iface.get("virtual_kind") == "bond"
+        if (iface.get("virtual") and not is_bond) or iface.get("rdma_device") or iface.get("arp_type") == ARPHRD_INFINIBAND:
+            continue
+        if iface["name"] in in_bonds:
             continue
         ethtool = iface.get("ethtool") or {}
-        out.append({"kind": "iface", "name": iface["name"], "link_layer": "Ethernet", "up": _iface_up(iface), "operstate": iface.get("operstate"),
-                    "link_detected": ethtool.get("link_detected"), "gbps": _iface_gbps(iface)})
+        link = {"kind": "iface", "name": iface["name"], "link_layer": "Ethernet", "up": _iface_up(iface), "operstate": iface.get("operstate"),
+                "link_detected": ethtool.get("link_detected"), "gbps": _iface_gbps(iface), "part": iface.get("driver")}
+        members = _bond_members(iface) if is_bond else None
+        if members is not None:
+            link["gbps"], link["members"] = members
+            link["bond_mode"] = (iface.get("bond") or {}).get("mode")
+        out.append(link)
     return out
 
 
@@ -142,13 +202,37 @@ def _speed_words(gbps):
     return "speed unknown" if gbps is None else "%s Gb/s" % num(gbps)
 
 
+def _members_words(link):
+    if not link.get("members"):
+        return ""
+    mode = " %s" % link["bond_mode"] if link.get("bond_mode") else ""
+    return " (bond%s: the sum of its active members; %s)" % (mode, "; ".join(link["members"]))
+
+
 def describe_problem(link):
     """What is wrong with ``link`` (a buyer's sentence, without the expectation)."""
     if not _link_up(link):
-        return "%s is %s, %s" % (link["name"], _state_words(link), _speed_words(link["gbps"]))
+        return "%s is %s, %s%s" % (link["name"], _state_words(link), _speed_words(link["gbps"]), _members_words(link))
     if link["gbps"] is None:
         return "%s is up but reports no speed" % link["name"]
-    return "%s runs at %s Gb/s" % (link["name"], num(link["gbps"]))
+    return "%s runs at %s Gb/s%s" % (link["name"], num(link["gbps"]), _members_words(link))
+
+
+def _other_part(link, good):
+    parts = {item.get("part") for item in good if item.get("part") is not None}
+    return bool(parts) and link.get("part") is not None and link.get("part") not in parts
+
+
+def blame_order(rest, good):
+    """The links to blame for a shortfall, first to last: ports of the rail's own part (the part of
+    the good ones) that are down or slow before other NICs; down before slow; then by name.
+
+    A storage or front-end NIC of another part, up at its own speed, comes last: it is not the
+    rail port that failed.
+    """
+    parts = {link.get("part") for link in good if link.get("part") is not None}
+    return sorted(rest, key=lambda link: (bool(parts) and link.get("part") not in parts and _link_up(link),
+                                          _link_up(link), -(link["gbps"] or 0), link["name"]))
 
 
 def _candidates(links_, nic_type, taken):
@@ -179,8 +263,7 @@ def check_nic_speed(node):
         short = count - len(good)
         if short <= 0:
             continue
-        rest = [link for link in candidates if link["name"] not in taken]
-        rest.sort(key=lambda link: (not _link_up(link), -(link["gbps"] or 0), link["name"]))
+        rest = blame_order([link for link in candidates if link["name"] not in taken], good)
         for link in rest[:short]:
             taken.add(link["name"])
             # An up link whose speed nothing reported (a virtual NIC, a rate not recorded) cannot be
@@ -213,13 +296,17 @@ def check_rdma_port_state(node):
         return [result(check_id, SKIP, "not judged: the claim lists no InfiniBand or RoCE NIC")]
     links_ = [link for link in links(node.group("nic")) if link["kind"] == "rdma"]
     out, summary = [], []
-    for layer in sorted({rail["link_layer"] for rail in rails}):
-        group = [rail for rail in rails if rail["link_layer"] == layer]
+    for layers in sorted({rail["link_layers"] for rail in rails}):
+        group = [rail for rail in rails if rail["link_layers"] == layers]
+        layer = group[0]["link_layer"]
         count = sum(rail["count"] for rail in group)
         rate = min(rail["gbps"] for rail in group if rail["gbps"] is not None) if any(rail["gbps"] is not None for rail in group) else None
         source = group[0]["source"]
-        ports = [link for link in links_ if link["link_layer"] == layer]
+        ports = [link for link in links_ if link["link_layer"] in layers]
         good = [link for link in ports if _link_ok(link, rate)]
+        # Short of the count: blame the rail's own down or slow ports, as many as are missing, not
+        # every other port of the link layer (a storage NIC up at its own rate did not fail).
+        blamed = {link["name"] for link in blame_order([link for link in ports if link not in good], good)[:max(count - len(good), 0)]}
         summary.append("%d of %d %s ports Active at >= %s Gb/s (%d wanted)" % (len(good), len(ports), layer, num(rate), count))
         if not ports:
             out.append(result(check_id, FAIL, "no %s RDMA port on the node; %d wanted" % (layer, count), measured=0, expected=count,
@@ -229,16 +316,20 @@ def check_rdma_port_state(node):
         for link in ports:
             if link in good:
                 continue
+            if link["name"] not in blamed and _link_up(link) and (not enough or _other_part(link, good)):
+                continue  # another NIC up at its own rate (storage, front-end): not a rail port that failed
             if _link_up(link) and link["gbps"] is None:
                 status, message = WARN, "%s is Active but reports no rate: could not verify %s Gb/s" % (link["name"], num(rate))
             elif not _link_up(link):
-                status = WARN if enough else FAIL
+                status = WARN if enough or link["name"] not in blamed else FAIL
                 message = "%s is %s, expected Active / LinkUp" % (link["name"], _state_words(link))
             else:
                 status = WARN if enough else FAIL
                 message = "%s is Active at %s Gb/s, expected %s Gb/s" % (link["name"], num(link["gbps"]), num(rate))
             if enough:
                 message += " (not needed: %d good %s ports cover the %d wanted)" % (len(good), layer, count)
+            elif link["name"] not in blamed:
+                message += " (not counted against the rail: another part than its %d good port(s))" % len(good)
             measured = link["state"] if not _link_up(link) else link["gbps"]
             expected = "Active" if not _link_up(link) else rate
             out.append(result(check_id, status, message, measured=measured, expected=expected, threshold_source=source, subject=link["name"]))

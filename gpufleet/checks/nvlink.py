@@ -5,25 +5,42 @@
 
 - ``nvlink.link_active``: every link printed is active and each GPU has the expected number of
   active links (the claim's ``nvlinks_per_pair`` — on NVSwitch and bridge systems a pair's NV#
-  is every link of the GPU — else the profile's ``expect.nvlink_links_per_gpu``).
-  ``<inactive>`` links and "all links are inactive" fail (docs/baselines.md 6).
+  is every link of the GPU — else the profile's ``expect.nvlink_links_per_gpu``). A GPU with at
+  least that many active links passes whatever its other links print (H100 NVL wires 12 of 18:
+  docs/baselines.md 7); short of it, each ``<inactive>`` link fails (docs/baselines.md 6). A GPU
+  sold with NVLink that reports none fails in every wording: "all links are inactive", "not
+  supported" (MIG mode, NVML's Not Supported, a non-zero exit saying so) or the GPU line alone.
 - ``nvlink.link_speed``: each active link at the profile's ``expect.nvlink_link_speed``
   (25 / 26.562 / 53.125 GB/s, docs/baselines.md 2 and 6); without one, links slower than the node's
   fastest link warn.
-- ``nvlink.errors``: replay / recovery / CRC counters above zero warn with their counts; a counter
-  pinned at its maximum (65535, 4294967295, 2^64-1) is SATURATED, not a count: the true count is
-  unknown and at least that, so it fails (docs/baselines.md 6).
+- ``nvlink.errors``: replay / recovery / CRC counters above zero at facts time fail with their counts,
+  one result per link (Meta GCM's default thresholds are 0; the burn-in's DCGM health watch fails any
+  replay or recovery error: docs/baselines.md 8); a counter pinned at its maximum (65535, 4294967295,
+  2^64-1) is SATURATED, not a count: the true count is unknown and at least that (docs/baselines.md 6).
+- ``nvlink.fabric_domain`` (fleet): on multi-node NVLink systems (profile ``expect.fabric_clique_scope:
+  nvlink_domain``) every GPU of the nodes of one NVLink domain prints one non-zero fabric ClusterUUID
+  and CliqueId (docs/baselines.md 7 and 9).
 """
 
 from __future__ import annotations
 
-from gpufleet.checks.engine import node_check
+import re
+from collections import Counter
+
+from gpufleet.checks.engine import fleet_check, node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.profiles import profile_value
 
 ACTIVE, SPEED, ERRORS = "nvlink.link_active", "nvlink.link_speed", "nvlink.errors"
+DOMAIN = "nvlink.fabric_domain"
+DOMAIN_SOURCE = ("docs/baselines.md 7 and 9: one NVLink domain (rack) = one fabric ClusterUUID and CliqueId on every "
+                 "GPU; only GPUs of one clique use NVLink with each other")
+NVLINK_DOMAIN_SETTING = "gpufleet_nvlink_domain"
+_ZERO_UUID_RE = re.compile(r"^[0-]+$")
 SATURATED = (2 ** 16 - 1, 2 ** 32 - 1, 2 ** 64 - 1)
 SATURATION_SOURCE = "docs/baselines.md 6: a counter pinned at its maximum (65535) is saturated, not a literal count"
+COUNTER_SOURCE = ("Meta GCM check-dcgmi nvlink: replay, recovery and CRC thresholds 0; DCGM health watch: any "
+                  "replay or recovery error is a failure (docs/baselines.md 8)")
 _SPEED_TOLERANCE = 0.001  # GB/s: nvidia-smi prints three decimals
 
 
@@ -53,28 +70,64 @@ def _nvlink_blocks(gpus):
     return with_block or None
 
 
+# How drivers say a GPU has no usable NVLink, in place of its links: "Nvlink queries are not supported
+# for Devices in MIG mode", "NVML: Unable to retrieve NVLink information: Not Supported", and the
+# tool's own failure line when it exited non-zero saying so.
+_UNSUPPORTED_WORDS = ("not supported", "not_supported", "mig mode")
+
+
+def _reports_no_nvlink(nvlink):
+    """True when the GPU's nvlink -s block says the GPU has no NVLink to use (any driver wording)."""
+    if nvlink.get("supported") is False:
+        return True
+    message = (nvlink.get("message") or "").lower()
+    return any(words in message for words in _UNSUPPORTED_WORDS)
+
+
+def _no_links_listed(label, nvlink, expected, source):
+    """(results, active count or None) for a GPU whose nvlink -s block lists no link at all."""
+    message = nvlink.get("message")
+    if _reports_no_nvlink(nvlink):
+        if expected == 0:
+            return [], 0
+        if expected:
+            return [result(ACTIVE, FAIL, "%s reports no NVLink (%s), sold with %d active NVLinks"
+                           % (label, message or "not supported", expected),
+                           measured=0, expected=expected, threshold_source=source, subject=label)], 0
+        return [result(ACTIVE, SKIP, "%s: NVLink not readable: %s" % (label, message or "not supported"),
+                       subject=label)], None
+    bare_gpu_line = message is None and not nvlink.get("elided") and nvlink.get("supported") is None and expected
+    if nvlink.get("supported") is True or bare_gpu_line:
+        # "all links are inActive", or the GPU line with nothing under it: no active link.
+        if expected == 0:
+            return [], 0
+        status = FAIL if expected else WARN
+        want = "expected %d active" % expected if expected else "no NVLink expectation"
+        return [result(ACTIVE, status, "%s: no active NVLink (%s), %s"
+                       % (label, message or "all links inactive", want),
+                       measured=0, expected=expected, threshold_source=source, subject=label)], 0
+    return [result(ACTIVE, SKIP, "%s: nvlink -s listed no link (%s)" % (label, message or "not collected"),
+                   subject=label)], None
+
+
 def _active_for_gpu(gpu, expected, source):
-    """Results (non-pass) for one GPU, and its active link count (None when unknown)."""
+    """Results (non-pass) for one GPU, and its active link count (None when unknown).
+
+    With an expected count, a GPU with at least that many active links passes whatever its other
+    links report: parts wired with fewer links than the chip has (H100 NVL: 12 of 18) print the
+    rest ``<inactive>`` by design. Short of the count, each inactive link is named.
+    """
     label = _gpu_label(gpu)
     nvlink = gpu["nvlink"]
     links = nvlink.get("links") or []
     status_links = [link for link in links if link.get("active") is not None]
-    items = []
-    if nvlink.get("supported") is False:
-        return [result(ACTIVE, SKIP, "%s: NVLink not readable: %s" % (label, nvlink.get("message") or "not supported"), subject=label)], None
     if not status_links:
-        message = nvlink.get("message")
-        if nvlink.get("supported") is True:
-            if expected == 0:
-                return [], 0
-            status = FAIL if expected else WARN
-            want = "expected %d active" % expected if expected else "no NVLink expectation"
-            return [result(ACTIVE, status, "%s: no active NVLink (%s), %s" % (label, message or "all links inactive", want),
-                           measured=0, expected=expected, threshold_source=source, subject=label)], 0
-        return [result(ACTIVE, SKIP, "%s: nvlink -s listed no link (%s)" % (label, message or "not collected"), subject=label)], None
+        return _no_links_listed(label, nvlink, expected, source)
+    items = []
     active = [link for link in status_links if link["active"] is True]
+    short = expected is None or len(active) < expected
     for link in status_links:
-        if link["active"] is False:
+        if link["active"] is False and short:
             subject = "%s/link%s" % (label, link["link"])
             items.append(result(ACTIVE, FAIL, "%s inactive, expected active" % subject, measured="inactive", expected="active",
                                 threshold_source=source or "docs/baselines.md 6: <inactive> or a missing link means FAIL", subject=subject))
@@ -85,6 +138,11 @@ def _active_for_gpu(gpu, expected, source):
         items.append(result(ACTIVE, WARN, "%s: %d NVLinks active, expected %d: not the GPU described" % (label, len(active), expected),
                             measured=len(active), expected=expected, threshold_source=source, subject=label))
     return items, len(active)
+
+
+def _inactive_by_design(gpus):
+    """Inactive links printed on GPUs that already have their expected active count (they passed)."""
+    return sum(1 for gpu in gpus for link in gpu["nvlink"].get("links") or [] if link.get("active") is False)
 
 
 @node_check(ACTIVE, requires=("gpu",))
@@ -101,17 +159,20 @@ def link_active(node):
         items.extend(found)
         if count is not None:
             counts.append(count)
+    if [item for item in items if item["status"] != SKIP]:
+        return items
     if expected == 0 and not any(counts):
         return [result(ACTIVE, PASS, "sold without NVLink; no active NVLink on %d GPU(s)" % len(blocks),
                        measured=0, expected=0, threshold_source=source)]
     if not counts and items:
         reasons = sorted({item["message"].split(": ", 1)[-1] for item in items})
         return [result(ACTIVE, SKIP, "not judged: %d GPU(s) without NVLink readings: %s" % (len(items), "; ".join(reasons)))]
-    if [item for item in items if item["status"] != SKIP]:
-        return items
     total = sum(counts)
     what = "%d GPU(s) x %s" % (len(counts), "/".join(str(c) for c in sorted(set(counts))))
-    return items + [result(ACTIVE, PASS, "all NVLinks active: %s links (%d)%s" % (what, total, "" if expected else "; no expected count"),
+    spare = _inactive_by_design(blocks) if expected else 0
+    note = "; %d more link(s) inactive by design" % spare if spare else ""
+    return items + [result(ACTIVE, PASS, "all NVLinks active: %s links (%d)%s%s"
+                           % (what, total, "" if expected else "; no expected count", note),
                            measured=total, expected=expected * len(counts) if expected else None, threshold_source=source)]
 
 
@@ -145,7 +206,7 @@ def _is_error_counter(name, value):
 
 @node_check(ERRORS, requires=("gpu",))
 def errors(node):
-    """Replay / recovery / CRC counters: non-zero warns, saturated fails."""
+    """Replay / recovery / CRC counters at facts time: non-zero fails, saturated fails as such."""
     gpus = node.group("gpu").get("gpus") or []
     items, counted = [], 0
     for gpu in _nvlink_blocks(gpus) or []:
@@ -164,10 +225,153 @@ def errors(node):
                                     threshold_source=SATURATION_SOURCE, subject=subject))
             elif nonzero:
                 words = ", ".join("%d %s" % (value, name.replace("_", " ")) for name, value in sorted(nonzero.items()))
-                items.append(result(ERRORS, WARN, "%s: %s since the counters were reset, expected 0" % (subject, words),
+                items.append(result(ERRORS, FAIL, "%s: %s since the counters were reset, expected 0" % (subject, words),
                                     measured=dict(sorted(counters.items())), expected=0,
-                                    threshold_source="a link without faults counts no errors", subject=subject))
+                                    threshold_source=COUNTER_SOURCE, subject=subject))
     if not counted:
         return [result(ERRORS, SKIP, "not judged: no NVLink error counters (nvlink -e) collected")]
     return items or [result(ERRORS, PASS, "%d NVLinks, every error counter 0" % counted, measured=0, expected=0,
-                            threshold_source="a link without faults counts no errors")]
+                            threshold_source=COUNTER_SOURCE)]
+
+
+def _fabric_ids(node):
+    """``({(cluster_uuid, clique_id): [GPU labels]}, [GPU labels printing neither])`` of one node."""
+    ids, missing = {}, []
+    for gpu in node.group("gpu").get("gpus") or []:
+        fabric = gpu.get("fabric") or {}
+        cluster, clique = fabric.get("cluster_uuid"), fabric.get("clique_id")
+        if cluster is None and clique is None:
+            missing.append(_gpu_label(gpu))
+            continue
+        ids.setdefault((str(cluster).lower() if cluster is not None else None, clique), []).append(_gpu_label(gpu))
+    return ids, missing
+
+
+def _no_domain(pair):
+    """True when ``(cluster_uuid, clique_id)`` places the GPU in no NVLink domain (Azure azhpc-images#506 shape)."""
+    cluster, clique = pair
+    return not cluster or bool(_ZERO_UUID_RE.match(cluster)) or clique is None or clique == 0
+
+
+def _pair_words(pair):
+    return "cluster %s clique %s" % pair
+
+
+def _pair_measured(pair):
+    return {"cluster_uuid": pair[0], "clique_id": pair[1]}
+
+
+def _tray_results(ids, missing):
+    """Failures inside one node: GPUs in no domain, GPUs without ids while others have them."""
+    items = []
+    for pair, labels in sorted(ids.items(), key=lambda entry: str(entry[0])):
+        if _no_domain(pair):
+            items.append(result(DOMAIN, FAIL, "%s in no NVLink domain: ClusterUUID %s, CliqueId %s"
+                                % (", ".join(labels), pair[0], pair[1]),
+                                measured=_pair_measured(pair), expected="the domain's ClusterUUID and CliqueId",
+                                threshold_source=DOMAIN_SOURCE, subject=labels[0]))
+    if missing and ids:
+        items.append(result(DOMAIN, FAIL, "%s print no ClusterUUID/CliqueId while the node's other GPUs do"
+                            % ", ".join(missing), measured=None, expected="the domain's ClusterUUID and CliqueId",
+                            threshold_source=DOMAIN_SOURCE, subject=missing[0]))
+    return items
+
+
+def domain_label(node):
+    """``(label, where from)``: the NVLink domain the node is said to be in: inventory ``gpufleet_nvlink_domain``,
+    else the claim's ``rack``, else ``gpufleet_rack``; ``(None, None)`` when unlabelled."""
+    label = node.settings.get(NVLINK_DOMAIN_SETTING)
+    if label:
+        return str(label), "NVLink domain %s (%s)" % (label, NVLINK_DOMAIN_SETTING)
+    rack = (node.claim or {}).get("rack") or node.settings.get("gpufleet_rack")
+    return (str(rack), "rack %s" % rack) if rack else (None, None)
+
+
+def _domain_of(node, ids):
+    """``(group key, words)`` of the node's NVLink domain: its label, else its one ClusterUUID, else itself."""
+    label, words = domain_label(node)
+    if label is not None:
+        return ("label", label), words
+    clusters = {cluster for cluster, _clique in ids}
+    if len(clusters) == 1:
+        cluster = next(iter(clusters))
+        return ("cluster", cluster), "NVLink domain %s" % cluster
+    return ("node", node.name), "node %s" % node.name
+
+
+def _judge_domain(words, members, ids_by_node):
+    """``{node: [results]}`` of the nodes of one NVLink domain: every GPU in the domain's one (cluster, clique).
+
+    The domain's pair is the one most of its GPUs print; with a tie nobody is right and every node fails. A node whose
+    GPUs agree is one result (a tray is placed in a clique as a whole); a node whose GPUs disagree fails per GPU.
+    """
+    votes = Counter()
+    for name in members:
+        for pair, labels in ids_by_node[name].items():
+            votes[pair] += len(labels)
+    ranked = votes.most_common()
+    top = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else None
+    trays = Counter(pair for name in members for pair in ids_by_node[name])
+    out = {}
+    for name in members:
+        ids = ids_by_node[name]
+        expected = _pair_measured(top) if top else "one clique per NVLink domain (no majority)"
+        if len(ids) == 1 and next(iter(ids)) == top:
+            pair = top
+            out[name] = [result(DOMAIN, PASS, "%s: %d tray(s) in one clique (cluster %s, clique %s)"
+                                % (words, trays[pair], pair[0], pair[1]), measured=_pair_measured(pair),
+                                expected=expected, threshold_source=DOMAIN_SOURCE)]
+        elif len(ids) == 1:
+            pair = next(iter(ids))
+            others = Counter(other for member in members if member != name for other in ids_by_node[member])
+            elsewhere = ", ".join("%s x%d" % (_pair_words(other), count) for other, count in sorted(others.items()))
+            out[name] = [result(DOMAIN, FAIL, "%s: this tray is in %s, the other trays in %s: expected one clique per "
+                                "NVLink domain" % (words, _pair_words(pair), elsewhere or "no other clique"),
+                                measured=_pair_measured(pair), expected=expected, threshold_source=DOMAIN_SOURCE)]
+        else:
+            items = []
+            for pair, labels in sorted(ids.items(), key=lambda entry: str(entry[0])):
+                if pair == top:
+                    continue
+                for label in labels:
+                    items.append(result(DOMAIN, FAIL, "%s fabric %s: the node's GPUs are in %d NVLink cliques, "
+                                        "%s has %s" % (label, _pair_words(pair), len(ids), words,
+                                                       _pair_words(top) if top else "no majority"),
+                                        measured=_pair_measured(pair), expected=expected,
+                                        threshold_source=DOMAIN_SOURCE, subject=label))
+            out[name] = items
+    return out
+
+
+@fleet_check(DOMAIN, requires=("gpu",))
+def fabric_domain(nodes):
+    """Multi-node NVLink (profile ``expect.fabric_clique_scope: nvlink_domain``): one clique per NVLink domain.
+
+    Every GPU prints a non-zero fabric ClusterUUID and CliqueId (zero: the GPU is in no domain); the GPUs of the
+    nodes of one NVLink domain share both. The domain: inventory ``gpufleet_nvlink_domain``, else the claim's
+    ``rack`` (or ``gpufleet_rack``), else the nodes printing one ClusterUUID (their CliqueIds compared), else the
+    node alone. The odd ones out fail; a tie fails the whole domain. No fabric ids at all: skip.
+    """
+    out, ids_by_node, groups = {}, {}, {}
+    for node in nodes:
+        scope, _source = profile_value(node.profile, "expect.fabric_clique_scope")
+        if scope != "nvlink_domain":
+            continue
+        ids, missing = _fabric_ids(node)
+        if not ids:
+            out[node.name] = [result(DOMAIN, SKIP, "not judged: no GPU prints a fabric ClusterUUID/CliqueId (driver "
+                                     "too old, or -q not collected)")]
+            continue
+        out[node.name] = _tray_results(ids, missing)
+        sound = {pair: labels for pair, labels in ids.items() if not _no_domain(pair)}
+        if not sound:
+            continue
+        ids_by_node[node.name] = sound
+        key, words = _domain_of(node, sound)
+        groups.setdefault(key, (words, []))[1].append(node.name)
+    for words, members in groups.values():
+        for name, items in _judge_domain(words, members, ids_by_node).items():
+            if out[name] and all(item["status"] == PASS for item in items):
+                continue  # the node already failed inside itself; its sound GPUs agree with the domain
+            out[name].extend(items)
+    return out

@@ -28,6 +28,20 @@ def _link(width, gen):
     return "x%s Gen%s" % (width, gen)
 
 
+def _sku_width(node, prefix):
+    """``(width, source)`` the SKU is built with (profile ``expect.<prefix>_pcie_width``); (None, None) unset.
+
+    A VM size may give a device fewer lanes than the card has (a VF, a sliced host): judged
+    against the SKU, a link at the SKU's width is whole even when the card could do more.
+    """
+    return profile_value(node.profile, "expect.%s_pcie_width" % prefix)
+
+
+def _width_by_design(node, prefix, width, width_max):
+    expected, _source = _sku_width(node, prefix)
+    return expected is not None and width < width_max and width >= expected
+
+
 def _against_profile(check_id, node, subject, gen_max, width_max, prefix):
     """Fail when the device's maximum is below what the profile expects of it."""
     items = []
@@ -44,7 +58,7 @@ def _against_profile(check_id, node, subject, gen_max, width_max, prefix):
 def gpu_link(node):
     """Each GPU's PCIe generation and width, current against maximum."""
     gpus = node.group("gpu").get("gpus") or []
-    items, judged, idle_low = [], 0, []
+    items, judged, idle_low, by_design = [], 0, [], []
     for gpu in gpus:
         subject = "GPU%s" % gpu.get("index")
         gen, gen_max = gpu.get("pcie_link_gen_current"), gpu.get("pcie_link_gen_max")
@@ -55,7 +69,10 @@ def gpu_link(node):
         items.extend(_against_profile(GPU_LINK, node, subject, gen_max, width_max, "gpu"))
         message = "%s runs %s, capable of %s" % (subject, _link(width, gen), _link(width_max, gen_max))
         current, maximum = {"width": width, "gen": gen}, {"width": width_max, "gen": gen_max}
-        if width < width_max:
+        design = _width_by_design(node, "gpu", width, width_max)
+        if design:
+            by_design.append("%s x%s (the SKU's width)" % (subject, width))
+        if width < width_max and not design:
             items.append(result(GPU_LINK, FAIL, message + ": lanes missing (riser, slot or GPU fault)",
                                 measured=current, expected=maximum, threshold_source=OWN_MAX, subject=subject))
         elif gen < gen_max:
@@ -69,6 +86,9 @@ def gpu_link(node):
     if items:
         return items
     note = "; %s below max Gen at idle (power saving, normal)" % ", ".join(idle_low) if idle_low else ""
+    if by_design:
+        note += "; below the card's maximum by design: %s" % ", ".join(by_design)
+        return [result(GPU_LINK, PASS, "%d GPU(s) at the SKU's PCIe width%s" % (judged, note), threshold_source=_sku_width(node, "gpu")[1])]
     return [result(GPU_LINK, PASS, "%d GPU(s) at full PCIe width%s" % (judged, note), threshold_source=OWN_MAX)]
 
 
@@ -93,7 +113,7 @@ def nic_link(node):
             continue
         seen.add(key)
         message = "%s runs %s, capable of %s" % (subject, _link(width, gen), _link(width_max, gen_max))
-        degraded = width < width_max or gen < gen_max
+        degraded = (width < width_max and not _width_by_design(node, "nic", width, width_max)) or gen < gen_max
         if not iface.get("rdma_device"):
             if degraded:
                 unjudged.append(message)

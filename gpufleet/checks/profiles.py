@@ -23,10 +23,13 @@ import yaml
 
 # The shipped profiles: package data of gpufleet (gpufleet/profiles/).
 PROFILE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "profiles")
+# Data files beside the profiles that are not profiles: the published per-part peaks (gpufleet/checks/compute.py).
+NOT_PROFILES = ("gpu_peaks.yml",)
 GENERIC = "generic"
 
 INTERCONNECTS = ("nvswitch", "nvlink_bridge_pairs", "pcie")
 LINK_LAYERS = ("InfiniBand", "Ethernet")
+FABRIC_CLIQUE_SCOPES = ("node", "nvlink_domain")
 
 # Dimension -> {unit as written: factor to the canonical unit}. Case matters (GB/s vs Gb/s).
 UNITS = {
@@ -182,9 +185,18 @@ def _compute_rail(value, key, origin):
             _fail(origin, "%s.%s" % (key, required), "missing value")
     return {
         "count": _int(value["count"], key + ".count", origin),
-        "link_layer": _choice(LINK_LAYERS)(value["link_layer"], key + ".link_layer", origin),
+        "link_layer": _link_layer(value["link_layer"], key + ".link_layer", origin),
         "rate": parse_quantity(value["rate"], "network_rate", key + ".rate", origin),
     }
+
+
+def _link_layer(value, key, origin):
+    """One RDMA link layer, or a list of them for a SKU built both ways (8x NDR IB or 8x 400G RoCE)."""
+    if isinstance(value, list):
+        if not value:
+            _fail(origin, key, "expected a link layer or a non-empty list of them")
+        return [_choice(LINK_LAYERS)(item, key, origin) for item in value]
+    return _choice(LINK_LAYERS)(value, key, origin)
 
 
 def _gpu_fields(value, key, origin):
@@ -216,6 +228,11 @@ SCHEMA = {
         "compute_rail": (_compute_rail, True),
         "nic_pcie_gen": (_int, True),
         "nic_pcie_width": (_int, True),
+        # GPUs in one NVLink domain (72 on GB200 NVL72: the domain spans the rack's compute trays).
+        "nvlink_domain_gpus": (_int, True),
+        # Where every GPU must share one fabric ClusterUUID + CliqueId: the node, or the whole
+        # NVLink domain (multi-node NVLink: all the trays of one rack), judged by nvlink.fabric_domain.
+        "fabric_clique_scope": (_choice(FABRIC_CLIQUE_SCOPES), False),
     },
     "fleet": {
         "max_below_median": (_quantity("percent"), True),
@@ -347,7 +364,7 @@ def load_profiles(directory=None):
     directory = directory or PROFILE_DIR
     profiles = {}
     for entry in sorted(os.listdir(directory)):
-        if entry.endswith((".yml", ".yaml")):
+        if entry.endswith((".yml", ".yaml")) and entry not in NOT_PROFILES:
             profile = load_profile_file(os.path.join(directory, entry))
             profiles[profile["name"]] = profile
     return profiles

@@ -9,6 +9,9 @@
 - ``nvlink_bridge_pairs``: every GPU has exactly one NVLink partner with at least N links.
 - ``pcie``: nothing expected of NVLink.
 
+A ``nvidia-smi topo -mp`` matrix (PCIe paths only) is never used to judge NVLink: sold with NVLink,
+the check says NVLink was not verified (skip), neither pass nor fail on its PCIe cells.
+
 N is the claim's ``nvlinks_per_pair``, else the profile's ``expect.gpu_pair_link``, else 1
 (any NVLink). NUMA placement is judged elsewhere.
 """
@@ -104,6 +107,12 @@ def gpu_pairs(node):
         classes = sorted({_code(p) for p in pairs})
         return [result(CHECK, PASS, "sold as PCIe: no NVLink expected (%d pairs: %s)" % (len(pairs), ", ".join(classes)),
                        measured=classes, expected="pcie", threshold_source=source)]
+    if topology.get("format") == "mp":
+        # topo -mp prints PCIe paths only: an NVLink pair reads as its PCIe path (NODE, SYS), so the
+        # matrix can neither show nor refute NVLink; failing on its PCIe cells would blame good boxes.
+        return [result(CHECK, SKIP, "NVLink not verified: the matrix is `nvidia-smi topo -mp` (PCIe paths only, "
+                       "no NV# cells); %s was sold, gather `nvidia-smi topo -m`" % interconnect,
+                       measured="topo -mp", expected=interconnect, threshold_source=source)]
     needed, needed_source = _min_nvlinks(node, source)
     if interconnect == "nvswitch":
         return _nvswitch(pairs, needed, needed_source)

@@ -19,6 +19,10 @@ from gpufleet.checks import profiles
 SETTINGS_VARS = (
     "gpufleet_nccl_env",
     "gpufleet_fleet_group",
+    # the NVLink domain (rack) of a multi-node NVLink node (checks/nvlink.py nvlink.fabric_domain)
+    "gpufleet_nvlink_domain",
+    # the host's rack: the NVLink domain's fallback when neither of the above names one (checks/nvlink.py)
+    "gpufleet_rack",
     "gpufleet_benchmark_vote",
     "gpufleet_pair_search_tolerance",
     "gpufleet_iperf3_line_rate_gbps",

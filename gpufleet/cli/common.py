@@ -170,7 +170,7 @@ def renderer():
     return function, getattr(module, "ReportError", ResultsError), None
 
 
-def render_report(results_dir, out_dir=None):
+def render_report(results_dir, out_dir=None, reference_job=None):
     """Render ``results_dir`` into ``out_dir`` (default: the results directory itself) with the
     report renderer (report/render.py ``render_report``).
 
@@ -182,7 +182,8 @@ def render_report(results_dir, out_dir=None):
     if function is None:
         return None, why
     try:
-        produced = function(os.path.abspath(results_dir), out_dir)
+        options = {"reference_job": reference_job} if reference_job is not None else {}
+        produced = function(os.path.abspath(results_dir), out_dir, **options)
     except (error, ResultsError, OSError, ValueError) as exc:
         return None, "rendering the report failed: %s" % exc
     html = ((produced or {}).get("files") or {}).get("html") if isinstance(produced, dict) else None

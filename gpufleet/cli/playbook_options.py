@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What ``gpufleet validate`` and ``gpufleet demo`` pass on to ansible-playbook as ansible-playbook takes it:
 ``-e/--extra-vars`` (repeatable: ``key=value``, a JSON or YAML string, or ``@file``), ``--tags``,
-``--skip-tags``, ``--check`` and ``--level`` (the extra var ``gpufleet_level``); and the command line
-that resumes an interrupted run.
+``--skip-tags``, ``--check``, ``--level`` (the extra var ``gpufleet_level``) and ``--reference-job`` (the extra var
+``gpufleet_reference_job``, read by :func:`reference_job_option`, which ``gpufleet report --reference-job`` uses
+too); and the command line that resumes an interrupted run.
 
 The extra vars are read with Ansible's own rules (``ansible.utils.vars.load_extra_vars``) before
 anything runs, so that a malformed one is refused at once, then handed to ansible-playbook
@@ -16,6 +17,7 @@ directory). The CLI's own options are the last ``-e`` ansible-playbook reads, so
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import shutil
@@ -23,9 +25,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpufleet.report.cost import ReferenceJobError, validate_job
+
 LEVELS = ("quick", "standard", "full")
 LEVEL_VAR = "gpufleet_level"
 RESULTS_DIR_VAR = "gpufleet_results_dir"
+REFERENCE_JOB_VAR = "gpufleet_reference_job"
+REFERENCE_JOB_HELP = ("the cost view's reference job as JSON, e.g. '{\"mfu\": 0.45, \"tokens\": 2e12}' "
+                      "(keys: docs/report.md); "
+                      "default: the run's %s, else 7B and 70B, 1T tokens, bf16" % REFERENCE_JOB_VAR)
 VAULT_HEADER = "$ANSIBLE_VAULT;"
 
 
@@ -82,6 +90,28 @@ def extra_vars_arguments(values: list[str]) -> list[str]:
     return arguments
 
 
+def reference_job_option(text: str | None) -> dict | None:
+    """``--reference-job JSON`` (of ``gpufleet validate``, ``demo`` and ``report``): the mapping given, checked
+    with the cost view's own rules (report/cost.py ``validate_job``); None when not given. OptionsError (naming
+    the option and the key) for text that is not JSON or a job the cost view would refuse."""
+    if text is None:
+        return None
+    try:
+        job = json.loads(text)
+    except ValueError as exc:
+        raise OptionsError("--reference-job: not JSON: %s" % exc) from None
+    try:
+        validate_job(job)
+    except ReferenceJobError as exc:
+        raise OptionsError("--reference-job: %s" % exc) from None
+    return job
+
+
+def add_reference_job_argument(parser: argparse.ArgumentParser) -> None:
+    """``--reference-job JSON``, one spelling for every command that takes it."""
+    parser.add_argument("--reference-job", metavar="JSON", help=REFERENCE_JOB_HELP)
+
+
 @dataclass
 class PlaybookOptions:
     """The ansible-playbook options of one run, as the user gave them (``extra_vars`` already checked)."""
@@ -91,13 +121,16 @@ class PlaybookOptions:
     skip_tags: list[str] = field(default_factory=list)
     check: bool = False
     level: str | None = None
+    # the cost view's reference job (the extra var gpufleet_reference_job), already checked
+    reference_job: dict | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> "PlaybookOptions":
-        """The options of parsed arguments; OptionsError for an ``-e`` that cannot be used."""
+        """The options of parsed arguments; OptionsError for an ``-e`` or ``--reference-job`` that cannot be used."""
         return cls(extra_vars=extra_vars_arguments(getattr(args, "extra_vars", None) or []),
                    tags=list(getattr(args, "tags", None) or []), skip_tags=list(getattr(args, "skip_tags", None) or []),
-                   check=bool(getattr(args, "check", False)), level=getattr(args, "level", None))
+                   check=bool(getattr(args, "check", False)), level=getattr(args, "level", None),
+                   reference_job=reference_job_option(getattr(args, "reference_job", None)))
 
     def cmdline(self) -> list[str]:
         """ansible-playbook arguments that come before the CLI's own ``-e``: the user's extra vars, ``--check``."""
@@ -109,8 +142,11 @@ class PlaybookOptions:
         return arguments
 
     def extravars(self) -> dict[str, Any]:
-        """The CLI's own extra vars these options add (``gpufleet_level``)."""
-        return {LEVEL_VAR: self.level} if self.level else {}
+        """The CLI's own extra vars these options add (``gpufleet_level``, ``gpufleet_reference_job``)."""
+        extravars: dict[str, Any] = {LEVEL_VAR: self.level} if self.level else {}
+        if self.reference_job is not None:
+            extravars[REFERENCE_JOB_VAR] = self.reference_job
+        return extravars
 
     def runner_kwargs(self) -> dict[str, Any]:
         """The ``ansible_runner.run`` arguments for these options (``cmdline`` a string runner splits with shlex)."""
@@ -128,6 +164,8 @@ class PlaybookOptions:
         arguments = []
         if self.level:
             arguments += ["--level", self.level]
+        if self.reference_job is not None:
+            arguments += ["--reference-job", json.dumps(self.reference_job, sort_keys=True)]
         for value in self.extra_vars:
             arguments += ["-e", value]
         for value in self.tags:
@@ -155,6 +193,7 @@ def add_playbook_arguments(parser: argparse.ArgumentParser) -> None:
                         help="leave out the plays and tasks tagged so (repeatable)")
     parser.add_argument("--check", action="store_true",
                         help="ansible-playbook --check: modules that support it change nothing on the nodes")
+    add_reference_job_argument(parser)
 
 
 def program() -> list[str]:

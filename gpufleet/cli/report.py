@@ -26,6 +26,7 @@ from gpufleet.cli.common import (
     say,
     summary_table,
 )
+from gpufleet.cli.playbook_options import OptionsError, add_reference_job_argument, reference_job_option
 from gpufleet.results.store import ResultsError
 
 
@@ -43,7 +44,12 @@ def cmd_report(args):
         say("gpufleet report: %s has no fleet.json: the run did not finish (resume it with gpufleet validate --out %s)" % (results_dir, results_dir))
         return EXIT_FAILED
     out_dir = os.path.abspath(args.out) if args.out else results_dir
-    report, why = render_report(results_dir, out_dir)
+    try:
+        job = reference_job_option(getattr(args, "reference_job", None))
+    except OptionsError as exc:
+        say("gpufleet report: %s" % exc)
+        return EXIT_FAILED
+    report, why = render_report(results_dir, out_dir, reference_job=job)
     verdicts = node_verdicts(run, fleet, hosts)
     if output.wanted:
         if print_json(output, results_json(run, fleet, hosts), "report") != EXIT_OK:
@@ -73,6 +79,7 @@ def add_parser(commands):
     )
     parser.add_argument("results_dir", metavar="RESULTS_DIR", help="the run's results directory")
     parser.add_argument("--out", metavar="DIR", help="write the report here (default: RESULTS_DIR)")
+    add_reference_job_argument(parser)
     add_output_arguments(parser, "\"values(hosts)[?verdict=='REJECT'].host\" (the rejected nodes)")
     parser.set_defaults(func=cmd_report)
     return parser

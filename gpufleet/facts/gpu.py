@@ -45,8 +45,17 @@ GPU_KEYS = (
     "ecc_errors_volatile_uncorrectable",
     "ecc_errors_aggregate_correctable",
     "ecc_errors_aggregate_uncorrectable",
+    "ecc_errors_volatile_sram_correctable",
+    "ecc_errors_volatile_sram_uncorrectable",
+    "ecc_errors_aggregate_sram_correctable",
+    "ecc_errors_aggregate_sram_uncorrectable",
+    "ecc_errors_volatile_dram_correctable",
+    "ecc_errors_volatile_dram_uncorrectable",
+    "ecc_errors_aggregate_dram_correctable",
+    "ecc_errors_aggregate_dram_uncorrectable",
     "retired_pages",
     "remapped_rows",
+    "gpu_recovery_action",
     "temperature_c",
     "temperature_slowdown_c",
     "temperature_shutdown_c",
@@ -474,6 +483,10 @@ def _soft(reader, key, kind):
     entry = reader.raw.get(key)
     if entry is None:
         return None, None
+    if entry.get("error") and entry.get("error") != "not_found":
+        # timed out, skipped after another query's timeout, could not start: the NVLink state is
+        # unknown (the check says not judged), the rest of the GPU facts stand
+        return None, "`%s` %s" % (reader.command_label(key), entry["error"])
     if entry.get("error") or entry.get("rc") == 0:
         return reader.parsed(key, kind), None
     said = first_line(entry.get("stderr")) or first_line(entry.get("stdout")) or "no output"
@@ -496,21 +509,44 @@ def _lspci(reader):
     return reader.parsed("lspci", "lspci"), None
 
 
+def _queries(reader):
+    """``(xml, text, warnings)``: the two ``-q`` queries, either one enough when the other fails.
+
+    One failing query (non-zero exit, damaged output) must not drop the GPU facts, the NVLink
+    state among them, when the other one read; both failing raises the first failure as before.
+    """
+    parsed, failed = {}, []
+    for key, kind in (("query_xml", "nvidia-smi-xml"), ("query_text", "nvidia-smi-q")):
+        if key not in reader.raw:
+            parsed[key] = None
+            continue
+        try:
+            parsed[key] = reader.parsed(key, kind)
+        except FactError as exc:
+            parsed[key] = None
+            failed.append(exc)
+    if parsed["query_xml"] is None and parsed["query_text"] is None:
+        if failed:
+            raise failed[0]
+        raise FactError("%s: neither `nvidia-smi -q -x` nor `nvidia-smi -q` was collected" % reader.host)
+    warnings = ["%s; the GPU facts come from the other query" % exc for exc in failed]
+    return parsed["query_xml"], parsed["query_text"], warnings
+
+
 def gather(reader):
     """The ``gpufleet_gpu`` fact from one host's raw collector results."""
-    xml = reader.parsed("query_xml", "nvidia-smi-xml") if "query_xml" in reader.raw else None
-    text = reader.parsed("query_text", "nvidia-smi-q") if "query_text" in reader.raw else None
-    if xml is None and text is None:
-        raise FactError("%s: neither `nvidia-smi -q -x` nor `nvidia-smi -q` was collected" % reader.host)
+    xml, text, query_warnings = _queries(reader)
     failures = {}
     status, failures["nvlink_status"] = _soft(reader, "nvlink_status", "nvlink-status")
     errors, failures["nvlink_errors"] = _soft(reader, "nvlink_errors", "nvlink-errors")
     lspci, failures["lspci"] = _lspci(reader)
     collected = "nvlink_status" in reader.raw or "nvlink_errors" in reader.raw
     try:
-        return build_inventory(xml, text, status, errors, lspci, failures=failures, nvlink_collected=collected)
+        fact = build_inventory(xml, text, status, errors, lspci, failures=failures, nvlink_collected=collected)
     except InventoryMismatch as exc:
         raise FactError("%s: %s" % (reader.host, exc)) from None
+    fact["warnings"] = query_warnings + fact["warnings"]
+    return fact
 
 
 def build_facts(reader):

@@ -13,31 +13,13 @@ from __future__ import annotations
 
 import re
 
+from gpufleet.facts import xid_catalog
 from gpufleet.facts.raw import RawReader, first_line
 
 # dma-buf based GPUDirect RDMA (no nvidia-peermem) needs Linux >= 5.12 and NVIDIA's open kernel
 # module (NVIDIA GPUDirect RDMA docs, "Using dma-buf"; NCCL uses it from 2.19 when available).
 DMABUF_MIN_KERNEL = (5, 12)
 PEERMEM_MODULES = ("nvidia_peermem", "nv_peer_mem")
-
-# Xids after which NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) asks for a GPU
-# reset, a node reboot or a support case rather than an application restart: memory (ECC, row
-# remapping), NVLink, GPU lost from the bus, GSP firmware and micro-controller faults.
-CRITICAL_XIDS = {
-    46: "GPU stopped processing",
-    48: "double-bit ECC error (DBE)",
-    62: "internal micro-controller halt",
-    63: "ECC page retirement / row remapping event (reset to activate)",
-    64: "ECC page retirement / row remapping failure",
-    74: "NVLink error",
-    79: "GPU has fallen off the bus",
-    92: "high single-bit ECC error rate",
-    94: "contained ECC error",
-    95: "uncontained ECC error",
-    119: "GSP RPC timeout",
-    120: "GSP error",
-    140: "unrecovered ECC error",
-}
 
 # Most recent kernel-log events kept in the facts (all are counted).
 EVENTS_KEPT = 50
@@ -295,11 +277,16 @@ def xid_summary(log, source, reason=None, keep=EVENTS_KEPT):
     """The ``xid`` group from a ``kernel-log`` parse (None with ``reason`` when unreadable)."""
     if log is None:
         return {"state": "unreadable", "source": None, "reason": reason, "events": [], "events_total": None,
-                "counts": {}, "fallen_off_bus": [], "critical": [], "peermem_errors": None}
+                "counts": {}, "fallen_off_bus": [], "critical": [], "peermem_errors": None,
+                "recovery_actions": {}, "sxid": {"events": [], "events_total": None, "counts": {}, "fatal": []}}
+    # critical: the Xids NVIDIA's catalog sends to a repair (gpufleet/facts/xid_catalog.yml), Xid 154 when a GPU's
+    # recovery action is other than None; the same judgement as host.xid and the health re-read after stress
+    recovery_actions = dict(log.get("recovery_actions") or {})
     critical = []
     for key in sorted(log["xid_counts"], key=int):
-        if int(key) in CRITICAL_XIDS:
-            critical.append({"xid": int(key), "count": log["xid_counts"][key], "meaning": CRITICAL_XIDS[int(key)]})
+        if xid_catalog.xid_status(int(key), recovery_actions) == xid_catalog.FAIL:
+            critical.append({"xid": int(key), "count": log["xid_counts"][key],
+                             "meaning": xid_catalog.meaning(int(key))})
     events = log["events"]
     return {
         "state": "read",
@@ -311,7 +298,27 @@ def xid_summary(log, source, reason=None, keep=EVENTS_KEPT):
         "fallen_off_bus": list(log["fallen_off_bus"]),
         "critical": critical,
         "peermem_errors": log["peermem_errors"],
+        # the action the last Xid 154 of each GPU asked for (R570+ drivers print it)
+        "recovery_actions": recovery_actions,
+        "sxid": sxid_summary(log.get("sxid_events") or [], keep),
     }
+
+
+def sxid_summary(events, keep=EVENTS_KEPT):
+    """NVSwitch SXid headlines of a ``kernel-log`` parse: counts, and the fatal ones per number and switch."""
+    counts, fatal = {}, {}
+    for event in events:
+        key = str(event["sxid"])
+        counts[key] = counts.get(key, 0) + 1
+        if event["fatal"]:
+            entry = fatal.setdefault(event["sxid"], {"sxid": event["sxid"], "count": 0, "switches": [],
+                                                     "first_message": event["message"]})
+            entry["count"] += 1
+            where = "%s (%s)" % (event["switch"], event["pci"])
+            if where not in entry["switches"]:
+                entry["switches"].append(where)
+    return {"events": events[-keep:] if keep else [], "events_total": len(events), "counts": counts,
+            "fatal": [fatal[number] for number in sorted(fatal)]}
 
 
 def summary(facts):
@@ -347,6 +354,9 @@ def summary(facts):
             lines.append("GPU fallen off the bus: %s" % ", ".join(xid["fallen_off_bus"]))
         if xid["peermem_errors"]:
             lines.append("nvidia-peermem errors in the kernel log: %d" % xid["peermem_errors"])
+        if xid["sxid"]["fatal"]:
+            fatal = ", ".join("%d x%d" % (item["sxid"], item["count"]) for item in xid["sxid"]["fatal"])
+            lines.append("NVSwitch fatal SXid: %s" % fatal)
     if facts["driver"]["version"] is None:
         lines.append("driver: unknown (%s)" % facts["driver"]["reason"])
     return lines

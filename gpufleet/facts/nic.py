@@ -258,12 +258,71 @@ def build_interface(entry, ethtool=None, driver_info=None, ethtool_error=None, i
         "ipv6": _addresses(ip_entry, "inet6") if ip_known else None,
         "rdma_device": None,
         "rdma_port": None,
+        # /proc/net/bonding/<name> read by the collector (bonds only; None when not read).
+        "bond": parse_bonding(entry.get("bonding_status")),
     }
     if ip_known and ip_entry is None:
         iface["ipv4"], iface["ipv6"] = [], []
     if iface["driver"] is None and driver_info:
         iface["driver"] = driver_info.get("driver")
     return iface
+
+
+# --- bonds ---------------------------------------------------------------------------------
+
+_BOND_KEY_RE = re.compile(r"^\s*([^:]+?)\s*:\s*(.*?)\s*$")
+_MBPS_RE = re.compile(r"^(\d+)\s*Mbps$")
+# /proc/net/bonding "Bonding Mode:" text of 802.3ad (drivers/net/bonding/bond_options.c names mode 4 so).
+LACP_MODE_TEXT = "IEEE 802.3ad Dynamic link aggregation"
+
+
+def parse_bonding(text: str | None) -> dict | None:
+    """The bonding driver's ``/proc/net/bonding/<bond>`` text -> mode, active aggregator and members.
+
+    ``{"mode", "lacp", "mii_status", "active_aggregator", "members": [{"name", "mii_status",
+    "speed_mbps", "duplex", "link_failure_count", "aggregator_id", "active"}]}``. A member is
+    ``active`` when its MII status is up and, in 802.3ad, it sits in the active aggregator (a
+    member LACP left in another aggregator carries no traffic). None for no text.
+    """
+    if not text or not text.strip():
+        return None
+    bond = {"mode": None, "lacp": False, "mii_status": None, "active_aggregator": None, "members": []}
+    member, in_active_info = None, False
+    for line in text.splitlines():
+        match = _BOND_KEY_RE.match(line)
+        if not match:
+            continue
+        key, value = match.group(1), match.group(2)
+        if key == "Slave Interface":
+            member = {"name": value, "mii_status": None, "speed_mbps": None, "duplex": None, "link_failure_count": None,
+                      "aggregator_id": None, "active": False}
+            bond["members"].append(member)
+            in_active_info = False
+        elif key == "Active Aggregator Info":
+            in_active_info = True
+        elif member is None:
+            if key == "Bonding Mode":
+                bond["mode"] = value
+                bond["lacp"] = value == LACP_MODE_TEXT
+            elif key == "MII Status":
+                bond["mii_status"] = value
+            elif key == "Aggregator ID" and in_active_info:
+                bond["active_aggregator"] = parse_int(value)
+        elif key == "MII Status":
+            member["mii_status"] = value
+        elif key == "Speed":
+            speed = _MBPS_RE.match(value)
+            member["speed_mbps"] = int(speed.group(1)) if speed else None
+        elif key == "Duplex":
+            member["duplex"] = value
+        elif key == "Link Failure Count":
+            member["link_failure_count"] = parse_int(value)
+        elif key == "Aggregator ID":
+            member["aggregator_id"] = parse_int(value)
+    for item in bond["members"]:
+        in_aggregator = not bond["lacp"] or bond["active_aggregator"] is None or item["aggregator_id"] == bond["active_aggregator"]
+        item["active"] = item["mii_status"] == "up" and in_aggregator
+    return bond
 
 
 # --- RDMA ----------------------------------------------------------------------------------
@@ -421,6 +480,29 @@ def merge_ibv_devinfo(rdma, devinfo):
     return rdma
 
 
+# --- which physical part an HCA is -----------------------------------------------------------
+
+_FW_MAJOR_RE = re.compile(r"^\s*(\d+)\.")
+
+
+def hca_part(dev: dict) -> dict:
+    """``{"part", "firmware_family", "firmware_group"}``: what HCA firmware is compared within.
+
+    A virtual function shows a generic PCI device id (``vendor_part_id`` 4126, ``15b3:101e``,
+    "ConnectX Family mlx5Gen Virtual Function", is shared by ConnectX-6 Dx, ConnectX-7 and
+    BlueField VFs), so the part is the board id (the PSID, e.g. ``MT_0000000223``, Azure's
+    ``MSF0000000047``) before the HCA type or part id, and the generation is the firmware's major
+    number (NVIDIA numbers each adapter family's firmware line on its own: 20.x ConnectX-6,
+    22.x ConnectX-6 Dx, 28.x ConnectX-7, 32.x BlueField-3). HCAs of one ``firmware_group`` should
+    run one firmware; HCAs of different groups are different products.
+    """
+    part = dev.get("board_id") or dev.get("hca_type") or (None if dev.get("vendor_part_id") is None else "part %s" % dev["vendor_part_id"])
+    major = _FW_MAJOR_RE.match(dev.get("fw_ver") or "")
+    family = int(major.group(1)) if major else None
+    group = None if part is None else "%s%s" % (part, "" if family is None else " (firmware %d.x)" % family)
+    return {"part": part, "firmware_family": family, "firmware_group": group}
+
+
 # --- the whole fact --------------------------------------------------------------------------
 
 
@@ -487,6 +569,8 @@ def build_nic_facts(sysfs, ethtool=None, ethtool_driver=None, ethtool_errors=Non
     rdma = [build_rdma_device(entry, net_by_name) for entry in (sysfs or {}).get("infiniband") or []]
     merge_ibstat(rdma, ibstat)
     merge_ibv_devinfo(rdma, ibv_devinfo)
+    for dev in rdma:
+        dev.update(hca_part(dev))
     by_iface = {iface["name"]: iface for iface in interfaces}
     for dev in rdma:
         for port in dev["ports"]:

@@ -26,6 +26,7 @@ from gpufleet.checks.burn_in import drift_results
 from gpufleet.checks.burn_in_flags import judge
 from gpufleet.facts import nvml_samples as nvml
 from gpufleet.results.burn_in import load_samples, read_history, records_of
+from gpufleet.results.gpu_compute import gpu_figures
 from gpufleet.results.store import ResultsError
 
 PREFIX = "gpufleet_"
@@ -37,6 +38,14 @@ GAUGES = (
     ("gpu_sm_clock_hertz", "GPU SM clock (NVML, the latest sample).",
      lambda sample: None if sample.get("sm_clock_mhz") is None else sample["sm_clock_mhz"] * 1000000),
     ("gpu_power_watts", "GPU board power draw (NVML, the latest sample).", lambda sample: sample.get("power_w")),
+)
+
+# The gpu_compute benchmark's per-GPU figures: (name, figures key, label name, scale to base units, help).
+THROUGHPUT_GAUGES = (
+    ("gpu_gemm_flops_per_second", "gemm_tflops", "dtype", 1e12,
+     "Dense matrix-multiply throughput of the GPU per precision (gpu_compute benchmark, the latest run)."),
+    ("gpu_memory_bandwidth_bytes_per_second", "hbm_gbs", "kernel", 1e9,
+     "GPU memory (HBM) bandwidth per streaming kernel (gpu_compute benchmark, the latest run)."),
 )
 
 
@@ -89,12 +98,13 @@ def latest(parsed):
     return [{"ident": nvml.gpu_identity(index, series[index], parsed.get("header")), "sample": series[index][-1]} for index in sorted(series)]
 
 
-def render(gpus, findings=None, sampled_at=None):
+def render(gpus, findings=None, sampled_at=None, throughput=None):
     """The exposition text for ``gpus`` (:func:`latest`).
 
     ``findings``: check results with a ``gpu`` key (flags.judge / the host's burn_in checks);
     each GPU gets ``gpufleet_gpu_findings{status="warn"|"fail"}`` counts. ``sampled_at``: epoch
-    seconds of the samples, as ``gpufleet_health_last_sample_timestamp_seconds``.
+    seconds of the samples, as ``gpufleet_health_last_sample_timestamp_seconds``. ``throughput``: the host's latest
+    gpu_compute figures per GPU (report/cost.py ``gpu_figures``), as the THROUGHPUT_GAUGES.
     """
     families = []
 
@@ -157,17 +167,27 @@ def render(gpus, findings=None, sampled_at=None):
                 lines.append("%sgpu_findings%s %d\n" % (PREFIX, labels, counts.get((item["ident"]["index"], status), 0)))
         family("gpu_findings", "gauge", "Burn-in and health findings of the GPU in gpufleet's latest judging, by status.", lines)
 
+    # the gpu_compute benchmark's figures (report/cost.py gpu_figures), so their trend is kept between weekly checks
+    uuids = {item["ident"]["index"]: item["ident"].get("uuid") or "" for item in gpus}
+    for name, field, label, scale, text in THROUGHPUT_GAUGES:
+        lines = []
+        for gpu in throughput or []:
+            ident = {"index": gpu.get("index"), "uuid": uuids.get(gpu.get("index"), ""), "name": gpu.get("name") or ""}
+            for key, value in sorted((gpu.get(field) or {}).items()):
+                lines.append("%s%s%s %s\n" % (PREFIX, name, _labels(base(ident) + [(label, key)]), format_value(value * scale)))
+        family(name, "gauge", text, lines)
+
     if sampled_at is not None:
         family("health_last_sample_timestamp_seconds", "gauge", "When gpufleet last sampled this node (Unix time).",
                ["%shealth_last_sample_timestamp_seconds %s\n" % (PREFIX, format_value(sampled_at))])
     return "".join(families)
 
 
-def render_samples(parsed, findings=None):
+def render_samples(parsed, findings=None, throughput=None):
     """:func:`render` of a whole sampler run: the last sample of each GPU, stamped with the last sample's time."""
     gpus = latest(parsed)
     times = [sample["t"] for sample in parsed.get("samples") or []]
-    return render(gpus, findings=findings, sampled_at=max(times) if times else None)
+    return render(gpus, findings=findings, sampled_at=max(times) if times else None, throughput=throughput)
 
 
 def host_findings(host_record, parsed, load, thresholds, drift):
@@ -192,4 +212,4 @@ def prometheus_text(run, host, record_name=None, thresholds=None):
         raise ResultsError("host %s, burn-in record %s: %s" % (host, entry.get("name"), problem))
     drift = [flag for flag in (read_history(run.path) or {}).get("flags") or [] if isinstance(flag, dict) and flag.get("host") == host]
     findings = host_findings(host_record, parsed, entry.get("load"), thresholds, drift)
-    return render_samples(parsed, findings=findings), len(latest(parsed))
+    return render_samples(parsed, findings=findings, throughput=gpu_figures(host_record)), len(latest(parsed))

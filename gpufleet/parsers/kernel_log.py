@@ -31,6 +31,13 @@
                                    # message or Xid 79), first-seen order, each once
       "peermem_errors": int,       # nvidia-peermem / nv_peer_mem lines saying ERROR
       "peermem_first_line": int | None,
+      "recovery_actions": {str: str | None},  # GPU address -> the action the LAST Xid 154 of that GPU
+                                   # changed to ("GPU Reset Required", "None"; None when unreadable);
+                                   # every Xid 154 event also carries "recovery_action"
+      "sxid_events": [             # one per NVSwitch SXid headline ("..., Fatal, ..." / "..., Non-fatal, ...");
+        {line, timestamp, switch ("nvswitch3"), pci ("0000:05:00.0"), sxid: int, fatal: bool, message}
+      ],                           # the "Severity ..." / "Data {...}" lines that follow are details, not events
+      "sxid_counts": {str: int},   # "20034" -> headlines
     }
 
 Continuation lines (the indented second and third lines of a multi-line ``NVRM:`` message under
@@ -65,6 +72,13 @@ _GPU_ADDR_RE = re.compile(r"(?:NVIDIA GPU|GPU at PCI:|GPU) ((?:[0-9A-Fa-f]{4,8}:
 # A multi-line NVRM message logged one line per record names the GPU at most this many records earlier.
 _CONTINUATION_RECORDS = 3
 _PEERMEM_RE = re.compile(r"\b(?:nvidia[-_]peermem|nv_peer_mem)\b.*\bERROR\b")
+# NVSwitch driver: "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 48 LTSSM Fault Up"; the
+# lines after the headline repeat the number with "Severity ...", "Data {...}" (details, not new events).
+_SXID_RE = re.compile(r"\bnvidia-(nvswitch\d+): SXid "
+                      r"\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): "
+                      r"(\d+), (Fatal|Non-fatal), ?(.*)$")
+# Xid 154 (R570+): "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)".
+_RECOVERY_RE = re.compile(r"recovery action changed from .*? to (0x[0-9A-Fa-f]+) \(([^)]*)\)")
 
 
 def _strip_prefix(line):
@@ -98,7 +112,12 @@ def _xid_event(number, timestamp, message, line):
             if process in ("<unknown>", "'<unknown>'", ""):
                 process = None
             rest = rest[name_match.end():]
-    return {"line": number, "timestamp": timestamp, "pci": pci, "xid": xid, "pid": pid, "process": process, "message": rest.strip()}
+    event = {"line": number, "timestamp": timestamp, "pci": pci, "xid": xid, "pid": pid, "process": process,
+             "message": rest.strip()}
+    if xid == 154:
+        changed = _RECOVERY_RE.search(rest)
+        event["recovery_action"] = changed.group(2).strip() if changed else None
+    return event
 
 
 def parse_kernel_log(text):
@@ -115,6 +134,9 @@ def parse_kernel_log(text):
         "fallen_off_bus": [],
         "peermem_errors": 0,
         "peermem_first_line": None,
+        "recovery_actions": {},
+        "sxid_events": [],
+        "sxid_counts": {},
     }
     records = []  # [first line number, timestamp, message text]
     for number, raw in numbered_lines(text):
@@ -149,9 +171,18 @@ def parse_kernel_log(text):
             result["xid_counts"][key] = result["xid_counts"].get(key, 0) + 1
             if event["xid"] == 79:
                 _add_once(result["fallen_off_bus"], event["pci"])
+            if event["xid"] == 154:
+                result["recovery_actions"][event["pci"]] = event["recovery_action"]
         elif "fallen off the bus" in message and last_named is not None and index - last_named[0] <= _CONTINUATION_RECORDS:
             # the address is on this line, or on the first line of a message logged line by line
             _add_once(result["fallen_off_bus"], last_named[1])
+        sxid = _SXID_RE.search(message)
+        if sxid:
+            switch, pci, number_text, severity, rest = sxid.groups()
+            result["sxid_events"].append({"line": number, "timestamp": timestamp, "switch": switch,
+                                          "pci": pci.lower(), "sxid": int(number_text),
+                                          "fatal": severity == "Fatal", "message": rest.strip()})
+            result["sxid_counts"][number_text] = result["sxid_counts"].get(number_text, 0) + 1
         if _PEERMEM_RE.search(message):
             result["peermem_errors"] += 1
             if result["peermem_first_line"] is None:

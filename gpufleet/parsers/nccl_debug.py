@@ -58,6 +58,13 @@ are removed first. Lines that are not NCCL lines are ignored.
 - ``transports`` (dict[str, int]): the same counts by class: ``NET/IB``, ``NET/Socket``,
   ``NET/<plugin>``, ``P2P/IPC``, ``P2P/direct pointer``, ``P2P/CUMEM``, ``SHM``, ``NVLS``,
   ``COLLNET``...
+- ``net_vias`` (list[dict]): each distinct network transport of the ``Channel``/``Ring`` lines per
+  host, in order of first appearance: ``{host, via (as printed), network ('IB', 'Socket' or the
+  plugin name), dev (int: the index into that host's ``NET/... : Using`` list), gdrdma (bool),
+  count, line (the first line printing it)}``.
+- ``networks_by_host`` (dict[str, list[str]]): host (``""`` for lines without a host prefix) ->
+  the network classes (as ``using_network``) its ranks named (``Using network X``, ``Assigned NET
+  plugin X``) or connected over (``via NET/X/...``).
 - ``channels`` (dict): ``ring`` (int|None, the ``MM`` of ``Channel NN/MM : ranks``),
   ``coll``, ``collnet``, ``nvls``, ``p2p`` (int|None, from ``N coll channels, N collnet
   channels, N nvls channels, N p2p channels``).
@@ -322,6 +329,8 @@ def _new_result():
         "fallback_to_socket": False,
         "via": {},
         "transports": {},
+        "net_vias": [],
+        "networks_by_host": {},
         "channels": {"ring": None, "coll": None, "collnet": None, "nvls": None, "p2p": None},
         "gdrdma": None,
         "dmabuf": None,
@@ -345,6 +354,7 @@ class _State:
         self.gdr_disabled = False
         self.device_keys = set()
         self.socket_names = []
+        self.net_via_index = {}
 
 
 def _max_int(current, value):
@@ -373,10 +383,12 @@ def _read_message(state, number, host, msg):
     if match:
         state.assigned = match.group(1).strip()
         _add_unique(res["using_networks"], state.assigned)
+        _add_unique(res["networks_by_host"].setdefault(host or "", []), _network_class(state.assigned))
     match = re.match(r"Using network (.+?)\s*$", msg)
     if match:
         state.using = match.group(1)
         _add_unique(res["using_networks"], state.using)
+        _add_unique(res["networks_by_host"].setdefault(host or "", []), _network_class(state.using))
     match = re.match(r"Initialized NET plugin (.+?)\s*$", msg)
     if match:
         _add_unique(res["net_plugins_initialized"], match.group(1))
@@ -397,7 +409,7 @@ def _read_message(state, number, host, msg):
     if match:
         _add_unique(res["bootstrap_interfaces"], match.group(1))
     _read_net(state, number, host, msg)
-    _read_transports(state, number, msg)
+    _read_transports(state, number, msg, host)
 
 
 def _read_net(state, number, host, msg):
@@ -448,7 +460,23 @@ def _read_net(state, number, host, msg):
         res["collnet_enabled_by_env"] = match.group(1) != "0"
 
 
-def _read_transports(state, number, msg):
+def _note_net_via(state, number, host, via):
+    """One ``net_vias`` entry per (host, via); later lines add to its count."""
+    res = state.result
+    key = (host or "", via)
+    if key in state.net_via_index:
+        res["net_vias"][state.net_via_index[key]]["count"] += 1
+        return
+    parts = via.split("/")
+    dev = re.match(r"\d+", parts[2]) if len(parts) > 2 else None
+    network = _network_class(parts[1])
+    state.net_via_index[key] = len(res["net_vias"])
+    res["net_vias"].append({"host": host, "via": via, "network": network, "dev": int(dev.group(0)) if dev else None,
+                            "gdrdma": "GDRDMA" in parts[3:], "count": 1, "line": number})
+    _add_unique(res["networks_by_host"].setdefault(host or "", []), network)
+
+
+def _read_transports(state, number, msg, host=None):
     res = state.result
     match = _VIA_RE.search(msg)
     if match and re.match(r"(?:Channel|Ring) \d+", msg):
@@ -458,6 +486,8 @@ def _read_transports(state, number, msg):
         if via.startswith("P2P/") and not _P2P_VIA_RE.match(via):
             raise ParseError("damaged P2P transport %r" % via, line=number, kind=KIND)
         res["via"][via] = res["via"].get(via, 0) + 1
+        if via.startswith("NET/"):
+            _note_net_via(state, number, host, via)
         cls = _transport_class(via)
         res["transports"][cls] = res["transports"].get(cls, 0) + 1
     for count, name in _CHANNELS_RE.findall(msg):

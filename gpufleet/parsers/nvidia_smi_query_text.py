@@ -31,7 +31,12 @@ Each GPU dict (the same key names as the XML and CSV parsers; None when absent o
                                                DRAM, or the "Single Bit"/"Double Bit" Totals
                                                of older drivers); None when all are N/A
     retired_pages       {single_bit_ecc: int, double_bit_ecc: int, pending: bool} or None
+    ecc_errors_{volatile,aggregate}_{sram,dram}_{correctable,uncorrectable}
+                                         int   the same counts per memory kind (A100 and later
+                                               print SRAM and DRAM lines); None when not printed
     remapped_rows       {correctable: int, uncorrectable: int, pending: bool, failure: bool} or None
+    gpu_recovery_action str   "GPU Recovery Action" as printed ("None", "GPU Reset Required", ...;
+                              R570+); None when not printed or N/A
     temperature_c, temperature_slowdown_c, temperature_shutdown_c
                                          int   absolute temperatures only ("GPU Slowdown Temp");
                                                the relative "... T.Limit Temp" rows of R535+
@@ -429,6 +434,28 @@ def _ecc_counts(block):
     return _sum(correctable), _sum(uncorrectable)
 
 
+def _ecc_memory_counts(block, memory):
+    """(correctable, uncorrectable) of one memory kind ("SRAM" or "DRAM") in a Volatile/Aggregate block.
+
+    The per-kind lines exist from R470 on A100 and later ("SRAM Uncorrectable" or, from R535, its two
+    parts "SRAM Uncorrectable Parity" and "SRAM Uncorrectable SEC-DED"); (None, None) without them.
+    """
+    if block is None:
+        return None, None
+    correctable, uncorrectable = [], []
+    for node in block.children:
+        if node.value is None or node.children:
+            continue
+        key = _norm(node.key)
+        if not key.startswith(memory.lower() + " "):
+            continue
+        if "uncorrectable" in key:
+            uncorrectable.append(_int(node))
+        elif "correctable" in key:
+            correctable.append(_int(node))
+    return _sum(correctable), _sum(uncorrectable)
+
+
 def _retired_pages(block):
     if block is None or not block.children:
         return None
@@ -508,6 +535,11 @@ def _gpu(section, index, pci_bus_id, warnings):
     ecc = section.child("ECC Errors")
     vol_c, vol_u = _ecc_counts(ecc.child("Volatile") if ecc is not None else None)
     agg_c, agg_u = _ecc_counts(ecc.child("Aggregate") if ecc is not None else None)
+    by_memory = {}
+    for scope in ("Volatile", "Aggregate"):
+        for memory in ("SRAM", "DRAM"):
+            counts = _ecc_memory_counts(ecc.child(scope) if ecc is not None else None, memory)
+            by_memory["%s_%s" % (scope.lower(), memory.lower())] = counts
     temp = section.child("Temperature")
     power = section.child("GPU Power Readings", "Power Readings")
     clocks = section.child("Clocks")
@@ -535,8 +567,17 @@ def _gpu(section, index, pci_bus_id, warnings):
         "ecc_errors_volatile_uncorrectable": vol_u,
         "ecc_errors_aggregate_correctable": agg_c,
         "ecc_errors_aggregate_uncorrectable": agg_u,
+        "ecc_errors_volatile_sram_correctable": by_memory["volatile_sram"][0],
+        "ecc_errors_volatile_sram_uncorrectable": by_memory["volatile_sram"][1],
+        "ecc_errors_aggregate_sram_correctable": by_memory["aggregate_sram"][0],
+        "ecc_errors_aggregate_sram_uncorrectable": by_memory["aggregate_sram"][1],
+        "ecc_errors_volatile_dram_correctable": by_memory["volatile_dram"][0],
+        "ecc_errors_volatile_dram_uncorrectable": by_memory["volatile_dram"][1],
+        "ecc_errors_aggregate_dram_correctable": by_memory["aggregate_dram"][0],
+        "ecc_errors_aggregate_dram_uncorrectable": by_memory["aggregate_dram"][1],
         "retired_pages": _retired_pages(section.child("Retired Pages")),
         "remapped_rows": _remapped_rows(section.child("Remapped Rows")),
+        "gpu_recovery_action": _text(section.child("GPU Recovery Action")),
         "temperature_c": _int(temp.child("GPU Current Temp"), "C") if temp is not None else None,
         "temperature_slowdown_c": _int(temp.child("GPU Slowdown Temp"), "C") if temp is not None else None,
         "temperature_shutdown_c": _int(temp.child("GPU Shutdown Temp"), "C") if temp is not None else None,

@@ -37,6 +37,9 @@ Each ``gpu`` carries the per-GPU keys shared with the ``nvidia-smi -q`` text and
   pending_blacklist or pending_retirement)} or None when all N/A.
 - ``remapped_rows``: {``correctable``, ``uncorrectable``, ``pending``, ``failure`` (bools)} or None
   (``<remapped_rows>N/A</remapped_rows>``).
+- ``ecc_errors_{volatile,aggregate}_{sram,dram}_{correctable,uncorrectable}``: the counts per memory
+  kind (new layout only; None in the old single/double-bit layout).
+- ``gpu_recovery_action``: ``<gpu_recovery_action>`` as printed (R570+), None when absent or N/A.
 - ``temperature_c``, ``temperature_slowdown_c``, ``temperature_shutdown_c`` (gpu_temp,
   gpu_temp_slow_threshold, gpu_temp_max_threshold).
 - ``power_draw_w`` (power_draw, else average_power_draw, else instant_power_draw),
@@ -269,6 +272,25 @@ def _ecc_scope(scope):
     return _sum(correctable), _sum(uncorrectable)
 
 
+def _ecc_memory(scope, memory):
+    """(correctable, uncorrectable) of one memory kind (``sram``/``dram``) in a <volatile>/<aggregate>."""
+    if scope is None:
+        return None, None
+    names = {child.tag for child in scope.children}
+    correctable, uncorrectable = [], []
+    for child in scope.children:
+        tag = child.tag
+        if child.children or not tag.startswith(memory + "_"):
+            continue
+        if tag == memory + "_correctable":
+            correctable.append(_number(scope, tag))
+        elif tag == memory + "_uncorrectable":
+            uncorrectable.append(_number(scope, tag))
+        elif tag.startswith(memory + "_uncorrectable_") and memory + "_uncorrectable" not in names:
+            uncorrectable.append(_number(scope, tag))  # the parts (parity, SEC-DED) of an unprinted total
+    return _sum(correctable), _sum(uncorrectable)
+
+
 def _old_ecc_sum(node):
     if node is None:
         return None
@@ -406,8 +428,9 @@ def _normalise(gpu, position):
     temperature = gpu.find("temperature")
     clocks, max_clocks = gpu.find("clocks"), gpu.find("max_clocks")
     ecc = gpu.find("ecc_errors")
-    volatile = _ecc_scope(ecc.find("volatile") if ecc is not None else None)
-    aggregate = _ecc_scope(ecc.find("aggregate") if ecc is not None else None)
+    volatile_node = ecc.find("volatile") if ecc is not None else None
+    aggregate_node = ecc.find("aggregate") if ecc is not None else None
+    volatile, aggregate = _ecc_scope(volatile_node), _ecc_scope(aggregate_node)
     return {
         "index": position,
         "pci_bus_id": _text(gpu, "pci/pci_bus_id") or gpu.attrib.get("id"),
@@ -429,8 +452,17 @@ def _normalise(gpu, position):
         "ecc_errors_volatile_uncorrectable": volatile[1],
         "ecc_errors_aggregate_correctable": aggregate[0],
         "ecc_errors_aggregate_uncorrectable": aggregate[1],
+        "ecc_errors_volatile_sram_correctable": _ecc_memory(volatile_node, "sram")[0],
+        "ecc_errors_volatile_sram_uncorrectable": _ecc_memory(volatile_node, "sram")[1],
+        "ecc_errors_aggregate_sram_correctable": _ecc_memory(aggregate_node, "sram")[0],
+        "ecc_errors_aggregate_sram_uncorrectable": _ecc_memory(aggregate_node, "sram")[1],
+        "ecc_errors_volatile_dram_correctable": _ecc_memory(volatile_node, "dram")[0],
+        "ecc_errors_volatile_dram_uncorrectable": _ecc_memory(volatile_node, "dram")[1],
+        "ecc_errors_aggregate_dram_correctable": _ecc_memory(aggregate_node, "dram")[0],
+        "ecc_errors_aggregate_dram_uncorrectable": _ecc_memory(aggregate_node, "dram")[1],
         "retired_pages": _retired_pages(gpu),
         "remapped_rows": _remapped_rows(gpu),
+        "gpu_recovery_action": _text(gpu, "gpu_recovery_action"),
         "temperature_c": _number(temperature, "gpu_temp", "C"),
         "temperature_slowdown_c": _number(temperature, "gpu_temp_slow_threshold", "C"),
         "temperature_shutdown_c": _number(temperature, "gpu_temp_max_threshold", "C"),

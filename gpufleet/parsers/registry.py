@@ -14,6 +14,7 @@ from types import ModuleType
 from gpufleet.parsers import (
     dcgmi_diag,
     ethtool,
+    gpubench,
     ibdev2netdev,
     ibstat,
     ibstatus,
@@ -41,7 +42,7 @@ from gpufleet.parsers.common import ParseError
 # The parser modules KINDS names, by their name in this package.
 MODULES: dict[str, ModuleType] = {
     module.__name__.rsplit(".", 1)[-1]: module
-    for module in (dcgmi_diag, ethtool, ibdev2netdev, ibstat, ibstatus, ibv_devinfo, ip_addr, iperf3, kernel_log, kernel_modules,
+    for module in (dcgmi_diag, ethtool, gpubench, ibdev2netdev, ibstat, ibstatus, ibv_devinfo, ip_addr, iperf3, kernel_log, kernel_modules,
                    lspci, lspci_acs, nccl_debug, nccl_tests, nvbandwidth, nvidia_smi_csv, nvidia_smi_nvlink,
                    nvidia_smi_query_text, nvidia_smi_topo, nvidia_smi_xml, p2p_bandwidth_latency, perftest,
                    resource_limits)
@@ -77,6 +78,7 @@ KINDS = {
     "nvbandwidth": ("nvbandwidth", "parse_nvbandwidth", "nvbandwidth"),
     "p2p-bandwidth": ("p2p_bandwidth_latency", "parse_p2p_bandwidth_latency", "CUDA sample p2pBandwidthLatencyTest"),
     "dcgmi-diag": ("dcgmi_diag", "parse_dcgmi_diag", "dcgmi diag -r LEVEL -j (DCGM's diagnostic as JSON)"),
+    "gpubench": ("gpubench", "parse_gpubench", "gpubench (gpufleet's per-GPU GEMM and HBM bandwidth benchmark)"),
 }
 
 

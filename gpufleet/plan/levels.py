@@ -11,7 +11,8 @@ benchmarks each node had to have judged (gpufleet/results/verdicts.py, checks/ev
 - ``quick``: facts only; an ACCEPT at this level is labelled :data:`STATIC_LABEL`.
 - ``standard`` (the default): + the benchmarks: all-reduce over every GPU of each node; with two hosts or
   more the pairwise bad-node search; ``ib_write_bw`` when two hosts or more have an Active RDMA rail, and
-  ``iperf3`` when a host has none; ``nvbandwidth`` on the nodes where it is built.
+  ``iperf3`` when a host has none; ``nvbandwidth`` on the nodes where it is built; ``gpu_compute`` (gpubench:
+  GEMM TFLOP/s per precision and HBM GB/s of every GPU) on every node.
 - ``full``: + the burn-in.
 
 ``gpufleet_benchmarks`` (a list) and ``gpufleet_burn_in`` (a bool) override the level for their phase.
@@ -77,6 +78,7 @@ def level_benchmarks(level: Any, hosts: int, rail_hosts: int) -> list[str]:
     if hosts > 1 and rail_hosts < hosts:
         chosen.append("iperf3")
     chosen.append("nvbandwidth")
+    chosen.append("gpu_compute")
     return chosen
 
 

@@ -4,7 +4,9 @@
 """NCCL networking derived from the whole fleet's NIC facts (pure, controller side).
 
 Input: every node's ``gpufleet_nic`` (docs/facts/nic_facts.md), its installed NCCL version
-(``gpufleet_host.versions.nccl.version``), its claim (``gpufleet_claim``) and optional overrides.
+(``gpufleet_host.versions.nccl.version``), its claim (``gpufleet_claim``), its parsed
+``nvidia-smi topo -m`` (``gpufleet_topology``, to keep storage/front-end HCAs at the compute rate out
+of the rails when they are not on a GPU's PCIe path) and optional overrides.
 Output per node: the NCCL variables to write (``env``: ``NCCL_SOCKET_IFNAME``, ``NCCL_IB_DISABLE``,
 ``NCCL_IB_HCA``, ``NCCL_IB_GID_INDEX``), a ``why`` sentence per variable, the compute rails and
 what was left out. Nothing here does I/O.
@@ -24,6 +26,8 @@ import collections
 import ipaddress
 import re
 
+from gpufleet.facts.topology import PCIE_PATH_ORDER, normalise_code
+
 # NCCL 2.21 selects the RoCE GID index itself; before it NCCL_IB_GID_INDEX defaults to 0.
 AUTO_GID_NCCL = (2, 21, 0)
 LINK_LOCAL_V4 = ipaddress.ip_network("169.254.0.0/16")
@@ -40,6 +44,10 @@ EFA_RDMA_RE = re.compile(r"^(rdmap|efa)")
 SAFE_VALUE_RE = re.compile(r"^[A-Za-z0-9_.,:=^@+/%-]*$")
 SAFE_KEY_RE = re.compile(r"^NCCL_[A-Z0-9_]+$")
 CLAIM_LINK_LAYER = {"ib": "InfiniBand", "roce": "Ethernet"}
+# nvidia-smi topo -m paths that keep a NIC on a GPU's own PCIe branch (one or several PCIe switches, no
+# host bridge): GPUDirect RDMA runs best there. PHB, NODE and SYS cross the CPU: a NIC at the compute rate
+# that is only that close to every GPU is a storage or front-end card.
+GPU_LOCAL_PATHS = ("PIX", "PXB")
 
 
 # --- NCCL's matching rules -------------------------------------------------------------------
@@ -345,6 +353,74 @@ def _port_groups(nic):
     return candidates, excluded
 
 
+def nic_gpu_paths(topology):
+    """``{rdma_device: (code, gpus)}``: each NIC's nearest path to any GPU in a parsed ``nvidia-smi topo -m``.
+
+    ``topology`` is ``gpufleet_topology`` (the ``topo`` parser's result): NIC rows are named as the
+    matrix names them (``NIC0``) and mapped to RDMA devices (``mlx5_0``) through the parser's
+    ``device`` (its NIC Legend, or the row name when the header already uses device names); a row
+    without a device is left out. SOC is read as SYS. ``gpus`` says which GPUs are at that distance
+    (``"every GPU"`` or ``"GPU0, GPU3"``). Empty when the matrix is unknown or has no GPU.
+    """
+    if not isinstance(topology, dict):
+        return {}
+    links = topology.get("links") or {}
+    gpus = [gpu.get("name") for gpu in topology.get("gpus") or [] if isinstance(gpu, dict) and gpu.get("name")]
+    out = {}
+    for nic in topology.get("nics") or []:
+        if not isinstance(nic, dict) or not nic.get("device"):
+            continue
+        row = links.get(nic.get("name")) or {}
+        codes = {gpu: normalise_code(row[gpu]) for gpu in gpus if row.get(gpu)}
+        if not codes:
+            continue
+        nearest = min(codes.values(), key=_path_rank)
+        at_nearest = [gpu for gpu in gpus if codes.get(gpu) == nearest]
+        out[nic["device"]] = (nearest, "every GPU" if len(at_nearest) == len(gpus) else ", ".join(at_nearest))
+    return out
+
+
+def _path_rank(code):
+    return PCIE_PATH_ORDER.index(code) if code in PCIE_PATH_ORDER else len(PCIE_PATH_ORDER)
+
+
+def _on_gpu_paths(rails, topology):
+    """``(kept, left_out, note)``: the compute-rate ports on a GPU's PCIe path, the others with why, and a note.
+
+    A port is kept when its device is PIX or PXB to at least one GPU in ``nvidia-smi topo -m``. Without
+    a matrix naming the NICs every port is kept and the note says the path was not checked. When no port
+    at all is PIX/PXB (a VM whose PCIe tree is virtualised, a server without PCIe switches) the matrix
+    cannot tell rails from storage: every port is kept and the note says so. A device the matrix does
+    not show is kept, named in the note.
+    """
+    if not rails:
+        return rails, {}, None
+    if not isinstance(topology, dict):
+        return rails, {}, "PCIe path to the GPUs not checked: no nvidia-smi topo -m facts (gpufleet_topology)"
+    paths = nic_gpu_paths(topology)
+    if not paths:
+        return rails, {}, ("PCIe path to the GPUs not checked: nvidia-smi topo -m names no NIC as an RDMA device "
+                           "next to a GPU")
+    devices = sorted({dev["device"] for dev, _port, _key in rails}, key=_natural)
+    unseen = [device for device in devices if device not in paths]
+    unseen_text = "; not in the nvidia-smi topo -m matrix, kept unchecked: %s" % ", ".join(unseen) if unseen else ""
+    if not any(paths[device][0] in GPU_LOCAL_PATHS for device in devices if device in paths):
+        nearest = sorted({paths[device][0] for device in devices if device in paths}, key=_path_rank)
+        return rails, {}, ("PCIe path to the GPUs not told apart: nvidia-smi topo -m shows none of these ports PIX/PXB "
+                           "to a GPU (nearest: %s), as on a VM whose PCIe tree is virtualised or a server without PCIe "
+                           "switches; all kept%s" % (", ".join(nearest), unseen_text))
+    kept, left_out = [], {}
+    for dev, port, key in rails:
+        path = paths.get(dev["device"])
+        if path is None or path[0] in GPU_LOCAL_PATHS:
+            kept.append((dev, port, key))
+            continue
+        left_out["%s:%s" % (dev["device"], port["port"])] = (
+            "%s at the compute rate, but not on a GPU's PCIe path: %s at best (to %s) in nvidia-smi topo -m, "
+            "the rails are PIX/PXB to a GPU: storage/front-end" % (_rate_text(key), path[0], path[1]))
+    return kept, left_out, "PCIe path checked with nvidia-smi topo -m: each rail is PIX/PXB to a GPU%s" % unseen_text
+
+
 def _majority(keys):
     counts = collections.Counter(keys)
     if not counts:
@@ -449,7 +525,10 @@ def check_override(host, key, value, nic):
 def derive(nodes, cluster_cidr=None, overrides=None, host_overrides=None):
     """NCCL settings for every node of the fleet.
 
-    ``nodes``: ``{host: {"nic": gpufleet_nic, "nccl_version": "2.18.3"|None, "claim": dict|None}}``.
+    ``nodes``: ``{host: {"nic": gpufleet_nic, "nccl_version": "2.18.3"|None, "claim": dict|None,
+    "topology": gpufleet_topology|None}}``. With a topology, compute-rate ports whose device is not PIX
+    or PXB to any GPU are left out of the rails (see :func:`_on_gpu_paths`); without one, the
+    ``NCCL_IB_HCA`` explanation says the PCIe path was not checked.
     Returns ``{"hosts": {host: {env, why, fabric, rails, excluded, warnings, overridden}},
     "problems": [...], "fleet": {ib, rdma_hosts, without_rails, plugin_fabrics}}``. A problem names its
     host; the role refuses to write anything while there is one. ``NCCL_IB_DISABLE`` is per node: ``0``
@@ -497,6 +576,7 @@ def derive(nodes, cluster_cidr=None, overrides=None, host_overrides=None):
     groups = {host: _port_groups(nodes[host]["nic"]) for host in socket_nodes}
     fleet_key = _majority([key for host in groups if _claim_rail(nodes[host].get("claim")) is None for _d, _p, key in groups[host][0]])
     rails_of = {}
+    pcie_notes = {}
     for host, (candidates, excluded) in groups.items():
         key, source = _rail_key_for(nodes[host].get("claim"), candidates, fleet_key)
         rails = [] if key is None or key[0] == "none" else [(dev, port, pkey) for dev, port, pkey in candidates if _on_rail(pkey, key)]
@@ -507,6 +587,8 @@ def derive(nodes, cluster_cidr=None, overrides=None, host_overrides=None):
             elif not any(port is rail_port for _d, rail_port, _k in rails):
                 excluded["%s:%s" % (dev["device"], port["port"])] = ("%s, the compute rails are %s: storage/front-end"
                                                                      % (_rate_text(pkey), _rate_text(key)))
+        rails, off_path, pcie_notes[host] = _on_gpu_paths(rails, nodes[host].get("topology"))
+        excluded.update(off_path)
         rails_of[host] = (rails, key, source)
         hosts[host]["rails"] = ["%s:%s" % (dev["device"], port["port"]) for dev, port, _k in rails]
         hosts[host]["excluded"] = dict(sorted(excluded.items(), key=lambda item: _natural(item[0])))
@@ -525,8 +607,10 @@ def derive(nodes, cluster_cidr=None, overrides=None, host_overrides=None):
                 "0: this node has %d Active RDMA port(s) on its compute rails; the node(s) without one (%s) run over "
                 "sockets, left out of the RDMA runs" % (len(rails), ", ".join(without)))
             entry["env"]["NCCL_IB_HCA"] = exact_list(entry["rails"])
-            entry["why"]["NCCL_IB_HCA"] = ("%s: the Active %s ports (rails by %s), matched exactly with '=' and ':port' so no other device "
-                                           "sharing a prefix is taken%s" % (exact_list(entry["rails"]), _rate_text(key), source, left))
+            entry["why"]["NCCL_IB_HCA"] = (
+                "%s: the Active %s ports (rails by %s), matched exactly with '=' and ':port' so no other device "
+                "sharing a prefix is taken; %s%s"
+                % (exact_list(entry["rails"]), _rate_text(key), source, pcie_notes[host], left))
             entry["fabric"] = "roce" if key[0] == "Ethernet" else "ib"
             if key[0] == "Ethernet":
                 _gid(entry, rails, nodes[host].get("nccl_version"))

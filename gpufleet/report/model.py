@@ -16,7 +16,9 @@ templates show, so the same results can be rendered again without running anythi
   majority flagged; the NIC table;
 - benchmark charts when benchmark records exist (single-node all-reduce busbw against its
   floor, pairwise busbw heatmap, iperf3 alone vs concurrent), each as plain geometry;
-- the cost view when a claim carries ``price_per_node_hour`` and a measured busbw exists.
+- the cost to train reference models per node group when a claim carries ``price_per_node_hour``
+  (report/cost.py: every input with its source), and the per-GPU throughput table of the gpu_compute
+  records, fleet-relative outliers flagged.
 
 Every string taken from a node stays a plain string here: escaping is the renderer's job
 (render.py), never done twice and never skipped.
@@ -33,6 +35,9 @@ from collections import Counter
 from gpufleet.checks.benchmarks import ALLREDUCE_KINDS, benchmark_kind, hosts_of, size_words
 from gpufleet.checks.profiles import load_profiles, profile_value
 from gpufleet.report.charts_series import burn_in_view
+from gpufleet.report.cost import (DTYPES, ReferenceJobError, cost_document, cost_view, throughput_rows,
+                                  validate_job)
+from gpufleet.results.gpu_compute import HBM_KERNELS
 from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, read_json
 
 ACCEPT = "ACCEPT"
@@ -92,12 +97,6 @@ CHECK_UNITS = {
 }
 _GPU_SUBJECT = re.compile(r"^GPU(\d+)$")
 
-# Reference models of the cost view: parameters, gradients in bf16 (2 bytes each), ring all-reduce.
-COST_MODELS = (("7B", 7e9), ("70B", 70e9))
-BYTES_PER_PARAM = 2
-COST_FORMULA = ("bytes = 2 \u00b7 P (bf16 gradients);  time per step = 2(n\u22121)/n \u00b7 bytes / busbw  (ring all-reduce, n ranks);  "
-                "cost per step = time \u00b7 price per node-hour / 3600 \u00b7 nodes")
-
 # Chart geometry (SVG user units).
 CHART_WIDTH = 720
 BAR_HEIGHT = 18
@@ -138,15 +137,22 @@ def load_results(path):
     return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": run_dir.host_records()}
 
 
-def results_document(results, generated=None):
-    """The run as one JSON document (``results.json``): schema, run, fleet and every host record."""
-    return {
+def results_document(results, generated=None, model=None):
+    """The run as one JSON document (``results.json``): schema, run, fleet and every host record; with the render
+    ``model``, also ``cost_to_train`` (report/cost.py :func:`cost_document`) and ``gpu_throughput`` (per-GPU rows)."""
+    document = {
         "schema": SCHEMA,
         "generated": generated,
         "run": results["run"],
         "fleet": results["fleet"],
         "hosts": {name: results["hosts"][name] for name in sorted(results["hosts"])},
     }
+    if model is not None:
+        document["cost_to_train"] = cost_document(model.get("cost"))
+        throughput = model.get("throughput") or {}
+        document["gpu_throughput"] = [{key: row[key] for key in ("host", "gpu", "name", "bus_id", "gemm_tflops", "hbm_gbs", "outlier",
+                                                                 "findings")} for row in throughput.get("rows") or []]
+    return document
 
 
 # -- small helpers -------------------------------------------------------------------------
@@ -829,75 +835,87 @@ def _by_pair(iperf):
     return pairs
 
 
-# -- cost ----------------------------------------------------------------------------------
+# -- cost to train and per-GPU throughput (the arithmetic: report/cost.py) -----------------------
 
 
-def step_time_s(params, busbw_gbs, ranks):
-    """Ring all-reduce time of one step's bf16 gradients: 2(n-1)/n * 2P / busbw (busbw in GB/s = 1e9 B/s)."""
-    payload = BYTES_PER_PARAM * params
-    return 2.0 * (ranks - 1) / ranks * payload / (busbw_gbs * 1e9)
-
-
-def cost_view(records, benchmarks):
-    """The cost of a training step at the measured bandwidth; None when no claim has a price.
-
-    Per node with a price and a single-node busbw: n = the run's ranks (else the node's GPU
-    count), nodes = 1. For a multi-node all-reduce: n = its ranks, nodes = its hosts, price = the
-    mean price of those hosts. Rows are ranked by the cost of a 70B step (cheapest first).
-    """
-    prices = {}
-    for record in records:
-        claim = record.get("claim") if isinstance(record.get("claim"), dict) else {}
-        price = claim.get("price_per_node_hour")
-        if isinstance(price, (int, float)) and not isinstance(price, bool):
-            prices[str(record.get("host"))] = float(price)
-    if not prices:
+def cost_chart_view(records, job=None):
+    """The cost-to-train view (report/cost.py :func:`cost_view`) with display text and one bar chart per reference
+    model, cheapest first; None when no claim has a price."""
+    view = cost_view(records, job)
+    if view is None:
         return None
-    view = {"formula": COST_FORMULA, "models": [label for label, _params in COST_MODELS], "rows": [], "priced_nodes": len(prices),
-            "available": False, "reason": None}
-    gpu_counts = {}
-    for record in records:
-        topology_summary = (_group(record, "topology") or {}).get("summary") or {}
-        gpu_counts[str(record.get("host"))] = (_group(record, "gpu") or {}).get("gpu_count") or topology_summary.get("gpu_count")
-    best = {}
-    for item in benchmarks.get("single_rows") or []:
-        if item["host"] in prices and (item["host"] not in best or item["busbw"] > best[item["host"]]["busbw"]):
-            best[item["host"]] = item
-    rows = []
-    for host, item in best.items():
-        ranks = item["ranks"] or gpu_counts.get(host)
-        if not isinstance(ranks, int) or ranks < 2:
+    for row in view["rows"]:
+        rate, comm = row["inputs"]["gemm_tflops"], row["inputs"]["busbw"]
+        training = row["inputs"]["training_tflops"]
+        row["sources"] = [("GEMM rate per GPU", "%.1f TFLOP/s" % rate["tflops"], rate["source"]),
+                          ("MFU", _text(row["inputs"]["mfu"]["value"]), row["inputs"]["mfu"]["source"]),
+                          ("healthy GEMM fraction", _text(row["inputs"]["healthy_gemm_fraction"]["value"]),
+                           row["inputs"]["healthy_gemm_fraction"]["source"]),
+                          ("training rate per GPU", "%.1f TFLOP/s" % training["value"], training["source"]),
+                          ("all-reduce busbw", "0 s (no all-reduce)" if comm["ranks"] < 2
+                           else "" if comm["busbw"] is None else "%.1f GB/s, %d ranks" % (comm["busbw"], comm["ranks"]),
+                           comm["source"]),
+                          ("overlap", _text(row["inputs"]["overlap"]["value"]), row["inputs"]["overlap"]["source"]),
+                          ("price per hour", "$%.2f" % row["price_per_hour"], row["price_source"])]
+        row["cells"] = [{"model": item["model"], "days": "%.1f" % item["wall_days"], "gpu_hours": "{:,.0f}".format(item["gpu_hours"]),
+                         "comm_share": "%.1f %%" % (100.0 * item["comm_s"] / item["wall_s"]) if item["wall_s"] else "",
+                         "cost": "${:,.0f}".format(item["cost"])} for item in row["estimates"]]
+    charts = []
+    for position, model in enumerate(view["models"]):
+        ordered = sorted(view["rows"], key=lambda row, at=position: (row["estimates"][at]["cost"], row["label"]))
+        if not ordered:
             continue
-        rows.append(_cost_row(host, "single node", item["busbw"], ranks, 1, prices[host]))
-    for item in benchmarks.get("multi_rows") or []:
-        hosts = [host for host in item["hosts"] if host in prices]
-        if not hosts or not isinstance(item["ranks"], int) or item["ranks"] < 2:
-            continue
-        price = sum(prices[host] for host in hosts) / len(hosts)
-        label = "%d nodes (%s ...)" % (len(item["hosts"]), item["hosts"][0])
-        rows.append(_cost_row(label, "across nodes", item["busbw"], item["ranks"], len(item["hosts"]), price))
-    if not rows:
-        view["reason"] = ("no measured all-reduce bus bandwidth in this run yet (no all_reduce_perf benchmark record with a result): "
-                          "the cost per step is left out rather than estimated from the price list")
-        return view
-    rows.sort(key=lambda row: (row["cost_70b"], row["label"]))
-    for rank, row in enumerate(rows, 1):
-        row["rank"] = rank
-    view["rows"] = rows
-    view["available"] = True
+        items = [{"label": row["label"], "cost_k": row["estimates"][position]["cost"] / 1000.0,
+                  "css": "bar-ok" if row["inputs"]["gemm_tflops"]["measured"] else "bar-assumed"} for row in ordered]
+        chart = _wide_labels(bar_chart(items, "cost_k", "k$"), items, "cost_k")
+        for drawn, row in zip(chart["bars"], ordered):
+            # a lower bound (communication not measured) says so on its bar: it is not a cheaper offer, only a less
+            # measured one
+            caveats = [words for words, shown in (("assumed GEMM rate", not row["inputs"]["gemm_tflops"]["measured"]),
+                                                  ("communication not measured", row["lower_bound"])) if shown]
+            cost = "${:,.0f}".format(row["estimates"][position]["cost"])
+            drawn["value"] = ("\u2265 " if row["lower_bound"] else "") + cost + ((" (%s)" % ", ".join(caveats)) if caveats else "")
+        charts.append({"model": model, "chart": chart})
+    view["charts"] = charts
+    view["tokens"] = "{:.3g} tokens".format(view["job"]["tokens"])
+    view["batch_tokens"] = "{:,.0f}".format(view["job"]["global_batch_tokens"])
     return view
 
 
-def _cost_row(label, scope, busbw, ranks, nodes, price):
-    row = {"label": label, "scope": scope, "busbw": "%.1f" % busbw, "ranks": ranks, "nodes": nodes, "price": "%.2f" % price, "cells": []}
-    for model, params in COST_MODELS:
-        seconds = step_time_s(params, busbw, ranks)
-        cost = seconds * price / 3600.0 * nodes
-        row["cells"].append({"model": model, "time_s": seconds, "cost": cost, "time": "%.4f s" % seconds, "cost_text": "$%.6f" % cost})
-        if model == "70B":
-            row["cost_70b"] = cost
-    row.setdefault("cost_70b", 0.0)
-    return row
+# the cost chart's labels (GPU model, interconnect, price) and values (cost and its caveats) are long: wider columns
+COST_LABEL_WIDTH, COST_BAR_SPAN, COST_VALUE_WIDTH = 470, 330, 440
+
+
+def _wide_labels(chart, items, value_key):
+    """``chart`` (bar_chart's geometry) redrawn with COST_LABEL_WIDTH for the labels and room for long values."""
+    top = max(item[value_key] for item in items) or 1.0
+    for drawn, item in zip(chart["bars"], items):
+        width = round(COST_BAR_SPAN * item[value_key] / top, 1)
+        drawn.update(x=COST_LABEL_WIDTH, width=width, value_x=COST_LABEL_WIDTH + width + 4)
+    chart.update(width=COST_LABEL_WIDTH + COST_BAR_SPAN + COST_VALUE_WIDTH, label_x=COST_LABEL_WIDTH - 6)
+    return chart
+
+
+def throughput_view(records):
+    """The per-GPU throughput table (report/cost.py :func:`throughput_rows`) with display text; None when no record."""
+    rows = throughput_rows(records)
+    if not rows:
+        return None
+    for row in rows:
+        row["cells"] = [_text(round(row["gemm_tflops"][key], 1)) if key in row["gemm_tflops"] else "" for key in DTYPES] + \
+                       [_text(round(row["hbm_gbs"][key], 1)) if key in row["hbm_gbs"] else "" for key in HBM_KERNELS]
+    return {"columns": ["%s TFLOP/s" % key for key in DTYPES] + ["HBM %s GB/s" % key for key in HBM_KERNELS], "rows": rows,
+            "outliers": sum(1 for row in rows if row["outlier"])}
+
+
+def reference_job(results, job=None):
+    """``(job, problem)``: ``job`` (a mapping, e.g. from the CLI) else run.json ``settings.reference_job`` checked against
+    report/cost.py's defaults; an invalid one gives the defaults and the problem in words."""
+    value = job if job is not None else ((results.get("run") or {}).get("settings") or {}).get("reference_job")
+    try:
+        return validate_job(value), None
+    except ReferenceJobError as exc:
+        return validate_job(None), "%s: the defaults are used" % exc
 
 
 # -- the whole model -----------------------------------------------------------------------
@@ -914,8 +932,9 @@ def load_profile_thresholds(profiles_dir=None):
     return {item.get("name"): item for item in loaded or [] if isinstance(item, dict)}
 
 
-def build_model(results, profiles=None, title=None):
-    """The render model of ``results`` (from :func:`load_results`)."""
+def build_model(results, profiles=None, title=None, job=None):
+    """The render model of ``results`` (from :func:`load_results`); ``job``: the reference job of the cost view
+    (report/cost.py), else run.json ``settings.reference_job``, else the defaults."""
     run = results.get("run") or {}
     fleet = results.get("fleet")
     records = [results["hosts"][name] for name in sorted(results.get("hosts") or {})]
@@ -960,7 +979,9 @@ def build_model(results, profiles=None, title=None):
         "gpu_columns": [label for _field, label in GPU_COLUMNS],
         "gpu_flagged": flagged,
         "benchmarks": benchmarks,
-        "cost": cost_view(ordered, benchmarks),
+        "cost": cost_chart_view(ordered, reference_job(results, job)[0]),
+        "cost_problem": reference_job(results, job)[1],
+        "throughput": throughput_view(ordered),
         # the burn-in section (report/charts_series.py): None when the run has no burn-in record and no history
         "burn_in": burn_in_view(results),
     }

@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from gpufleet.report.cost import ReferenceJobError, validate_job
 from gpufleet.report.model import ReportError, build_model, load_profile_thresholds, load_results, results_document
 from gpufleet.results.store import utc_now, write_bytes_atomic, write_text_atomic
 from gpufleet.text import visible
@@ -221,8 +222,10 @@ def render_junit(results):
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
 
 
-def render_report(results_dir, output_dir=None, formats=FORMATS, profiles_dir=None, title=None, templates_dir=None):
-    """Render ``results_dir`` into ``output_dir`` (default: the results directory itself).
+def render_report(results_dir, output_dir=None, formats=FORMATS, profiles_dir=None, title=None, templates_dir=None,
+                  reference_job=None):
+    """Render ``results_dir`` into ``output_dir`` (default: the results directory itself); ``reference_job``: the cost
+    view's job (report/cost.py ``validate_job``; ReportError when invalid), else run.json ``settings.reference_job``.
 
     Returns ``{"files": {format: path}, "verdict", "counts", "nodes", "failing"}``. ReportError
     when the directory is not a gpufleet results directory or a format is unknown.
@@ -230,8 +233,13 @@ def render_report(results_dir, output_dir=None, formats=FORMATS, profiles_dir=No
     unknown = [name for name in formats if name not in FORMATS]
     if unknown:
         raise ReportError("unknown report format(s) %s (known: %s)" % (", ".join(unknown), ", ".join(FORMATS)))
+    if reference_job is not None:
+        try:
+            validate_job(reference_job)
+        except ReferenceJobError as exc:
+            raise ReportError(str(exc)) from None
     results = load_results(results_dir)
-    model = build_model(results, profiles=load_profile_thresholds(profiles_dir), title=title)
+    model = build_model(results, profiles=load_profile_thresholds(profiles_dir), title=title, job=reference_job)
     model["generated"] = utc_now()
     out = os.path.abspath(output_dir or results["path"])
     os.makedirs(out, exist_ok=True)
@@ -243,7 +251,7 @@ def render_report(results_dir, output_dir=None, formats=FORMATS, profiles_dir=No
         elif name == "md":
             write_text_atomic(path, render_markdown(model, templates_dir))
         elif name == "json":
-            document = results_document(results, generated=model["generated"])
+            document = results_document(results, generated=model["generated"], model=model)
             # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of 44 MB)
             write_bytes_atomic(path, (json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n").encode("utf-8"))
         else:

@@ -11,14 +11,18 @@ kind ``ib_counters`` whose ``parsed`` is ``{benchmark, before, after, hw_before,
 was asked for but did not apply to a host (outcome ``skipped``) or for the side of a pair run
 that failed without a record of its own (:func:`plain_record`, :func:`build_plain_record`).
 ``bench_run`` parses a run's output (:func:`parse_output`) and records it with its raw output
-(:func:`record_run`), or records the node unreachable (:func:`record_unreachable`). Fields:
+(:func:`record_run`) and, where the NVML sampler ran beside it, the sampler's per-GPU summary of the run
+(:func:`run_samples`), or records the node unreachable (:func:`record_unreachable`). Fields:
 docs/results-schema.md.
 """
 
 from __future__ import annotations
 
+import calendar
 import os
+import time
 
+from gpufleet.facts import nvml_samples
 from gpufleet.facts.nic import parse_int
 from gpufleet.facts.raw import first_line
 from gpufleet.parsers.common import ParseError
@@ -35,6 +39,7 @@ KIND_NAMES = {
     "ib_write_bw": "ib_write_bw",
     "ib_write_lat": "ib_write_lat",
     "nvbandwidth": "nvbandwidth",
+    "gpu_compute": "gpubench",
 }
 
 
@@ -210,6 +215,50 @@ def run_reason(outcome: str | None, node_reason: str | None, parsed) -> str:
     return ("%s (%s)" % (cause, status) if status else str(cause))[:300]
 
 
+def _epoch(started: str | None) -> float | None:
+    """Epoch seconds of the runner's ``started`` (ISO 8601 UTC, whole seconds), None when it is not one."""
+    try:
+        return float(calendar.timegm(time.strptime(str(started), "%Y-%m-%dT%H:%M:%SZ")))
+    except (TypeError, ValueError):
+        return None
+
+
+def run_window(module_result: dict) -> tuple[float, float] | None:
+    """``(start, end)`` epoch seconds of a run on the node's clock, or None when the runner did not say.
+
+    ``started`` is cut to the second, so the window opens at that second and closes a second after ``duration_s``.
+    """
+    start = _epoch(module_result.get("started"))
+    duration = module_result.get("duration_s")
+    if start is None or isinstance(duration, bool) or not isinstance(duration, (int, float)):
+        return None
+    return start, start + float(duration) + 1.0
+
+
+def samples_cover(parsed_samples: dict, window: tuple[float, float] | None) -> bool:
+    """Whether a sampler's output (:func:`gpufleet.facts.nvml_samples.parse_text`) holds the whole run: it ended
+    (its trailer), or it took a tick at or after the run's end. Without a window, any sample covers it."""
+    if parsed_samples.get("end"):
+        return True
+    times = [sample["t"] for sample in parsed_samples.get("samples") or [] if sample.get("t") is not None]
+    if window is None:
+        return bool(times)
+    return bool(times) and max(times) >= window[1] - 1.0
+
+
+def run_samples(text: str, window: tuple[float, float] | None) -> list | None:
+    """The per-GPU summary (nvml_samples.summarise) of the NVML samples taken while a run went on, from the sampler's
+    JSON Lines ``text``; the samples before the run started and after it ended are left out (the sampler may run a
+    little longer: its duration is the run's expected length). None when no sample falls in the run."""
+    parsed = nvml_samples.parse_text(text or "")
+    samples = parsed.get("samples") or []
+    if window is not None:
+        samples = [sample for sample in samples if sample.get("t") is not None and window[0] <= sample["t"] <= window[1]]
+    if not samples:
+        return None
+    return nvml_samples.summarise(dict(parsed, samples=samples))
+
+
 def build_run_record(args, result, name, raw_path, stderr_path, parsed, unreadable: str | None = None):
     """The benchmark record (gpufleet.results.store.BENCHMARK_FIELDS) of one bench_run: its ``args`` and the node's ``result``.
 
@@ -245,8 +294,11 @@ def build_run_record(args, result, name, raw_path, stderr_path, parsed, unreadab
     }
 
 
-def record_run(args: dict, module_result: dict, parsed) -> dict:
-    """Write one bench_run's raw output and record into ``args["run_dir"]`` under ``args["record_host"]``; return the record."""
+def record_run(args: dict, module_result: dict, parsed, samples: list | None = None) -> dict:
+    """Write one bench_run's raw output and record into ``args["run_dir"]`` under ``args["record_host"]``; return the record.
+
+    ``samples``: the NVML sampler's per-GPU summary of the run (:func:`run_samples`), kept in the record's ``samples``.
+    """
     run = RunDir.open(args["run_dir"])
     host = args["record_host"]
     name = record_name(args)
@@ -258,6 +310,8 @@ def record_run(args: dict, module_result: dict, parsed) -> dict:
         # the parser refused the output (ParseError): parse_output says why
         unreadable = unreadable_output(args["parse_kind"], stdout, parse_output(args["parse_kind"], stdout)[1])
     record = build_run_record(args, module_result, name, raw_path, stderr_path, parsed, unreadable=unreadable)
+    if samples:
+        record["samples"] = samples
     run.add_benchmark(host, record)
     return record
 

@@ -58,17 +58,26 @@ BENCHMARK_FIELDS = {
     "group": (str, type(None)),
     "job_id": (str, type(None)),
     "stderr_path": (str, type(None)),
+    # the NVML sampler's per-GPU summary of the run (gpufleet/facts/nvml_samples.py summarise), where one ran beside it
+    "samples": (list, type(None)),
 }
 # The fields of BENCHMARK_FIELDS a record may leave out.
-BENCHMARK_OPTIONAL = frozenset(("kind", "hosts", "outcome", "reason", "rc", "repeat", "round", "group", "job_id", "stderr_path"))
+BENCHMARK_OPTIONAL = frozenset(("kind", "hosts", "outcome", "reason", "rc", "repeat", "round", "group", "job_id", "stderr_path",
+                                "samples"))
 # The values of the optional ``kind`` and ``outcome`` fields.
 BENCHMARK_KINDS = ("allreduce_single", "allreduce_multi", "allreduce_pair", "iperf3", "iperf3_concurrent", "ib_write_bw", "ib_write_lat",
-                   "nvbandwidth", "ib_counters")
+                   "nvbandwidth", "ib_counters", "gpu_compute")
 # "skipped": the benchmark was asked for but could not apply to the host (bench_record; the reason says why)
 BENCHMARK_OUTCOMES = ("ok", "hang", "missing_binary", "launcher_error", "crash", "failed", "unreachable", "skipped")
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+# The stress phases after which the health facts are read again (host record key ``health_after``), and the fact
+# groups that reading holds: the kernel log's Xids (host), ECC, remapped rows, PCIe link and NVLink counters (gpu), IB
+# port counters (nic). docs/results-schema.md.
+STRESS_PHASES = ("benchmarks", "burn_in")
+HEALTH_GROUPS = ("gpu", "nic", "host")
 
 
 class ResultsError(Exception):
@@ -264,6 +273,16 @@ def record_host_facts(host, results, options):
     return run, run.record_facts(host, results, claim=options.get("claim"), settings=options.get("settings"), profile_request=request)
 
 
+def record_host_health_after(host, results, options):
+    """Write ``host``'s health re-read after the stress phase ``options["after"]`` into ``options["run_dir"]``.
+
+    ``results``: the fact results of the health groups (:data:`HEALTH_GROUPS`) as node_facts gives them. Returns
+    ``(RunDir, reading written)`` (:meth:`RunDir.record_health_after`).
+    """
+    run = RunDir.open(options["run_dir"])
+    return run, run.record_health_after(host, options["after"], results)
+
+
 def _coverage_summary(coverage):
     """``{"coverage": ...}`` of a node in fleet.json (counts, INCOMPLETE reasons, no item list); {} without one."""
     if not coverage:
@@ -446,17 +465,56 @@ class RunDir:
             "finished": utc_now(),
         }
         record["phases"].pop("checks", None)
+        # a reading after stress is compared with the first reading it followed: a new first reading leaves none
+        record["health_after"] = {}
         return self.write_host(record)
 
-    def write_raw(self, host, group, raw):
+    def record_health_after(self, host, phase, results):
+        """Write ``host``'s health facts read again after the stress phase ``phase`` (:data:`STRESS_PHASES`).
+
+        The reading goes to ``health_after[phase]`` of the host record, beside the first reading (``facts``, which
+        stays as it is), with ``before``: the ``finished`` time of the facts phase it follows, so a check never
+        compares it with another first reading (a resumed run that gathered the facts again). Its raw outputs go to
+        ``raw/<host>/after_<phase>/<group>/``. ResultsError when the host has no first reading to follow.
+        """
+        if phase not in STRESS_PHASES:
+            raise ResultsError("health re-read of %s: phase must be one of %s, not %r" % (host, "/".join(STRESS_PHASES), phase))
+        record = self.read_host(host)
+        before = ((record or {}).get("phases") or {}).get("facts") or {}
+        if not before.get("finished"):
+            raise ResultsError("health re-read of %s after %s: the host has no facts recorded to compare with" % (host, phase))
+        facts, errors, unreachable = split_fact_results(results)
+        raw_index = {}
+        for group in HEALTH_GROUPS:
+            outcome = results.get(group) if isinstance(results, dict) else None
+            raw = outcome.get("raw") if isinstance(outcome, dict) else None
+            if isinstance(raw, dict) and raw:
+                raw_index[group] = self.write_raw(host, group, raw, area="after_%s" % phase)
+        reading = {
+            "phase": phase,
+            "read": utc_now(),
+            "before": before["finished"],
+            "groups": [group for group in HEALTH_GROUPS if isinstance(results, dict) and group in results],
+            "facts": {group: facts.get(group) for group in HEALTH_GROUPS},
+            "fact_errors": {group: message for group, message in errors.items() if group in HEALTH_GROUPS},
+            "unreachable": unreachable,
+            "raw": raw_index,
+        }
+        record.setdefault("health_after", {})[phase] = reading
+        self.write_host(record)
+        return reading
+
+    def write_raw(self, host, group, raw, area=None):
         """Write one fact group's raw collector results; return their index for the host record.
 
+        ``area`` (a later reading, ``after_benchmarks``) puts them under ``raw/<host>/<area>/<group>/`` instead, so the
+        first reading's files stay as they are.
         A tool entry becomes ``raw/<host>/<group>/<key>.txt`` (its stdout) and, when it wrote to
         stderr, ``<key>.stderr.txt``; its command, rc, duration and error go in the index. Nested
         maps of entries (ethtool per interface, files per path) get keys ``<key>.<name>``; any
         other value (sysfs listings, endpoints) is kept as ``<key>.json``.
         """
-        base = os.path.join(self.path, RAW_DIR, safe_name(host), safe_name(group))
+        base = os.path.join(self.path, RAW_DIR, safe_name(host), *([safe_name(area)] if area else []), safe_name(group))
         index = {}
 
         def put(key, value):

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpufleet.checks.after_stress import FACTS_READ_SETTING, READINGS_SETTING
 from gpufleet.checks.engine import run_checks
-from gpufleet.checks.evidence import LEVEL_SETTING, REQUIRED_BENCHMARKS_SETTING, STATIC_SETTING
+from gpufleet.checks.evidence import LEVEL_SETTING, REQUIRED_AFTER_STRESS_SETTING, REQUIRED_BENCHMARKS_SETTING, STATIC_SETTING
 from gpufleet.checks.model import ACCEPT, ACCEPT_WITH_WARNINGS, NodeContext
 from gpufleet.facts import FACT_GROUPS
 from gpufleet.plan import levels
@@ -81,6 +82,21 @@ def level_requirements(hosts, run_settings: dict, choices: dict, records: dict,
     return out
 
 
+def stress_phases(required: list) -> list[str]:
+    """The stress phases among the required benchmark names: ``benchmarks`` for any benchmark, ``burn_in``."""
+    phases = ["benchmarks"] if any(name != levels.BURN_IN for name in required) else []
+    return phases + (["burn_in"] if levels.BURN_IN in required else [])
+
+
+def after_stress_settings(record: dict | None) -> dict[str, Any]:
+    """The NodeContext settings checks/after_stress.py reads from a host record: its re-reads after stress (by phase)
+    and the time of the facts reading they must follow."""
+    record = record or {}
+    readings = record.get("health_after")
+    return {READINGS_SETTING: readings if isinstance(readings, dict) else {},
+            FACTS_READ_SETTING: ((record.get("phases") or {}).get("facts") or {}).get("finished")}
+
+
 def fleet_label(report) -> str | None:
     """:data:`levels.STATIC_LABEL` when the fleet is accepted and no node of it had anything measured required."""
     nodes = report.get("nodes") or {}
@@ -129,6 +145,11 @@ def judge_run(run, hosts, reachable, choices, judge, families=None, required_ben
         if host in by_level:
             settings[LEVEL_SETTING] = by_level[host]["level"]
             settings[STATIC_SETTING] = not settings[REQUIRED_BENCHMARKS_SETTING]
+            if families is None or "after_stress" in families:
+                # the stress phases the level ran on the host: the health facts must have been read again after each
+                settings[REQUIRED_AFTER_STRESS_SETTING] = stress_phases(settings[REQUIRED_BENCHMARKS_SETTING])
+        # the health re-reads after stress and the first reading they follow (checks/after_stress.py reads them)
+        settings.update(after_stress_settings(record))
         # The benchmark records of the host (checks/benchmarks.py reads them).
         settings["benchmarks"] = list((record or {}).get("benchmarks") or [])
         # The burn-in records with their samples read, and the history's drift flags (checks/burn_in.py reads them).

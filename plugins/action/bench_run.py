@@ -8,15 +8,25 @@ stdout is parsed with the registry parser named by ``parse_kind`` and, with ``ru
 output and a benchmark record (docs/results-schema.md, docs/benchmarks.md) are written into the
 results directory, in the record of ``record_host``. A node that cannot be reached gets a
 record with outcome ``unreachable`` before the task reports it unreachable.
+
+``samples_file``: the node path of the JSON Lines file an NVML sampler (``nvml_sample``, started beside
+the run) writes. After the run it is read from the node (``slurp``) until it holds a tick at or after
+the run's end, or its trailer, for at most ``samples_wait`` seconds; the per-GPU summary of the samples
+taken during the run goes into the record's ``samples`` (gpufleet/results/bench.py ``run_samples``).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import time
+
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
+from gpufleet.facts.nvml_samples import parse_text
 from gpufleet.parsers.registry import KINDS
-from gpufleet.results.bench import parse_output, record_run, record_unreachable
+from gpufleet.results.bench import parse_output, record_run, record_unreachable, run_samples, run_window, samples_cover
 from gpufleet.results.store import BENCHMARK_KINDS, ResultsError, to_plain
 
 # The options of plugins/modules/bench_run.py: the node's (defaults left to the module), then the controller's.
@@ -41,7 +51,11 @@ CONTROLLER_SPEC = {
     "repeat": {"type": "int", "default": 1},
     "round": {"type": "int"},
     "group": {"type": "str"},
+    "samples_file": {"type": "str"},
+    "samples_wait": {"type": "float", "default": 10.0},
 }
+# Seconds between two reads of the samples file while waiting for the tick after the run.
+SAMPLES_POLL_S = 1.0
 ARGUMENT_SPEC = dict(NODE_SPEC, **CONTROLLER_SPEC)
 
 
@@ -74,13 +88,43 @@ class ActionModule(ActionBase):
         result["failed"] = False
         result["parsed"], result["parse_error"] = parse_output(args["parse_kind"], module_result.get("stdout"))
         result["record"] = None
+        samples = None
+        if args["samples_file"] and args["run_dir"]:
+            samples, result["samples_error"] = self._run_samples(args, module_result, task_vars)
         if args["run_dir"]:
             try:
-                result["record"] = record_run(args, module_result, result["parsed"])
+                result["record"] = record_run(args, module_result, result["parsed"], samples=samples)
             except (ResultsError, OSError) as exc:
                 result["failed"] = True
                 result["msg"] = "results directory %s: %s" % (args["run_dir"], exc)
         return result
+
+    def _read_node_file(self, path, task_vars):
+        """(text, why not) of a file on the node, read with slurp."""
+        read = self._execute_module(module_name="ansible.builtin.slurp", module_args={"src": path}, task_vars=task_vars)
+        if read.get("failed") or "content" not in read:
+            return None, str(read.get("msg") or "not readable")
+        try:
+            return base64.b64decode(read["content"]).decode("utf-8", "replace"), None
+        except (binascii.Error, ValueError) as exc:
+            return None, "not base64: %s" % exc
+
+    def _run_samples(self, args, module_result, task_vars):
+        """(per-GPU summary of the samples taken during the run or None, why there is none or None); waits at most
+        ``samples_wait`` seconds for the sampler's tick after the run."""
+        window = run_window(module_result)
+        deadline = time.monotonic() + max(0.0, float(args["samples_wait"]))
+        while True:
+            text, why = self._read_node_file(args["samples_file"], task_vars)
+            if text is not None and samples_cover(parse_text(text), window):
+                break
+            if time.monotonic() + SAMPLES_POLL_S > deadline:
+                break
+            time.sleep(SAMPLES_POLL_S)
+        if text is None:
+            return None, "%s: %s" % (args["samples_file"], why)
+        samples = run_samples(text, window)
+        return samples, None if samples else "%s: no sample taken while the run went on" % args["samples_file"]
 
     @staticmethod
     def _record_unreachable(args, message):

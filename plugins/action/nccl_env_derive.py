@@ -4,7 +4,8 @@
 """Action gpufleet.acceptance.nccl_env_derive: NCCL networking for every host of the play, at once.
 
 Runs once, on the controller. Reads each host's ``gpufleet_nic``, ``gpufleet_host`` (the NCCL
-version) and ``gpufleet_claim`` from hostvars and hands them to the pure derivation in
+version), ``gpufleet_claim`` and ``gpufleet_topology`` (the parsed ``nvidia-smi topo -m``, absent
+when it was not gathered) from hostvars and hands them to the pure derivation in
 ``gpufleet/plan/nccl_env.py``; fails, naming the host, when an override matches nothing usable or
 when no setting can be derived, so nothing is written and no benchmark starts.
 """
@@ -27,7 +28,7 @@ ARGUMENT_SPEC = {
 
 
 def fleet_nodes(hostvars, hosts):
-    """``{host: {nic, nccl_version, claim}}`` from the inventory and the facts already gathered."""
+    """``{host: {nic, nccl_version, claim, topology}}`` from the inventory and the facts already gathered."""
     nodes = {}
     for host in hosts:
         view = hostvars[host] if hostvars is not None and host in hostvars else {}
@@ -35,7 +36,8 @@ def fleet_nodes(hostvars, hosts):
         host_facts = to_plain(view["gpufleet_host"]) if "gpufleet_host" in view else None
         nccl = ((host_facts or {}).get("versions") or {}).get("nccl") or {}
         nodes[host] = {"nic": nic, "nccl_version": nccl.get("version"),
-                       "claim": to_plain(view["gpufleet_claim"]) if "gpufleet_claim" in view else None}
+                       "claim": to_plain(view["gpufleet_claim"]) if "gpufleet_claim" in view else None,
+                       "topology": to_plain(view["gpufleet_topology"]) if "gpufleet_topology" in view else None}
     return nodes
 
 

@@ -28,9 +28,10 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
 from gpufleet.facts.node import COLLECTORS, CONTROLLER_OPTIONS, GROUPS, MODULE, group_results, separate_results
-from gpufleet.results.store import ResultsError, record_host_facts, to_plain
+from gpufleet.results.store import STRESS_PHASES, ResultsError, record_host_facts, record_host_health_after, to_plain
 
-RECORD_KEYS = ("run_dir", "claim", "profile", "profile_overrides", "settings")
+# after: the stress phase this reading follows (the health re-read): recorded beside the first reading, not over it
+RECORD_KEYS = ("run_dir", "claim", "profile", "profile_overrides", "settings", "after")
 # group -> the options its own module takes (collector: separate passes each module only its own)
 MODULE_OPTIONS = {"topology": topology_collect.ARGUMENT_SPEC, "gpu": gpu_collect.ARGUMENT_SPEC, "nic": nic_collect.ARGUMENT_SPEC,
                   "host": host_collect.ARGUMENT_SPEC}
@@ -46,7 +47,16 @@ def check_record(record):
         return None, "record has unknown key(s) %s; known: %s" % (", ".join(unknown), ", ".join(RECORD_KEYS))
     if not isinstance(record.get("run_dir"), str) or not record["run_dir"]:
         return None, "record.run_dir is required: the results directory of this run"
+    if record.get("after") is not None and record["after"] not in STRESS_PHASES:
+        return None, "record.after must be one of %s, got %r" % (", ".join(STRESS_PHASES), record["after"])
     return record, None
+
+
+def write_record(host, groups, record):
+    """The first reading (record_host_facts), or with ``after`` the health re-read after that stress phase."""
+    if record.get("after") is not None:
+        return record_host_health_after(host, groups, record)
+    return record_host_facts(host, groups, record)
 
 
 class ActionModule(ActionBase):
@@ -93,7 +103,7 @@ class ActionModule(ActionBase):
                 # the verdict then says UNREACHABLE with this message (Ansible reports the host the same way)
                 lost = {"changed": False, "unreachable": True, "msg": "lost during facts (node_facts): %s" % to_text(exc)}
                 try:
-                    record_host_facts(host, dict((name, lost) for name in requested), record)
+                    write_record(host, dict((name, lost) for name in requested), record)
                 except (ResultsError, OSError):
                     pass  # fleet_verdict judges a host that left the play without a record UNREACHABLE too
             raise
@@ -120,7 +130,7 @@ class ActionModule(ActionBase):
     def _record(host, groups, record, result):
         """Write the host's record; leave the raw outputs (now on disk) out of the result."""
         try:
-            run, written = record_host_facts(host, groups, record)
+            run, written = write_record(host, groups, record)
         except (ResultsError, OSError) as exc:
             result["failed"] = True
             result["msg"] = "facts gathered but not recorded: results directory %s: %s" % (record["run_dir"], exc)

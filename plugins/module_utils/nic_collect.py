@@ -75,8 +75,13 @@ def _device_part(base, errors=None):
     }
 
 
-def read_net(sysfs_root):
-    """One entry per ``class/net`` interface: attributes as read, device/PCI part, kind marks."""
+def read_net(sysfs_root, procfs_root=None):
+    """One entry per ``class/net`` interface: attributes as read, device/PCI part, kind marks.
+
+    A bond (``bonding/`` in sysfs) also gets ``bonding_status``: the bonding driver's
+    ``net/bonding/<name>`` under ``procfs_root`` (mode, active aggregator, each member's MII
+    status and speed), when ``procfs_root`` is given.
+    """
     root = os.path.realpath(sysfs_root)
     entries = []
     for name in list_dir(os.path.join(sysfs_root, "class", "net")):
@@ -92,6 +97,8 @@ def read_net(sysfs_root):
             "rdma_devices": list_dir(os.path.join(base, "device", "infiniband")),
         }
         entry.update(_device_part(base, errors))
+        if entry["bonding"] and procfs_root:
+            entry["bonding_status"] = read_text(os.path.join(procfs_root, "net", "bonding", name), errors=errors)
         entries.append(_with_errors(entry, errors))
     return entries
 
@@ -137,9 +144,9 @@ def read_infiniband(sysfs_root):
     return devices
 
 
-def collect(sysfs_root, ethtool_path, ibstat_path, ibv_devinfo_path, ip_path, timeout):
+def collect(sysfs_root, ethtool_path, ibstat_path, ibv_devinfo_path, ip_path, timeout, procfs_root=None):
     """Everything this phase needs from the node, in one call."""
-    net = read_net(sysfs_root)
+    net = read_net(sysfs_root, procfs_root)
     raw = {
         "sysfs": {"root": sysfs_root, "net": net, "infiniband": read_infiniband(sysfs_root)},
         "ethtool": {},
@@ -165,6 +172,7 @@ def collect(sysfs_root, ethtool_path, ibstat_path, ibv_devinfo_path, ip_path, ti
 
 ARGUMENT_SPEC = {
     "sysfs_root": {"type": "path", "default": "/sys"},
+    "procfs_root": {"type": "path", "default": "/proc"},
     "ethtool_path": {"type": "str", "default": "ethtool"},
     "ibstat_path": {"type": "str", "default": "ibstat"},
     "ibv_devinfo_path": {"type": "str", "default": "ibv_devinfo"},
@@ -178,5 +186,5 @@ def run(params):
     if not os.path.isdir(os.path.join(params["sysfs_root"], "class", "net")):
         return {}, "no class/net under %s: is sysfs mounted there?" % params["sysfs_root"]
     raw = collect(params["sysfs_root"], params["ethtool_path"], params["ibstat_path"], params["ibv_devinfo_path"], params["ip_path"],
-                  params["timeout"])
+                  params["timeout"], params.get("procfs_root"))
     return raw, None

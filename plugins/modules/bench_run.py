@@ -93,7 +93,7 @@ options:
     description:
       - Action plugin only. The record's C(kind).
     type: str
-    choices: [allreduce_single, allreduce_multi, allreduce_pair, iperf3, iperf3_concurrent, ib_write_bw, ib_write_lat, nvbandwidth]
+    choices: [allreduce_single, allreduce_multi, allreduce_pair, iperf3, iperf3_concurrent, ib_write_bw, ib_write_lat, nvbandwidth, gpu_compute]
   hosts:
     description:
       - Action plugin only. The inventory names of the hosts the run involves. Defaults to O(record_host) alone.
@@ -120,6 +120,18 @@ options:
     description:
       - Action plugin only. A label for runs that belong together (for example the rack of a concurrent C(iperf3)).
     type: str
+  samples_file:
+    description:
+      - Action plugin only. The path on the node of the JSON Lines file an NVML sampler (M(gpufleet.acceptance.nvml_sample),
+        started beside the run with C(async)) writes. After the run the file is read from the node until it holds a tick at or
+        after the run's end (or its C(end) record), for at most O(samples_wait) seconds, and the per-GPU summary of the samples
+        taken during the run goes into the record's C(samples) (C(docs/results-schema.md)). Needs O(run_dir).
+    type: str
+  samples_wait:
+    description:
+      - Action plugin only. The most seconds to wait for the sampler's tick after the run (O(samples_file)).
+    type: float
+    default: 10
 extends_documentation_fragment:
   - gpufleet.acceptance.attributes.collector
 attributes:
@@ -236,6 +248,10 @@ parse_error:
   description: Why stdout could not be parsed, naming the line (action plugin; null when it could, or was not asked to).
   returned: always
   type: str
+samples_error:
+  description: Why the record has no NVML samples of the run (action plugin, with O(samples_file); null when it has them).
+  returned: when O(samples_file) is given
+  type: str
 record:
   description: The benchmark record written into O(run_dir) (action plugin; null without O(run_dir)).
   returned: always
@@ -246,7 +262,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import JOB_ID_RE, MAX_OUTPUT_BYTES, run_tagged
 
-CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm", "repeat", "round", "group")
+CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm", "repeat", "round", "group",
+                      "samples_file", "samples_wait")
 
 
 def main():
@@ -264,13 +281,15 @@ def main():
             "record_host": {"type": "str"},
             "name": {"type": "str"},
             "kind": {"type": "str", "choices": ["allreduce_single", "allreduce_multi", "allreduce_pair", "iperf3", "iperf3_concurrent",
-                                                "ib_write_bw", "ib_write_lat", "nvbandwidth"]},
+                                                "ib_write_bw", "ib_write_lat", "nvbandwidth", "gpu_compute"]},
             "hosts": {"type": "list", "elements": "str"},
             "message_size_bytes": {"type": "int"},
             "algorithm": {"type": "str"},
             "repeat": {"type": "int", "default": 1},
             "round": {"type": "int"},
             "group": {"type": "str"},
+            "samples_file": {"type": "str"},
+            "samples_wait": {"type": "float", "default": 10},
         },
         supports_check_mode=True,
     )

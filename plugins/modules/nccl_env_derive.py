@@ -12,7 +12,8 @@ short_description: Derive each node's NCCL networking variables from the whole f
 description:
   - Controller-side only; the action plugin of the same name does the work. Run it once (C(run_once=true)); it reads
     every host's C(gpufleet_nic) and C(gpufleet_host) facts (set by M(gpufleet.acceptance.nic_facts) and
-    M(gpufleet.acceptance.host_facts)) and C(gpufleet_claim) from hostvars. Nothing is changed anywhere.
+    M(gpufleet.acceptance.host_facts)), C(gpufleet_topology) (the parsed C(nvidia-smi topo -m), when it was
+    gathered) and C(gpufleet_claim) from hostvars. Nothing is changed anywhere.
   - C(NCCL_SOCKET_IFNAME) - the interface on the cluster network, written with C(=) (exact match) so C(eth1) cannot
     also match C(eth10). With O(cluster_cidr), the fastest up interface with an IPv4 address inside it; without, the
     fastest up interface in the IPv4 subnet every node shares with its peers (the subnet whose slowest node is
@@ -24,7 +25,10 @@ description:
   - C(NCCL_IB_HCA) - the Active compute-rail ports as an exact list C(=mlx5_0:1,mlx5_3:1,...). Compute rails are the
     ports with the claim's compute NIC link layer and rate (C(gpufleet_claim.nics)), or else the fleet's most common
     link layer and rate among Active ports. Left out, each with its reason - ports of another rate or link layer
-    (storage, front-end), bonds (C(mlx5_bond_*)), management devices such as Azure's C(mlx5_an0), ports not Active.
+    (storage, front-end), bonds (C(mlx5_bond_*)), management devices such as Azure's C(mlx5_an0), ports not Active,
+    and - when C(gpufleet_topology) maps the NICs to RDMA devices - ports at the compute rate whose device is not
+    PIX or PXB to any GPU (a storage or front-end card off the GPUs' PCIe paths). When no port is PIX/PXB (a
+    virtualised PCIe tree) or no topology is known, none is left out for its path and the explanation says so.
   - C(NCCL_IB_GID_INDEX) - RoCE only, and only when the installed NCCL predates automatic GID selection (2.21) or
     its version is unknown - the lowest index that is RoCE v2 with an IPv4-mapped GID on every rail port; when the
     GID tables do not show one, nothing is set and a warning says so.

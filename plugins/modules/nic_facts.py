@@ -37,6 +37,12 @@ options:
       - Directory holding C(class/net) and C(class/infiniband).
     type: path
     default: /sys
+  procfs_root:
+    description:
+      - Where procfs is mounted; a bond's C(net/bonding/<name>) under it gives its mode, active aggregator and each
+        member's link state and speed.
+    type: path
+    default: /proc
   ethtool_path:
     description:
       - Name or path of C(ethtool) on the node.

@@ -90,7 +90,7 @@ options:
     default: ip
   procfs_root:
     description:
-      - Where procfs is mounted on the node (group C(host)).
+      - Where procfs is mounted on the node (groups C(host), and C(nic) for C(net/bonding/*)).
     type: path
     default: /proc
   journalctl_path:
@@ -168,6 +168,14 @@ options:
         description:
           - Other inventory settings the checks read (for example C(gpufleet_nccl_env)).
         type: dict
+      after:
+        description:
+          - The health re-read after a stress phase (V(benchmarks) or V(burn_in)) instead of the host's first
+            reading - O(groups) C(gpu), C(nic), C(host). It is recorded beside the first reading, under
+            C(health_after.<phase>) of the host record with its raw outputs under C(raw/<host>/after_<phase>/), and
+            the first reading is kept; the check family C(after_stress) compares the two.
+        type: str
+        choices: [benchmarks, burn_in]
 extends_documentation_fragment:
   - gpufleet.acceptance.attributes.collector
 attributes:
@@ -273,7 +281,8 @@ def argument_spec():
             "collector": {"type": "str", "choices": ["combined", "separate"], "default": "combined"},
             "record": {"type": "dict", "options": {
                 "run_dir": {"type": "path", "required": True}, "claim": {"type": "dict"}, "profile": {"type": "str"},
-                "profile_overrides": {"type": "dict"}, "settings": {"type": "dict"}}}}
+                "profile_overrides": {"type": "dict"}, "settings": {"type": "dict"},
+                "after": {"type": "str", "choices": ["benchmarks", "burn_in"]}}}}
     for _name, collector in COLLECTORS:
         for key, option in collector.ARGUMENT_SPEC.items():
             if key != "timeout":

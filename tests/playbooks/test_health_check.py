@@ -39,18 +39,12 @@ import fakenvml  # noqa: E402  pylint: disable=import-error,wrong-import-positio
 BIN = os.path.dirname(sys.executable)
 NODE = os.path.join(REPO_ROOT, "tests", "replay", "nodes", "gpu-h100-590-1gpu.yml")
 UUID = "GPU-00000000-0000-0000-0000-000000000000"
-TOOLS = ("nvidia-smi", "lspci", "ethtool", "ibstat", "ibv_devinfo", "ip", "journalctl", "dmesg", "ofed_info", "mpirun", "ldconfig")
 
 
 def _inventory(tmp_path, library):
     layout = build_fleet.build_node(NODE, str(tmp_path / "fleet"))
-    host = {"gpufleet_%s_path" % tool.replace("-", "_"): os.path.join(layout["bin_dir"], tool) for tool in TOOLS}
+    host = build_fleet.local_host_vars(layout)
     host.update({
-        "ansible_connection": "local",
-        "ansible_python_interpreter": "{{ ansible_playbook_python }}",
-        "gpufleet_sysfs_root": layout["sysfs_root"],
-        "gpufleet_procfs_root": layout["procfs_root"],
-        "gpufleet_gpu_query_formats": ["text"],
         "gpufleet_gpu_nvlink": False,
         "gpufleet_nvml_library_path": library,
         "gpufleet_health_sample_seconds": 1,
@@ -135,3 +129,43 @@ def test_three_health_checks_into_one_history(tmp_path, library):
     prom = textfile.read_text(encoding="utf-8")
     assert 'gpufleet_gpu_sm_clock_hertz{gpu="0",uuid="%s",name="NVIDIA H100 80GB HBM3"} 1500000000\n' % UUID in prom
     assert 'gpufleet_gpu_temperature_celsius{gpu="0",uuid="%s",name="NVIDIA H100 80GB HBM3"} 59\n' % UUID in prom
+
+
+def test_the_health_check_runs_a_short_gpubench_and_its_figures_become_gauges(tmp_path, library):
+    """gpubench (the CPU TEST DOUBLE tests/standin/gpubench_standin.py, installed and recorded in the install manifest
+    as roles/gpu_bench does, tests/standin/gpubench_install.py) on the one-H100 node: its nominal figures, bf16 700,
+    fp16 700, fp8 1400, tf32 350, fp32 50 TFLOP/s, HBM copy 3000 and triad 3100 GB/s, become the throughput gauges
+    in FLOP/s and bytes/s. The health check runs it for gpufleet_health_gpubench_seconds (1 s a test by default)."""
+    sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "standin"))
+    from gpubench_install import install_gpubench_double  # pylint: disable=import-error,import-outside-toplevel
+
+    inventory = _inventory(tmp_path, library)
+    with open(inventory, encoding="utf-8") as handle:
+        hosts = yaml.safe_load(handle)
+    host = hosts["all"]["hosts"]["gpu-node"]
+    host["gpufleet_manifest_dir"] = str(tmp_path / "fleet" / "gpu-h100-590-1gpu" / "var" / "lib" / "gpufleet" / "installed.d")
+    host["gpufleet_gpubench_sample_interval"] = 0.5
+    binary = install_gpubench_double(str(tmp_path / "fleet" / "gpu-h100-590-1gpu"), host["gpufleet_manifest_dir"])
+    with open(inventory, "w", encoding="utf-8") as handle:
+        yaml.safe_dump(hosts, handle, sort_keys=False)
+    os.environ["GPUBENCH_STANDIN_GPUS"] = "NVIDIA H100 80GB HBM3"
+    try:
+        run = _run(tmp_path, inventory, tmp_path / "run", fakenvml.data_file("h100-590-1gpu.data"), gpufleet_textfile_create_dir=True)
+    finally:
+        del os.environ["GPUBENCH_STANDIN_GPUS"]
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
+
+    record = _json(tmp_path / "run" / "hosts" / "gpu-node.json")
+    [bench] = [item for item in record["benchmarks"] if item.get("kind") == "gpu_compute"]
+    assert bench["outcome"] == "ok" and bench["command"][:5] == [binary, "-n", "8192", "-t", "1"]
+    assert bench["parsed"]["gpus"][0]["gemm_tflops"] == {"bf16": 700.0, "fp16": 700.0, "fp8": 1400.0, "tf32": 350.0, "fp32": 50.0}
+    [summary] = bench["samples"]
+    assert (summary["uuid"], summary["sm_clock_median_mhz"]) == (UUID, 1980)
+
+    prom = (tmp_path / "node-exporter" / "gpufleet.prom").read_text(encoding="utf-8")
+    labels = 'gpu="0",uuid="%s",name="NVIDIA H100 80GB HBM3"' % UUID
+    for dtype, value in (("bf16", "700000000000000"), ("fp16", "700000000000000"), ("fp8", "1400000000000000.0"),
+                         ("tf32", "350000000000000"), ("fp32", "50000000000000")):
+        assert 'gpufleet_gpu_gemm_flops_per_second{%s,dtype="%s"} %s\n' % (labels, dtype, value) in prom, prom
+    assert 'gpufleet_gpu_memory_bandwidth_bytes_per_second{%s,kernel="copy"} 3000000000000\n' % labels in prom
+    assert 'gpufleet_gpu_memory_bandwidth_bytes_per_second{%s,kernel="triad"} 3100000000000\n' % labels in prom

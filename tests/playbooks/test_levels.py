@@ -9,8 +9,9 @@ benchmark tool path points into an empty folder of the test, and the install man
 directory is an empty folder of the test - so nothing of this machine (its iperf3, an /opt/gpufleet, a /var/lib/gpufleet
 a provisioning test wrote) is seen. Expected values are read from those inputs:
 - level standard, two hosts, one with rails: allreduce_single, the pair search (2 hosts), iperf3 (a host has no rail; only
-  one has rails, so no ib_write_bw), nvbandwidth only where built (nowhere: no item) -> per host exactly one
-  missing_binary record for allreduce_single, allreduce_pair and iperf3, never one per round or repeat.
+  one has rails, so no ib_write_bw), nvbandwidth only where built (nowhere: no item), gpu_compute (gpubench) on every
+  node -> per host exactly one missing_binary record for allreduce_single, allreduce_pair, iperf3 and gpu_compute, never
+  one per round or repeat.
 - a multi-node all-reduce asked for without a launcher: one launcher_error record per host.
 - the binary and the launcher in the install manifest (written by this test as roles nccl_tests and mpi_fabric write
   them) are what the runs start, with no gpufleet_all_reduce_perf_path, no gpufleet_launcher and no fact cache.
@@ -33,15 +34,14 @@ sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "replay"))
 import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 PROVISION_HINT = "provision first: `ansible-playbook gpufleet.acceptance.provision`"
-FACT_TOOLS = ("nvidia-smi", "lspci", "ethtool", "ibstat", "ibv_devinfo", "ip", "journalctl", "dmesg", "ofed_info", "mpirun", "ldconfig")
-BENCH_TOOLS = ("all_reduce_perf", "iperf3", "ib_write_bw", "ib_write_lat", "nvbandwidth")
+BENCH_TOOLS = ("all_reduce_perf", "iperf3", "ib_write_bw", "ib_write_lat", "nvbandwidth", "gpubench")
 
 pytestmark = pytest.mark.skipif(not os.path.isdir(SIM_NODES), reason="inventories/simulated/nodes/ not present")
 
 
 def _replayed(tmp_path, node, bench_paths=True):
     layout = build_fleet.build_node(os.path.join(SIM_NODES, node + ".yml"), str(tmp_path / "fleet"))
-    host = {"gpufleet_%s_path" % tool.replace("-", "_"): os.path.join(layout["bin_dir"], tool) for tool in FACT_TOOLS}
+    host = build_fleet.local_host_vars(layout)
     # a folder of the test with nothing in it: the node has no benchmark binary (its replay directory may hold a wrapper
     # for one, as hgx-h100-nv18's does for all_reduce_perf, the ranks of its recorded two-node run)
     no_tools = tmp_path / "no-bench-tools" / node
@@ -51,14 +51,7 @@ def _replayed(tmp_path, node, bench_paths=True):
         host.update({"gpufleet_%s_path" % tool: str(no_tools / tool) for tool in BENCH_TOOLS if tool != "all_reduce_perf"})
     manifest_dir = tmp_path / "manifest" / node
     manifest_dir.mkdir(parents=True)
-    host.update({
-        "ansible_connection": "local",
-        "ansible_python_interpreter": "{{ ansible_playbook_python }}",
-        "gpufleet_sysfs_root": layout["sysfs_root"],
-        "gpufleet_procfs_root": layout["procfs_root"],
-        "gpufleet_gpu_query_formats": ["text"],
-        "gpufleet_manifest_dir": str(manifest_dir),
-    })
+    host["gpufleet_manifest_dir"] = str(manifest_dir)
     return host
 
 
@@ -93,7 +86,8 @@ def _test_double(path, words):
 
 def test_level_quick_runs_no_benchmark_task_and_is_recorded(tmp_path):
     proc, run, records = _run(tmp_path, {"hgx-h100-nv18": _replayed(tmp_path, "hgx-h100-nv18")}, gpufleet_level="quick")
-    assert run["settings"] == {"level": "quick", "benchmarks": None, "burn_in": None}
+    # reference_job: the cost to train's job (gpufleet_reference_job), none given: the defaults
+    assert run["settings"] == {"level": "quick", "benchmarks": None, "burn_in": None, "reference_job": None}
     for task in ("TASK [Installed |", "TASK [Preflight | binaries", "TASK [Single node |", "TASK [Pair search |", "TASK [Network"):
         assert task not in proc.stdout
     assert records["hgx-h100-nv18"].get("benchmarks", []) == []
@@ -106,12 +100,15 @@ def test_level_standard_without_binaries_records_each_tool_once_per_host_with_th
     for name in hosts:
         benchmarks = records[name]["benchmarks"]
         assert sorted((item["kind"], item["outcome"]) for item in benchmarks) == [
-            ("allreduce_pair", "missing_binary"), ("allreduce_single", "missing_binary"), ("iperf3", "missing_binary")], benchmarks
+            ("allreduce_pair", "missing_binary"), ("allreduce_single", "missing_binary"), ("gpu_compute", "missing_binary"),
+            ("iperf3", "missing_binary")], benchmarks
         by_kind = {item["kind"]: item for item in benchmarks}
         for kind in ("allreduce_single", "allreduce_pair"):
             assert PROVISION_HINT in by_kind[kind]["reason"]
             assert "all_reduce_perf is not on this node (%s: no such file)" % hosts[name]["gpufleet_all_reduce_perf_path"] in by_kind[kind]["reason"]
         assert "iperf3 is not on this node (%s: no such file)" % hosts[name]["gpufleet_iperf3_path"] in by_kind["iperf3"]["reason"]
+        assert "gpubench is not on this node (%s: no such file)" % hosts[name]["gpufleet_gpubench_path"] in by_kind["gpu_compute"]["reason"]
+        assert "role gpu_bench builds it" in by_kind["gpu_compute"]["reason"]
 
 
 def test_multi_node_all_reduce_without_a_launcher_is_a_named_item(tmp_path):

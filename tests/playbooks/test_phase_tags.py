@@ -37,6 +37,9 @@ BURN_IN_ALONE_REPORT = [
     "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)",
     "Verdict | a report-only run exits 0 (gpufleet_fail_on_verdict false)",
 ]
+# roles/facts entry point after_stress, imported after the benchmarks (validate_cluster.yml) and after the burn-in
+AFTER_BENCHMARKS = "gpufleet.acceptance.facts : Health after stress | the health facts read again, one module run per node, recorded beside the first reading"
+AFTER_BURN_IN = AFTER_BENCHMARKS
 VALIDATE_EXPECTED = {
     "facts": VALIDATE_PREFLIGHT + ["gpufleet.acceptance.facts : Facts | every fact group, one module run per node"],
     "benchmarks": VALIDATE_PREFLIGHT + [
@@ -56,8 +59,9 @@ VALIDATE_EXPECTED = {
         "Single node | all_reduce_perf",
         "Multi node | all_reduce_perf via the launcher, from the first host",
         "Pair search | the bad-node search over disjoint pairs",
+        "GPU compute | gpubench on each node (GEMM TFLOP/s per precision, HBM GB/s), the NVML sampler alongside",
         "Network and GPU bandwidth | iperf3, perftest, nvbandwidth, IB counters",
-    ],
+    ] + [AFTER_BENCHMARKS],
     "burn_in": VALIDATE_PREFLIGHT + [
         "Preflight | validate every gpufleet variable, claim and profile choice (run alone)",
         "Preflight | open the results directory (run alone)",
@@ -66,7 +70,11 @@ VALIDATE_EXPECTED = {
         "Results | record this host's facts (run alone)",
     ] + INSTALLED + [
         "Burn-in | GPU load, sampler and interconnect load, recorded",
+        AFTER_BURN_IN,
     ] + BURN_IN_ALONE_REPORT,
+    # the health re-reads alone (checks/after_stress.py): the preflight that opens the results directory, then the re-read
+    "health_after_benchmarks": VALIDATE_PREFLIGHT + [AFTER_BENCHMARKS],
+    "health_after_burn_in": VALIDATE_PREFLIGHT + [AFTER_BURN_IN],
     "report": VALIDATE_PREFLIGHT + BURN_IN_ALONE_REPORT + [
         "Verdict | judge the whole fleet and write the verdicts",
         "Verdict | one line per node",
@@ -85,6 +93,7 @@ PROVISION_EXPECTED = {
     "provision": [
         PROVISION_FACTS,
         "NCCL tests | build the pinned release with MPI for the GPUs found (nccl_tests_enabled false skips it)",
+        "GPU compute benchmark | build gpubench with nvcc for the GPUs found (gpu_bench_enabled false skips it)",
         "NCCL networking | derive from the facts and write /etc/nccl.conf and the env file",
         "MPI fabric | SSH between the nodes, hostfile, OpenMPI on the cluster network, launcher (gpufleet_launcher)",
     ],

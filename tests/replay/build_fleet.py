@@ -18,7 +18,8 @@ every node: they get a wrapper, which answers every command line with the 127 "n
 ``sysfs_tree:`` / ``procfs_tree:`` (a tree directory
 holding ``tree.txt``, relative to the repository root) with optional ``sysfs_subdir:`` /
 ``procfs_subdir:`` (the part of the rendered tree that is the root, e.g. ``sys`` and ``proc``
-of a host tree), or ``sysfs_root:`` (an existing directory, used as it is).
+of a host tree), or ``sysfs_root:`` (an existing directory, used as it is). A ``commands:`` entry's
+``then:`` (later answers of the same command line, replay_tool.py) is checked like the entry.
 
 Usage::
 
@@ -69,9 +70,13 @@ def check_node(path):
     for command, entry in node["commands"].items():
         if not isinstance(entry, dict):
             raise FleetError("%s: command `%s` needs a map with stdout/stderr/rc" % (path, command))
-        for stream in ("stdout", "stderr"):
-            if entry.get(stream) and not os.path.exists(recording_path(entry[stream])):
-                raise FleetError("%s: command `%s` names a missing recording %s" % (path, command, entry[stream]))
+        later = entry.get("then") or []
+        if not isinstance(later, list) or not all(isinstance(answer, dict) for answer in later):
+            raise FleetError("%s: command `%s`: then: needs a list of maps with stdout/stderr/rc" % (path, command))
+        for answer in [entry] + later:
+            for stream in ("stdout", "stderr"):
+                if answer.get(stream) and not os.path.exists(recording_path(answer[stream])):
+                    raise FleetError("%s: command `%s` names a missing recording %s" % (path, command, answer[stream]))
     present = node.get("present") or []
     if not isinstance(present, list) or not all(isinstance(tool, str) and tool and "/" not in tool for tool in present):
         raise FleetError("%s: present: needs a list of tool names" % path)
@@ -152,6 +157,22 @@ def build_node(node_file, out_dir, name=None):
         "tools": tools,
         "node": node,
     }
+
+
+# The fact tools a replayed node answers for (each a wrapper in the node's bin dir, named as the facts role's
+# gpufleet_<tool>_path variables name them).
+FACT_TOOLS = ("nvidia-smi", "lspci", "ethtool", "ibstat", "ibv_devinfo", "ip", "journalctl", "dmesg", "ofed_info",
+              "mpirun", "ldconfig")
+
+
+def local_host_vars(layout):
+    """The inventory variables of a built node run with a local connection: its fact tools' wrappers, its sysfs and
+    procfs trees, the playbook's own Python, and the one rendering of ``nvidia-smi -q`` the recordings hold (text)."""
+    host = {"gpufleet_%s_path" % tool.replace("-", "_"): os.path.join(layout["bin_dir"], tool) for tool in FACT_TOOLS}
+    host.update({"ansible_connection": "local", "ansible_python_interpreter": "{{ ansible_playbook_python }}",
+                 "gpufleet_sysfs_root": layout["sysfs_root"], "gpufleet_procfs_root": layout["procfs_root"],
+                 "gpufleet_gpu_query_formats": ["text"]})
+    return host
 
 
 def _load_yaml(path):

@@ -12,11 +12,18 @@ lacks exits 127 naming the node file and the command: a replayed node never inve
 passes it): a launcher's recorded command line names the benchmark binary by the absolute path
 the product gives it (``srun ... {bin}/all_reduce_perf -b 8M ...``), which is only known once
 the node is built.
+
+An entry may answer later calls differently (a counter that grows between two readings of the same node): ``then:``
+lists further answers (each ``stdout``/``stderr``/``rc``, like the entry); the first call of that command line answers
+the entry itself, call N (N >= 2) answers ``then[N-2]``, and once the list is used up its last answer repeats. The
+calls are counted per node and command line in ``DIR/../replay-calls/`` (a rebuilt node starts again at the first).
 """
 
 from __future__ import annotations
 
+import fcntl
 import gzip
+import hashlib
 import os
 import sys
 
@@ -62,6 +69,30 @@ def find_entry(commands, command, bin_dir=None):
     return None
 
 
+def call_number(bin_dir, command):
+    """This call's number (1, 2, ...) of ``command`` on the node built at ``bin_dir``: counted in a file, under a lock."""
+    calls = os.path.join(os.path.dirname(os.path.abspath(bin_dir)), "replay-calls")
+    os.makedirs(calls, exist_ok=True)
+    path = os.path.join(calls, hashlib.sha1(command.encode("utf-8")).hexdigest())
+    with open(path, "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        number = int(handle.read().strip() or 0) + 1
+        handle.seek(0)
+        handle.truncate()
+        handle.write("%d\n" % number)
+    return number
+
+
+def answer_of(entry, bin_dir, command):
+    """The answer of this call: the entry, or with ``then:`` the one for this call's number (module docstring)."""
+    later = entry.get("then") or []
+    if not later or not bin_dir:
+        return entry
+    number = call_number(bin_dir, command)
+    return entry if number == 1 else later[min(number - 2, len(later) - 1)]
+
+
 def main(argv):
     bin_dir = None
     if argv[:1] == ["--bin-dir"] and len(argv) > 1:
@@ -76,6 +107,7 @@ def main(argv):
     if entry is None:
         sys.stderr.write("replay: %s has no recording for `%s`\n" % (node_file, command))
         return 127
+    entry = answer_of(entry, bin_dir, command)
     if entry.get("stdout"):
         sys.stdout.buffer.write(read_recording(entry["stdout"]))
     if entry.get("stderr"):

@@ -29,7 +29,12 @@ What is simulated, and why (each a property of the node, not a setting of the pr
 - The build stack: this machine's CUDA toolkit (/usr/local/cuda/bin/nvcc) and mpicc are real; NCCL and Open MPI's
   headers are not installed here, so each node gets an empty /usr/local/nccl/lib/libnccl.so, a
   /usr/local/nccl/include/nccl.h and an mpi.h where mpicc --showme:incdirs says it is (TEST DOUBLES: the role's
-  preflight only looks for them).
+  preflight only looks for them). This toolkit has no cuBLAS either: each node gets the real cuBLAS headers and
+  library of the nvidia-cublas wheel (a test extra, in this test's virtual environment) linked into
+  /usr/local/cuda/include and /usr/local/cuda/lib64, where a toolkit keeps them, so role gpu_bench builds the real
+  gpubench with nvcc at its default paths. It cannot run here (no GPU, no driver): at level standard the
+  gpu_compute benchmark runs the provisioned binary, which says "no CUDA device", and its record says so; that is
+  asserted (the path came from the install manifest), not its verdict.
 - nccl-tests: the source archive this test writes (write_source_archive) is laid out as GitHub's
   (nccl-tests-2.17.1/) and its Makefile builds build/all_reduce_perf where the real one does: a wrapper that runs the
   CPU stand-in (tests/standin/all_reduce_perf_standin.py, copied into the archive) with the node's python3 and passes
@@ -83,6 +88,8 @@ NODE_FILE = os.path.join(REPO_ROOT, "tests", "replay", "nodes", "gpu-h100-590-1g
 STANDIN = os.path.join(REPO_ROOT, "tests", "standin", "all_reduce_perf_standin.py")
 # the pin of roles/nccl_tests (defaults/main.yml): the archive's top directory must carry it
 NCCL_TESTS_VERSION = "2.17.1"
+# the version of roles/gpu_bench (defaults/main.yml): its install directory carries it
+GPUBENCH_VERSION = "1.0"
 # every host's NIC (see the module docstring), and the throttled host's
 NIC_RATE = "1500mbit"
 RATE = "200mbit"
@@ -132,7 +139,23 @@ printf '/* TEST DOUBLE: no NCCL on this simulated node */\\n#define NCCL_MAJOR 2
 include=$(mpicc --showme:incdirs | cut -d' ' -f1)
 mkdir -p "$include"
 printf '/* TEST DOUBLE: Open MPI development headers are not installed here */\\n' > "$include/mpi.h"
+# cuBLAS where a CUDA toolkit keeps it ($2: the nvidia-cublas wheel's cu*/ directory): real files, linked
+for header in "$2"/include/*.h; do ln -sfn "$header" /usr/local/cuda/include/; done
+for library in "$2"/lib/libcublas*.so.*; do
+    ln -sfn "$library" /usr/local/cuda/lib64/
+    ln -sfn "$library" "/usr/local/cuda/lib64/$(basename "$library" | sed 's/\\.so\\..*/.so/')"
+done
 """
+
+
+def cublas_home():
+    """The nvidia-cublas wheel's ``cu<N>/`` directory (include/cublasLt.h, lib/libcublasLt.so.<N>) in this environment."""
+    import nvidia  # pylint: disable=import-outside-toplevel
+    for root in list(nvidia.__path__):
+        for home in sorted(glob.glob(os.path.join(root, "cu*"))):
+            if os.path.exists(os.path.join(home, "include", "cublasLt.h")) and glob.glob(os.path.join(home, "lib", "libcublasLt.so.*")):
+                return home
+    raise AssertionError("no nvidia-cublas wheel in this environment: .venv/bin/pip install -e '.[test]'")
 
 
 def write_source_archive(path):
@@ -173,7 +196,7 @@ def fleet_fixture(tmp_path_factory):
             hosts[name] = {key: host_vars[key] for key in USER_VARS + NODE_VARS}
             hosts[name].update({"gpufleet_claim": CLAIM, "gpufleet_become": False})
             # the node's replay wrappers (fleet.sh built them; its inventory points the fact tools there)
-            ssh({"state": state}, host_vars, NODE_SETUP, os.path.dirname(host_vars["gpufleet_nvidia_smi_path"]))
+            ssh({"state": state}, host_vars, NODE_SETUP, os.path.dirname(host_vars["gpufleet_nvidia_smi_path"]), cublas_home())
         inventory = base / "inventory.yml"
         inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}, sort_keys=False))
         archive = base / ("nccl-tests-%s.tar.gz" % NCCL_TESTS_VERSION)
@@ -282,6 +305,10 @@ def test_shipped_defaults_name_the_throttled_host(fleet):
             if bench["kind"] in ("allreduce_single", "allreduce_pair"):
                 assert bench["outcome"] == "ok", (host, bench["kind"], bench["reason"])
                 assert "/opt/gpufleet/nccl-tests-%s/build/all_reduce_perf" % NCCL_TESTS_VERSION in bench["command"], bench["command"]
+        # gpubench: the binary role gpu_bench built, found through the install manifest; no GPU here, and it says so
+        compute = [bench for bench in record["benchmarks"] if bench["kind"] == "gpu_compute"]
+        assert len(compute) == 1 and compute[0]["command"][0] == "/opt/gpufleet/gpubench-%s/bin/gpubench" % GPUBENCH_VERSION, compute
+        assert compute[0]["outcome"] != "missing_binary" and "no CUDA device" in (compute[0]["reason"] or ""), compute[0]
     for check_id in BENCH_CHECKS:
         for host, items in checks(control, check_id).items():
             assert items, (host, check_id)

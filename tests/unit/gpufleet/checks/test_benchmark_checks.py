@@ -50,14 +50,24 @@ def node(name, records, prof=None, nic=None, settings=None):
 
 def test_h100_single_node_passes_at_its_largest_size_and_says_16g_is_absent(fixture_text):
     item, = benchmarks.check_allreduce_single(node("node005", [record(fixture_text, SINGLE, "allreduce_single", ["node005"])]))
-    assert item["status"] == PASS  # 473.60 >= warn band 470 >= floor 460
+    assert item["status"] == PASS  # 473.60 >= warn band 465 >= floor 460
     assert item["measured"] == 473.6 and item["expected"] == 460.0
     assert "at 4 GiB" in item["message"] and "16 GiB is absent" in item["message"]
 
 
+def test_a_b200_node_at_h100_speed_fails_its_nvlink5_floor(fixture_text):
+    # SYNTHETIC: the real 8-GPU H100 run (473.60 GB/s at 4 GiB) judged as if its node were sold as 8x B200. With the
+    # old floor (OCI's H100 440) it passed; NVLink5 reaches ~845, the floor is 0.9 x that: 760
+    item, = benchmarks.check_allreduce_single(node("node005", [record(fixture_text, SINGLE, "allreduce_single", ["node005"])],
+                                                   prof=profile("hgx-b200-8")))
+    assert item["status"] == FAIL
+    assert item["measured"] == 473.6 and item["expected"] == 760.0
+
+
 def test_single_node_at_the_profile_size_when_the_sweep_has_it(fixture_text):
     prof = profile()
-    prof["thresholds"]["allreduce_single_node"] = dict(prof["thresholds"]["allreduce_single_node"], message_size=1 << 30)
+    # a site band of 470 (the shipped band is 465, below the typical range): the 1 GiB row is judged against it
+    prof["thresholds"]["allreduce_single_node"] = dict(prof["thresholds"]["allreduce_single_node"], message_size=1 << 30, warn_below=470.0)
     item, = benchmarks.check_allreduce_single(node("node005", [record(fixture_text, SINGLE, "allreduce_single", ["node005"])], prof=prof))
     assert item["status"] == WARN  # 1 GiB row: 465.25, between the floor 460 and the warn band 470
     assert item["measured"] == 465.25 and "absent" not in item["message"]

@@ -76,6 +76,29 @@ def test_required_items_of_an_nvlink_claim():
     assert items["gpu.count"]["expected"] == "2 GPUs" and items["gpu.count"]["source"] == "claim"
 
 
+def test_an_nvlink_domain_across_nodes_requires_the_fabric_domain_check():
+    from gpufleet.checks.profiles import load_profiles  # pylint: disable=import-outside-toplevel
+
+    shipped = load_profiles()
+    tray = NodeContext("tray0", profile=shipped["gb200-nvl72"])
+    items = {item["item"]: item for item in evidence.required_items(tray)}
+    assert items["nvlink.fabric_domain"]["checks"] == ["nvlink.fabric_domain"]
+    assert items["nvlink.fabric_domain"]["source"] == "profile gb200-nvl72: expect.fabric_clique_scope"
+    # an HGX box: its NVLink ends at the node, no domain item
+    hgx = NodeContext("h0", profile=shipped["hgx-h100-8"])
+    assert "nvlink.fabric_domain" not in [item["item"] for item in evidence.required_items(hgx)]
+    # without a result from the check the tray is not verified (INCOMPLETE names it)
+    status, reason = evidence.item_status(items["nvlink.fabric_domain"], [])
+    assert status != "verified" and "no result from nvlink.fabric_domain" in reason
+
+
+def test_a_profile_compute_rail_of_either_link_layer_is_printed_joined():
+    profile = {"name": "roce-or-ib", "expect": {"compute_rail": {"count": 8, "link_layer": ["InfiniBand", "Ethernet"],
+                                                                 "rate": "400 Gb/sec"}}, "sources": {}}
+    [rdma] = [item for item in evidence.required_items(NodeContext("n", profile=profile)) if item["item"] == "rdma"]
+    assert rdma["expected"] == "8 InfiniBand/Ethernet port(s) Active at 400 Gb/sec"
+
+
 def test_a_pcie_claim_requires_no_nvlink_and_a_single_gpu_no_pair():
     node = NodeContext("n", claim={"gpu_count": 1, "interconnect": "pcie"})
     assert [item["item"] for item in evidence.required_items(node)] == ["gpu.count"]

@@ -16,7 +16,7 @@ from gpufleet.checks import engine
 from gpufleet.checks import fleet
 from gpufleet.checks.model import FAIL, PASS, REJECT, SKIP, WARN, NodeContext
 from gpufleet.facts.gpu import build_inventory
-from gpufleet.facts.nic import build_nic_facts
+from gpufleet.facts.nic import build_nic_facts, hca_part
 from gpufleet.parsers.registry import parse
 
 H100_161 = "smi/gpud-nvidia-smi-q-8x-h100-535.161.08.txt"  # 8x H100 80GB HBM3, VBIOS 96.00.74.00.0D, 700 W, 1980 MHz
@@ -98,7 +98,9 @@ def test_consumer_cards_among_h100s_and_cohorts(fixture_text):
     power = fleet._relative("fleet.power_limit", nodes)  # pylint: disable=protected-access
     assert [(item["status"], item["measured"], item["expected"]) for item in power["rtx"]] == [(FAIL, 450.0, 630.0)]
     assert power["rtx"][0]["message"] == "lowest GPU power limit 450 W is 36% below the fleet median 700 W (more than 10% below fails)"
-    assert power["rtx"][0]["threshold_source"] == "profile hgx-h100-8gpu: docs/baselines.md 1: NCCL_TESTS_MIN_BW fails below 0.9 x"
+    # a spread around the fleet's own median is labelled policy (docs/baselines.md 9), the profile's citation kept
+    assert power["rtx"][0]["threshold_source"] == (
+        "policy (docs/baselines.md 9): profile hgx-h100-8gpu: docs/baselines.md 1: NCCL_TESTS_MIN_BW fails below 0.9 x")
     assert [item["status"] for item in power["a"]] == [PASS]
 
 
@@ -137,7 +139,9 @@ def test_hca_firmware_and_mtu(fixture_text):
     odd = results_of(outcome, "c")
     assert [item["subject"] for item in odd] == ["mlx5_0", "mlx5_10", "mlx5_11", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9"]
     assert {(item["status"], item["measured"], item["expected"]) for item in odd} == {(WARN, "28.39.1002", "28.41.1000")}
-    assert odd[0]["message"] == "mlx5_0 firmware 28.39.1002, fleet majority 28.41.1000 for MT4129 (16 of 24 in profile hgx-h100-8gpu)"
+    # grouped by part and firmware line (ibstat prints no board id: the CA type is the part)
+    assert odd[0]["message"] == ("mlx5_0 firmware 28.39.1002, fleet majority 28.41.1000 for MT4129 (firmware 28.x) "
+                                 "(16 of 24 in profile hgx-h100-8gpu)")
     assert [item["status"] for item in results_of(outcome, "a")] == [PASS]
     # MTU: ibv_devinfo of an Azure ND H200 v5 (8 IB ports active_mtu 4096, an0 Ethernet 1024); c is SYNTHETIC: one port edited to 2048.
     devinfo = build_nic_facts(empty, ibv_devinfo=parse("ibv-devinfo", fixture_text("ib/azure-nd-h200-v5-ibv_devinfo-8x-ndr-vf-plus-an0-ethernet.txt")))
@@ -146,6 +150,43 @@ def test_hca_firmware_and_mtu(fixture_text):
     mtu = fleet.check_mtu([node("a", nic=devinfo), node("b", nic=devinfo), node("c", nic=edited)])
     assert [(item["status"], item["subject"], item["measured"], item["expected"]) for item in mtu["c"]] == [(WARN, "mlx5_ib3/1", 2048, 4096)]
     assert [item["status"] for item in mtu["a"]] == [PASS]
+
+
+def test_vf_firmware_is_compared_within_its_own_part_and_firmware_line(fixture_text):
+    # Azure ND H200 v5 ibv_devinfo: mlx5_ib0..7 ConnectX-7 VFs (vendor_part_id 4126, board MSF0000000047, fw 28.40.1702)
+    # and mlx5_an0 (board MSF0000000041, fw 16.30.5000).
+    empty = {"net": [], "infiniband": []}
+    devinfo = build_nic_facts(empty, ibv_devinfo=parse("ibv-devinfo", fixture_text(
+        "ib/azure-nd-h200-v5-ibv_devinfo-8x-ndr-vf-plus-an0-ethernet.txt")))
+    assert devinfo["rdma"][0]["firmware_group"] == "MSF0000000047 (firmware 28.x)"
+
+    def edited(board, firmware):
+        # SYNTHETIC: every VF given one generic CA type (a VF's PCI id is shared by ConnectX-6 Dx, ConnectX-7 and
+        # BlueField VFs), and node c's VFs another board and firmware line (ConnectX-6 Dx VFs on 22.x)
+        facts = copy.deepcopy(devinfo)
+        for dev in facts["rdma"]:
+            if dev["vendor_part_id"] == 4126:
+                dev["hca_type"] = "MT4126"
+                dev.update(board_id=board or dev["board_id"], fw_ver=firmware or dev["fw_ver"])
+                dev.update(hca_part(dev))
+        return facts
+
+    nodes = [node("a", nic=edited(None, None)), node("b", nic=edited(None, None)),
+             node("c", nic=edited("MT_0000000359", "22.39.1002"))]
+    outcome = fleet.check_hca_firmware(nodes)
+    # by hca_type all 24 VFs were one kind and c's 8 warned against 28.40.1702; by firmware group they are their
+    # own part
+    assert {name: [item["status"] for item in items] for name, items in outcome.items()} == {
+        "a": [PASS], "b": [PASS], "c": [PASS]}
+    # within one group a VF on another firmware still warns
+    odd = edited(None, None)
+    odd["rdma"][2]["fw_ver"] = "28.39.1000"  # SYNTHETIC: one CX7 VF a release behind (same 28.x line)
+    outcome = fleet.check_hca_firmware([node("a", nic=edited(None, None)), node("b", nic=edited(None, None)),
+                                        node("d", nic=odd)])
+    [warned] = results_of(outcome, "d")
+    assert (warned["status"], warned["subject"], warned["measured"], warned["expected"]) == (
+        WARN, odd["rdma"][2]["device"], "28.39.1000", "28.40.1702")
+    assert "for MSF0000000047 (firmware 28.x) (23 of 24" in warned["message"]
 
 
 def test_every_field_a_profile_may_name_has_a_check():

@@ -167,6 +167,26 @@ def test_ecc_off_and_fabric_not_ready_synthetic(shipped, facts):
     assert gpu4["measured"] == {"state": "Completed", "status": "Insufficient Resources"}
 
 
+def test_fabric_not_completed_fails_across_a_multi_node_nvlink_domain(shipped, facts):
+    # GB200 NVL72 trays run no Fabric Manager (profile fabric_manager: false), yet IMEX and multi-node NVLink need
+    # every GPU registered with the rack's fabric: Completed / Success, else fail (not the warn of a non-NVSwitch box).
+    assert shipped["gb200-nvl72"]["expect"]["fabric_manager"] is False
+    gpu_facts = facts(H100_BRAKE)
+    # SYNTHETIC, values of smi/azure-fabric-completed-INSUFFICIENT-RESOURCES-cliqueid0-zero-clusteruuid-PR506.txt
+    gpu_facts["gpus"][4]["fabric"] = {"state": "Completed", "status": "Insufficient Resources", "clique_id": 0,
+                                      "cluster_uuid": None}
+    [gpu4] = checks.fabric(_node(shipped, gpu_facts, profile="gb200-nvl72"))
+    assert (gpu4["status"], gpu4["subject"]) == ("fail", "GPU4")
+    assert gpu4["message"] == ("GPU4 fabric Completed / Insufficient Resources, expected Completed / Success "
+                               "(the rack's NVLink fabric, for IMEX / multi-node NVLink)")
+    assert gpu4["threshold_source"] == "profile gb200-nvl72: expect.fabric_clique_scope"
+    # no Fabric state printed at all: not judged, said why
+    for gpu in gpu_facts["gpus"]:
+        gpu["fabric"] = None
+    [skip] = checks.fabric(_node(shipped, gpu_facts, profile="gb200-nvl72"))
+    assert skip["status"] == "skip" and "NVLink spans nodes" in skip["message"]
+
+
 def test_temperature_against_an_overridden_profile_maximum(shipped, facts):
     profile = prof.apply_overrides(shipped["pcie-generic"], {"host": {"temperature_max": "70 C"}})
     results = checks.temperature(_node(shipped, facts(RTX4090_CAP), profile=profile))
@@ -175,3 +195,58 @@ def test_temperature_against_an_overridden_profile_maximum(shipped, facts):
     assert results[0]["threshold_source"].startswith("profile pcie-generic: gpufleet_profile_overrides")
     # No profile maximum and no slowdown temperature printed: not judged.
     assert checks.temperature(_node(shipped, facts(RTX4090_CAP)))[0]["status"] == "skip"
+
+
+# Health rules: each EDITED recording passed (or only warned) before the rule; its original keeps passing.
+RECOVERY_RESET = "smi/exporter-capture-nvidia-smi-q-text-1x-h100-590-recovery-action-gpu-reset-required-EDITED.txt"
+RECOVERY_NONE = "smi/exporter-capture-nvidia-smi-q-text-1x-h100-590-fabric-completed-under-load.txt"
+DELLA_SRAM = "smi/princeton-della-h100-nvidia-smi-a-text-545-aggregate-sram-uncorrectable-2-EDITED.txt"
+
+
+def test_gpu_recovery_action_other_than_none_fails(shipped, facts):
+    [bad] = checks.recovery_action(_node(shipped, facts(RECOVERY_RESET)))
+    assert (bad["status"], bad["subject"], bad["measured"]) == ("fail", "GPU0", "GPU Reset Required")
+    assert bad["expected"] == "None"
+    assert bad["message"] == "GPU0: the driver asks for a recovery action: GPU Reset Required"
+    [good] = checks.recovery_action(_node(shipped, facts(RECOVERY_NONE)))
+    assert (good["status"], good["measured"]) == ("pass", "None")
+    # 545 driver: no GPU Recovery Action line, not judged
+    assert checks.recovery_action(_node(shipped, facts(DELLA_H100)))[0]["status"] == "skip"
+
+
+def test_sram_uncorrectable_over_the_life_fails_as_aznhc(shipped, facts):
+    # Aggregate SRAM Uncorrectable 2, volatile 0: a lifetime-only warning before, a failure as AzNHC judges it.
+    [bad] = checks.ecc_errors(_node(shipped, facts(DELLA_SRAM)))
+    assert (bad["status"], bad["subject"]) == ("fail", "GPU0")
+    assert bad["message"] == "GPU0: 2 aggregate SRAM uncorrectable"
+    assert bad["measured"]["aggregate_sram_uncorrectable"] == 2 and bad["measured"]["volatile_sram_uncorrectable"] == 0
+    assert bad["threshold_source"].startswith("Azure azurehpc-health-checks check_gpu_ecc 20000000 10000")
+    assert checks.ecc_errors(_node(shipped, facts(DELLA_H100)))[0]["status"] == "pass"
+
+
+def test_sram_correctable_and_dram_limits_synthetic(shipped, facts):
+    # SYNTHETIC: counts set on the della facts; AzNHC limits: SRAM correctable > 10000, DRAM > 20000000.
+    inventory = facts(DELLA_H100)
+    inventory["gpus"][0]["ecc_errors_volatile_sram_correctable"] = 10000
+    assert checks.ecc_errors(_node(shipped, inventory))[0]["status"] == "pass"
+    inventory["gpus"][0]["ecc_errors_volatile_sram_correctable"] = 10001
+    inventory["gpus"][0]["ecc_errors_aggregate_dram_correctable"] = 20000001
+    [bad] = checks.ecc_errors(_node(shipped, inventory))
+    assert bad["message"] == ("GPU0: 10001 volatile SRAM correctable (limit 10000), "
+                              "20000001 aggregate DRAM correctable (limit 20000000)")
+
+
+def test_pcie_replays_warn_at_facts_time_and_growth_fails(shipped, facts):
+    # gpud 535.161.08 H100: "Replays Since Reset : 67" on GPU0 (read by hand), 0 on the della H100.
+    replayed = facts(H100_HW_SLOWDOWN)
+    warned = checks.pcie_replay(_node(shipped, replayed))
+    assert ("warn", "GPU0", 67) in [(item["status"], item["subject"], item["measured"]) for item in warned]
+    assert checks.pcie_replay(_node(shipped, facts(DELLA_H100)))[0]["status"] == "pass"
+    # SYNTHETIC second reading: GPU0 at 70 after stress, the others unchanged.
+    before = replayed["gpus"]
+    after = [dict(gpu) for gpu in before]
+    after[0]["replays_since_reset"] = 70
+    grown = checks.pcie_replay_growth(before, after)
+    assert [(item["status"], item["subject"], item["measured"]) for item in grown] == [("fail", "GPU0", 3)]
+    assert grown[0]["message"] == "GPU0: PCIe replays grew by 3 (67 -> 70)"
+    assert [item["status"] for item in checks.pcie_replay_growth(before, before)] == ["pass"]

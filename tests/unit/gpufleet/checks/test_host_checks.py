@@ -183,3 +183,40 @@ def test_engine_verdicts(fixture_text):
     assert [item["id"] for item in report["nodes"]["healthy"]["checks"] if item["status"] == WARN] == ["host.peermem_errors"]
     assert report["nodes"]["xid"]["verdict"] == REJECT
     assert report["nodes"]["xid"]["failed"] == ["host.xid", "host.xid", "host.xid"]
+
+
+# Xid by NVIDIA's catalog bucket; each recording below passed (or only warned) before the catalog.
+XID_110 = "misc/gpud-dmesg-decode-iso-xid-13-x628-xid-110-x1-xid-43-x7-EDITED.txt"
+XID_154 = "misc/gpud-dmesg-decode-iso-xid-13-x628-xid-154-gpu-reset-required-x1-xid-43-x7-EDITED.txt"
+SXID_ONLY = "misc/gpud-sxid-readme-dmesg-sxid-20034-fatal-only-EDITED.txt"
+SXID_AND_XID_79 = "misc/gpud-sxid-readme-dmesg-xid-79-then-sxid-20034-fatal-3-nvswitches.txt"
+
+
+def test_reset_gpu_bucket_xid_fails_application_ones_stay_noted(fixture_text):
+    # Xid 110 (security fault, RESET_GPU) x1 was a mere warning before; 13 (RESTART_APP) and 43 (IGNORE) stay noted.
+    results = host.check_xid(ctx(host_facts(fixture_text, log=XID_110, log_source="dmesg")))
+    assert [(item["status"], item["subject"], item["measured"]) for item in results] == [
+        (FAIL, "Xid 110", 1), (WARN, "Xid 13,43", {"13": 628, "43": 7})]
+    assert results[0]["message"] == "Xid 110 (security fault) x1 in the kernel log (dmesg)"
+    assert results[0]["threshold_source"].startswith("NVIDIA Xid catalog, Resolution Bucket (Immediate Action)")
+
+
+def test_xid_154_asking_for_a_reset_fails_naming_the_action(fixture_text):
+    results = host.check_xid(ctx(host_facts(fixture_text, log=XID_154, log_source="dmesg")))
+    assert [(item["status"], item["subject"]) for item in results] == [(FAIL, "Xid 154"), (WARN, "Xid 13,43")]
+    assert results[0]["message"] == ("Xid 154 (GPU recovery action changed) x1 in the kernel log (dmesg): "
+                                     "GPU 0000:38:00 asks for GPU Reset Required")
+
+
+def test_fatal_sxid_fails_per_number(fixture_text):
+    # No NVRM Xid line: host.xid passes, as it did before; the 4 Fatal SXid 20034 headlines fail host.sxid.
+    node = ctx(host_facts(fixture_text, log=SXID_ONLY, log_source="dmesg"))
+    assert [item["status"] for item in host.check_xid(node)] == [PASS]
+    [sxid] = host.check_sxid(node)
+    assert (sxid["status"], sxid["subject"], sxid["measured"], sxid["expected"]) == (FAIL, "SXid 20034", 4, 0)
+    assert sxid["message"] == ("fatal NVSwitch SXid 20034 x4 in the kernel log (dmesg) on nvswitch1 (0000:06:00.0), "
+                               "nvswitch0 (0000:05:00.0), nvswitch2 (0000:07:00.0): Link 48 LTSSM Fault Up")
+    both = ctx(host_facts(fixture_text, log=SXID_AND_XID_79, log_source="dmesg"))
+    assert [(item["status"], item["subject"]) for item in host.check_xid(both)] == [(FAIL, "Xid 79")]
+    # a kernel log without SXid lines passes
+    assert [item["status"] for item in host.check_sxid(ctx(host_facts(fixture_text)))] == [PASS]

@@ -255,3 +255,75 @@ def test_nccl_list_equals_sign_makes_the_whole_list_exact():
     assert network.nccl_list("=mlx5_0:1,mlx5_1:1") == (False, [(True, "mlx5_0", 1), (True, "mlx5_1", 1)])
     assert network.nccl_list("^docker,lo") == (True, [(False, "docker", -1), (False, "lo", -1)])
     assert network.nccl_list("mlx5_1") == (False, [(False, "mlx5_1", -1)])
+
+
+# --- compute rails of either link layer, bonds, the ports blamed ---------------------------------------
+
+IBSTAT_ROCE = "ib/gpud-ibstat-h100-8xcx7-roce400-4xcx6dx-100g-all-active.txt"
+BOND_DOWN = "bonding/proc-net-bonding-bond0-lacp-2x1g-one-member-down.txt"
+BOND_UP_EDITED = "bonding/EDITED-proc-net-bonding-bond0-lacp-2x100g-both-up.txt"
+
+
+def _rail_profile(link_layer):
+    return {"name": "hgx-h100-8", "expect": {"compute_rail": {"count": 8, "link_layer": link_layer, "rate": 400.0}},
+            "sources": {"expect.compute_rail": "docs/baselines.md 11"}}
+
+
+def test_roce_rail_passes_a_profile_that_allows_either_link_layer(fixture_text):
+    # ib/gpud-ibstat-h100-8xcx7-roce400-...: 8x MT4129 'Rate: 400' 'Link layer: Ethernet' + 4x MT4125 100G Ethernet, all Active.
+    nic = build_nic_facts({}, ibstat=parse("ibstat", fixture_text(IBSTAT_ROCE)))
+    # An InfiniBand-only profile still refuses the RoCE rail: the SKU was described as IB.
+    ib_only = network.check_rdma_port_state(node(nic, profile=_rail_profile("InfiniBand")))
+    assert [(item["status"], item["message"]) for item in ib_only] == [(FAIL, "no InfiniBand RDMA port on the node; 8 wanted")]
+    either = network.check_rdma_port_state(node(nic, profile=_rail_profile(["InfiniBand", "Ethernet"])))
+    # The 4 CX-6 Dx 100G ports are another part, up at their own rate: not named.
+    assert [(item["status"], item["message"]) for item in either] == [
+        (PASS, "8 of 12 InfiniBand/Ethernet ports Active at >= 400 Gb/s (8 wanted)")]
+    claim = network.check_rdma_port_state(node(nic, [{"role": "compute", "type": "roce", "count": 8, "gbps": 400}]))
+    assert [item["status"] for item in claim] == [PASS]
+
+
+def test_rail_shortfall_blames_the_down_port_not_the_storage_nics(fixture_text):
+    # EDITED in memory from the RoCE recording: mlx5_0 (a CX-7 rail port) Down / Disabled.
+    nic = build_nic_facts({}, ibstat=parse("ibstat", fixture_text(IBSTAT_ROCE)))
+    down = [dev for dev in nic["rdma"] if dev["device"] == "mlx5_0"][0]["ports"][0]
+    down["state"], down["physical_state"] = "Down", "Disabled"
+    ctx = node(nic, [{"role": "compute", "type": "roce", "count": 8, "gbps": 400}])
+    state = network.check_rdma_port_state(ctx)
+    # Before: the four Active 100G CX-6 Dx ports failed too ("Active at 100 Gb/s, expected 400 Gb/s").
+    assert [(item["status"], item["subject"], item["measured"]) for item in state] == [(FAIL, "mlx5_0/1", "Down")]
+    assert state[0]["message"] == "mlx5_0/1 is Down (physical state Disabled), expected Active / LinkUp"
+    speed = network.check_nic_speed(ctx)
+    # Before: an up link was blamed first (mlx5_1, a 100G CX-6 Dx storage port); now the rail's own down port.
+    assert [(item["status"], item["subject"]) for item in speed] == [(FAIL, "mlx5_0/1")]
+    assert speed[0]["message"] == "mlx5_0/1 is Down (physical state Disabled), 400 Gb/s, claimed 8x 400 Gb/s compute roce"
+
+
+def _bond_nic(text):
+    bond = {"name": "bond0", "attrs": {"operstate": "up", "carrier": "1", "speed": "2000", "type": "1"}, "bonding": True,
+            "bonding_status": text}
+    members = [{"name": name, "device": True, "pci_address": "0000:01:00.%d" % index, "driver": "ixgbe",
+                "attrs": {"operstate": "up", "carrier": "1", "type": "1"}} for index, name in enumerate(("enp1s0f0", "enp1s0f1"))]
+    return build_nic_facts({"net": [bond] + members})
+
+
+def test_lacp_bond_with_a_member_down_is_judged_through_its_members(fixture_text):
+    # bonding/proc-net-bonding-bond0-lacp-2x1g-one-member-down.txt: enp1s0f0 MII down (aggregator 1), enp1s0f1 up 1000 Mbps
+    # in the active aggregator 2. Sold as one 2 Gb/s front-end link: the bond carries 1 Gb/s.
+    nic = _bond_nic(fixture_text(BOND_DOWN))
+    bond = [iface for iface in nic["interfaces"] if iface["name"] == "bond0"][0]["bond"]
+    assert (bond["lacp"], bond["active_aggregator"]) == (True, 2)
+    assert [(m["name"], m["mii_status"], m["speed_mbps"], m["aggregator_id"], m["active"]) for m in bond["members"]] == [
+        ("enp1s0f0", "down", None, 1, False), ("enp1s0f1", "up", 1000, 2, True)]
+    results = network.check_nic_speed(node(nic, [{"role": "frontend", "type": "ethernet", "count": 1, "gbps": 2}]))
+    assert [(item["status"], item["subject"], item["measured"]) for item in results] == [(FAIL, "bond0", 1)]
+    assert results[0]["message"] == (
+        "bond0 runs at 1 Gb/s (bond IEEE 802.3ad Dynamic link aggregation: the sum of its active members; "
+        "enp1s0f0 speed unknown (MII status down); enp1s0f1 up 1 Gb/s), claimed 1x 2 Gb/s frontend ethernet")
+
+
+def test_healthy_lacp_bond_passes_as_one_link(fixture_text):
+    nic = _bond_nic(fixture_text(BOND_UP_EDITED))
+    results = network.check_nic_speed(node(nic, [{"role": "frontend", "type": "ethernet", "count": 1, "gbps": 200}]))
+    assert [item["status"] for item in results] == [PASS]
+    assert "1 of 1x 200 Gb/s frontend ethernet" in results[0]["message"]

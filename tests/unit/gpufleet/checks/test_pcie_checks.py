@@ -114,3 +114,32 @@ def test_degraded_rdma_nic_fails_synthetic(shipped, nic_facts_h100):
     assert len(failed) == 1
     assert (failed[0]["subject"], failed[0]["message"]) == ("mlx5_0", "mlx5_0 runs x8 Gen4, capable of x16 Gen5")
     assert (failed[0]["measured"], failed[0]["expected"]) == ({"width": 8, "gen": 4}, {"width": 16, "gen": 5})
+
+
+def _sku(shipped, base, key, width):
+    # A profile for a VM size whose devices get fewer lanes than the card has (a scenario input).
+    profile = copy.deepcopy(shipped[base])
+    profile["expect"][key] = width
+    profile.setdefault("sources", {})["expect.%s" % key] = "docs/baselines.md 11: VM size built with x%d" % width
+    return profile
+
+
+def test_gpu_width_lower_by_design_passes_against_the_sku(shipped, gpu_facts):
+    # A10G recording: GPU 0 x8 Gen1 of x16 Gen4, idle. A SKU built at x8 passes; one built at x16 keeps failing.
+    node = NodeContext("n1", facts={"gpu": gpu_facts(A10G_XML)}, profile=_sku(shipped, "pcie-generic", "gpu_pcie_width", 8))
+    [only] = checks.gpu_link(node)
+    expected = ("1 GPU(s) at the SKU's PCIe width; GPU0 below max Gen at idle (power saving, normal); "
+                "below the card's maximum by design: GPU0 x8 (the SKU's width)")
+    assert (only["status"], only["message"]) == ("pass", expected)
+    full = NodeContext("n1", facts={"gpu": gpu_facts(A10G_XML)}, profile=_sku(shipped, "pcie-generic", "gpu_pcie_width", 16))
+    assert [item["status"] for item in checks.gpu_link(full)] == ["fail"]
+
+
+def test_nic_width_lower_by_design_passes_against_the_sku_synthetic(shipped, nic_facts_h100):
+    facts = copy.deepcopy(nic_facts_h100)
+    iface = next(i for i in facts["interfaces"] if i["rdma_device"] == "mlx5_0")
+    iface["pcie"].update({"width_current": 8})  # SYNTHETIC: a VF given x8 of the card's x16
+    sku = NodeContext("n1", facts={"nic": facts}, profile=_sku(shipped, "hgx-h100-8", "nic_pcie_width", 8))
+    assert [item["status"] for item in checks.nic_link(sku)] == ["pass", "skip"]
+    card = NodeContext("n1", facts={"nic": facts}, profile=shipped["hgx-h100-8"])
+    assert [item["subject"] for item in checks.nic_link(card) if item["status"] == "fail"] == ["mlx5_0"]

@@ -118,3 +118,22 @@ def test_pcie_claim_and_no_expectation(judge):
     assert (only["status"], only["measured"], only["expected"]) == ("pass", ["SYS"], "pcie")
     [only] = judge(RTX4090)  # generic profile, no claim: nothing to hold the links against
     assert only["status"] == "skip" and "no claim" in only["message"]
+
+
+# topo -mp: NODE/SYS only, no NV# legend
+DELL_MP = "topo/dell-8x-h100-topo-mp-pcie-only-12nic-interleaved-cpu-affinity.txt"
+
+
+def test_topo_mp_never_judges_nvlink(judge):
+    # Before: a FAIL per pair on PCIe cells (GPU0-GPU4: SYS, expected NV18) of a matrix that cannot show NVLink.
+    [only] = judge(DELL_MP, profile="hgx-h100-8")
+    assert (only["status"], only["measured"], only["expected"]) == ("skip", "topo -mp", "nvswitch")
+    assert only["message"].startswith("NVLink not verified: the matrix is `nvidia-smi topo -mp`")
+    [only] = judge(DELL_MP, claim=_claim("nvlink_bridge_pairs", 12))
+    assert only["status"] == "skip" and "NVLink not verified" in only["message"]
+    # Sold as PCIe, -mp shows all that is expected.
+    [only] = judge(DELL_MP, claim=_claim("pcie"))
+    assert only["status"] == "pass"
+    # The same H100 box read with topo -m still passes on its NV18 cells.
+    [only] = judge(H100, profile="hgx-h100-8")
+    assert only["status"] == "pass"

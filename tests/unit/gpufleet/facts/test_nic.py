@@ -249,3 +249,35 @@ def test_port_netdev_from_gids_then_dev_port():
     assert [gid["index"] for gid in facts["rdma"][0]["ports"][2]["gids"]] == [0]
     ifaces = {iface["name"]: iface for iface in facts["interfaces"]}
     assert (ifaces["ib1"]["rdma_device"], ifaces["ib1"]["rdma_port"]) == ("mlx4_0", 2)
+
+
+def test_hca_part_is_the_board_and_firmware_line_not_the_generic_vf_id():
+    # Azure ND H200 v5: mlx5_ib0..7 ConnectX-7 VFs, vendor_part_id 4126 (the generic mlx5Gen VF id), board MSF0000000047,
+    # fw 28.40.1702; mlx5_an0 part 4122, board MSF0000000041, fw 16.30.5000.
+    devinfo = parse("ibv-devinfo", _read("tests/fixtures/ib/azure-nd-h200-v5-ibv_devinfo-8x-ndr-vf-plus-an0-ethernet.txt"))
+    facts = inv.build_nic_facts({"net": [], "infiniband": []}, ibv_devinfo=devinfo)
+    groups = {dev["device"]: (dev["vendor_part_id"], dev["part"], dev["firmware_family"], dev["firmware_group"]) for dev in facts["rdma"]}
+    assert groups["mlx5_ib0"] == (4126, "MSF0000000047", 28, "MSF0000000047 (firmware 28.x)")
+    assert groups["mlx5_an0"] == (4122, "MSF0000000041", 16, "MSF0000000041 (firmware 16.x)")
+    # SYNTHETIC: a ConnectX-6 Dx VF shows the same generic id 4126, but another board and firmware line: another group.
+    cx6dx_vf = {"vendor_part_id": 4126, "board_id": "MT_0000000359", "fw_ver": "22.39.1002"}
+    assert inv.hca_part(cx6dx_vf)["firmware_group"] == "MT_0000000359 (firmware 22.x)"
+    assert inv.hca_part({"vendor_part_id": 4126, "fw_ver": None}) == {"part": "part 4126", "firmware_family": None,
+                                                                      "firmware_group": "part 4126"}
+
+
+def test_bond_members_from_proc_net_bonding(tmp_path):
+    # bonding/proc-net-bonding-bond0-lacp-2x1g-one-member-down.txt read by the collector under procfs_root.
+    sysfs = tmp_path / "sys"
+    (sysfs / "class" / "net" / "bond0" / "bonding").mkdir(parents=True)
+    (sysfs / "class" / "net" / "bond0" / "operstate").write_text("up\n")
+    proc = tmp_path / "proc" / "net" / "bonding"
+    proc.mkdir(parents=True)
+    (proc / "bond0").write_text(_read("tests/fixtures/bonding/proc-net-bonding-bond0-lacp-2x1g-one-member-down.txt"))
+    net = nic_facts.read_net(str(sysfs), str(tmp_path / "proc"))
+    [bond] = inv.build_nic_facts({"net": net})["interfaces"]
+    assert (bond["virtual_kind"], bond["bond"]["mode"], bond["bond"]["active_aggregator"]) == (
+        "bond", "IEEE 802.3ad Dynamic link aggregation", 2)
+    assert [(m["name"], m["active"], m["link_failure_count"], m["duplex"]) for m in bond["bond"]["members"]] == [
+        ("enp1s0f0", False, 2, "Unknown"), ("enp1s0f1", True, 2, "full")]
+    assert nic_facts.read_net(str(sysfs))[0].get("bonding_status") is None  # without procfs_root: not read

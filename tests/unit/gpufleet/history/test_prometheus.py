@@ -111,3 +111,24 @@ def test_promtool_would_catch_an_unescaped_name():
     broken = text.replace("bad\\nname", "bad\nname")
     rc, output = promtool(broken)
     assert rc != 0 and "new-line" in output
+
+
+@needs_promtool
+def test_gpu_compute_throughput_gauges():
+    # SYNTHETIC figures in the gpubench parser's shape (results/gpu_compute.py gpu_figures), GPU 1 named hostilely
+    throughput = [{"index": 0, "name": synth.MODEL, "gemm_tflops": {"bf16": 712.5, "fp32": 51.0}, "hbm_gbs": {"copy": 2950.0}},
+                  {"index": 1, "name": HOSTILE, "gemm_tflops": {"bf16": 600.0}, "hbm_gbs": {}}]
+    text = prometheus.render_samples(node(), throughput=throughput)
+    lines = text.splitlines()
+    label0 = 'gpu="0",uuid="%s",name="%s"' % (synth.uuid_of(0), synth.MODEL)
+    # 712.5 TFLOP/s = 712.5e12 FLOP/s; 2950 GB/s = 2.95e12 B/s (base units)
+    assert 'gpufleet_gpu_gemm_flops_per_second{%s,dtype="bf16"} 712500000000000' % label0 in lines
+    assert 'gpufleet_gpu_gemm_flops_per_second{%s,dtype="fp32"} 51000000000000' % label0 in lines
+    assert 'gpufleet_gpu_memory_bandwidth_bytes_per_second{%s,kernel="copy"} 2950000000000' % label0 in lines
+    assert "# TYPE gpufleet_gpu_gemm_flops_per_second gauge" in lines
+    assert len([line for line in lines if line.startswith("gpufleet_gpu_gemm_flops_per_second{")]) == 3
+    assert "fake_metric" not in [line.split("{")[0] for line in lines]
+    code, output = promtool(text)
+    assert code == 0, output
+    # no gpu_compute record: no throughput family at all
+    assert "gpu_gemm_flops_per_second" not in prometheus.render_samples(node())

@@ -134,3 +134,29 @@ def test_crlf_and_ansi(fixture_text):
     result = parse_kernel_log(text)
     assert result["xid_counts"] == {"62": 1, "31": 1}
     assert result["events"][1]["process"] == "chrome"
+
+
+SXID_LOG = "misc/gpud-sxid-readme-dmesg-xid-79-then-sxid-20034-fatal-3-nvswitches.txt"
+XID_154 = "misc/gpud-dmesg-decode-iso-xid-13-x628-xid-154-gpu-reset-required-x1-xid-43-x7-EDITED.txt"
+
+
+def test_sxid_headlines_are_events_and_their_detail_lines_are_not(fixture_text):
+    # 4 "Fatal" headlines of SXid 20034 (lines 6, 7, 10, 11); the "Severity 1" / "Data {...}" lines are details.
+    result = parse_kernel_log(fixture_text(SXID_LOG))
+    assert result["sxid_counts"] == {"20034": 4}
+    assert [(e["line"], e["switch"], e["pci"], e["sxid"], e["fatal"]) for e in result["sxid_events"]] == [
+        (6, "nvswitch1", "0000:06:00.0", 20034, True), (7, "nvswitch0", "0000:05:00.0", 20034, True),
+        (10, "nvswitch2", "0000:07:00.0", 20034, True), (11, "nvswitch0", "0000:05:00.0", 20034, True)]
+    assert result["sxid_events"][0]["message"] == "Link 48 LTSSM Fault Up"
+    # the GPU's own Xid 79 is still read
+    assert result["xid_counts"] == {"79": 1}
+
+
+def test_xid_154_carries_the_recovery_action(fixture_text):
+    result = parse_kernel_log(fixture_text(XID_154))
+    assert result["xid_counts"] == {"154": 1, "13": 628, "43": 7}
+    assert result["events"][0]["recovery_action"] == "GPU Reset Required"
+    assert result["recovery_actions"] == {"0000:38:00": "GPU Reset Required"}
+    # a log without Xid 154 or SXid lines has none
+    plain = parse_kernel_log(fixture_text(DECODE))
+    assert plain["recovery_actions"] == {} and plain["sxid_events"] == [] and plain["sxid_counts"] == {}

@@ -9,13 +9,12 @@ import os
 
 import pytest
 
+from gpufleet.report.cost import allreduce_time_s, cost_view
 from gpufleet.report.model import (
     ReportError,
     build_model,
-    cost_view,
     load_profile_thresholds,
     load_results,
-    step_time_s,
 )
 from gpufleet.results.store import RunDir
 
@@ -76,34 +75,39 @@ def test_a_tie_has_no_majority_and_flags_both_sides(small_run):
 def test_cost_formula_by_hand(small_run):
     model = _model(small_run)
     cost = model["cost"]
-    assert cost["available"] and cost["priced_nodes"] == 2
-    # busbw 476.72 GB/s (out-of-place at 8 GiB in the recording), n = 8 ranks, one node each
-    # 7B:  bytes = 2 * 7e9 = 14e9;  time = 2*7/8 * 14e9 / 476.72e9 = 24.5 / 476.72 = 0.0513928 s
-    # 70B: time = 0.513928 s;  cost = time * price / 3600 * 1
-    rows = {row["label"]: row for row in cost["rows"]}
-    assert [row["label"] for row in cost["rows"]] == ["bravo", "alpha"]  # 20.0 $/h is cheaper than 23.5 at the same busbw
-    seven, seventy = rows["alpha"]["cells"]
-    assert seven["time_s"] == pytest.approx(0.0513928, rel=1e-5)
-    assert seventy["time_s"] == pytest.approx(0.513928, rel=1e-5)
-    assert seven["cost"] == pytest.approx(0.0513928 * 23.5 / 3600, rel=1e-5)   # 0.00033548 $
-    assert seventy["cost"] == pytest.approx(0.00335481, rel=1e-5)
-    assert rows["bravo"]["cells"][1]["cost"] == pytest.approx(0.00285516, rel=1e-5)  # 0.513928 * 20 / 3600
-    assert rows["alpha"]["ranks"] == 8 and rows["alpha"]["nodes"] == 1
-    assert "2(n\u22121)/n" in cost["formula"] and "bytes = 2 \u00b7 P" in cost["formula"]
-    assert step_time_s(70e9, 100.0, 2) == pytest.approx(1.4)  # 2*1/2 * 140e9 / 100e9
+    assert cost["available"] and cost["unpriced"] == ["charlie"]  # no claim; delta is unreachable
+    # alpha and bravo: 8 x NVIDIA H100 80GB HBM3, NVLink between all pairs, no gpu_compute record: taken as healthy
+    # parts (GEMM 0.8 * 989.4 = 791.52 TFLOP/s), so training runs at MFU 0.4 of the published H100 SXM bf16 dense peak
+    # 989.4 TFLOP/s = 395.76 TFLOP/s per GPU; busbw 476.72 GB/s, 8 ranks.
+    # 7B:  FLOPs = 6 * 7e9 * 1e12 = 4.2e22; compute = 4.2e22 / (8 * 395.76e12) = 4.2e22 / 3.16608e15 = 13,265,615.5 s
+    #      steps = 1e12 / 4,194,304 = 238,418.58; per step 2*7/8 * 14e9 / 476.72e9 = 0.0513928 s -> 12,252.9 s
+    #      wall = 13,277,868.4 s = 3,688.297 h; cost at 23.5 $/h = 86,675.0 $
+    rows = {row["hosts"][0]: row for row in cost["rows"]}
+    assert [row["hosts"] for row in cost["rows"]] == [["bravo"], ["alpha"]]  # 20.0 $/h is cheaper than 23.5 alike
+    seven = rows["alpha"]["estimates"][0]
+    assert seven["step_allreduce_s"] == pytest.approx(0.0513928, rel=1e-5)
+    assert seven["compute_s"] == pytest.approx(13265615.5, rel=1e-6)
+    assert seven["wall_s"] == pytest.approx(13277868.4, rel=1e-6)
+    assert seven["cost"] == pytest.approx(86675.0, rel=1e-5)
+    assert rows["alpha"]["inputs"]["gemm_tflops"]["source"].startswith(
+        "assumption: no gpu_compute record; taken as a healthy part: 0.8 of the published H100 SXM")
+    assert rows["alpha"]["inputs"]["busbw"]["source"] == "measured: allreduce_single busbw 476.72 GB/s on host alpha"
+    assert "2(n\u22121)/n" in cost["formula"] and "6 \u00b7 P" in cost["formula"]
+    assert allreduce_time_s(70e9, 100.0, 2) == pytest.approx(1.4)  # 2*1/2 * 140e9 / 100e9
 
 
-def test_cost_left_out_without_a_measured_busbw_and_absent_without_a_price(small_run):
+def test_cost_without_a_measured_busbw_is_a_lower_bound_and_absent_without_a_price(small_run):
     results = load_results(small_run)
     for record in results["hosts"].values():
         record["benchmarks"] = []
     model = build_model(results)
-    assert model["cost"]["available"] is False and model["cost"]["rows"] == []
-    assert "no measured all-reduce bus bandwidth" in model["cost"]["reason"]
+    assert model["cost"]["available"] is True
+    assert all(row["lower_bound"] for row in model["cost"]["rows"])
+    assert model["cost"]["rows"][0]["inputs"]["busbw"]["source"].startswith("not measured: no allreduce_single record")
     assert model["benchmarks"]["single"] is None and model["benchmarks"]["pairwise"] is None and model["benchmarks"]["iperf"] is None
     for record in results["hosts"].values():
         record["claim"] = None
-    assert cost_view(list(results["hosts"].values()), {}) is None
+    assert cost_view(list(results["hosts"].values())) is None
 
 
 def test_single_node_chart_floor_from_the_check_else_the_profile(small_run):

@@ -75,9 +75,15 @@ def test_level_standard_requires_its_benchmarks_and_names_the_missing_binary(tmp
     report, fleet, profiles = judge_run(run, ["a", "b"], {"a", "b"}, {"a": _choice(), "b": _choice()}, FakeJudge(),
                                         families=[FAMILY, "benchmarks", "bench_network"])
     node = report["nodes"]["a"]
-    assert node["verdict"] == "REJECT"  # the single-node run did not run: a failed item
+    # the tool is missing: nothing was measured, so not verified (a verdict's meaning: "not run, tool missing" is
+    # INCOMPLETE), never REJECT, and the item says why with the fix
+    assert node["verdict"] == "INCOMPLETE"
     items = {item["item"]: item for item in node["coverage"]["items"]}
-    assert sorted(items) == ["benchmark.allreduce_pairs", "benchmark.allreduce_single", "benchmark.iperf3"]
+    assert sorted(items) == ["benchmark.allreduce_pairs", "benchmark.allreduce_single", "benchmark.gpu_compute",
+                             "benchmark.iperf3"]
+    assert items["benchmark.allreduce_single"]["status"] == "unverified"
+    assert items["benchmark.allreduce_single"]["reason"] == (
+        "not verified: allreduce_single was not run: missing binary (" + reason + ")")
     assert items["benchmark.allreduce_pairs"]["status"] == "unverified"
     assert items["benchmark.allreduce_pairs"]["reason"] == "not judged: the node was in no measured pair: missing_binary: " + reason
     assert items["benchmark.iperf3"]["reason"] == "no iperf3 run recorded with this host"
@@ -88,6 +94,8 @@ def test_level_standard_requires_its_benchmarks_and_names_the_missing_binary(tmp
         "benchmark single-node all-reduce: not judged: no single-node all_reduce_perf run recorded",
         "benchmark pairwise bad-node search: not judged: the node was in no measured pair",
         "benchmark iperf3: no iperf3 run recorded with this host",
+        # the compute family is not judged in this test: its item is named as not run or not recorded
+        "benchmark per-GPU compute and memory throughput: no result from benchmarks.gpu_compute: not run or not recorded",
     ]
     assert verdict.verdict_lines(report, profiles)["b"].startswith(
         "b: INCOMPLETE (profile demo; judged against no claim) - not verified: benchmark single-node all-reduce: not judged")

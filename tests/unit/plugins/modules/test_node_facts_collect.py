@@ -27,10 +27,12 @@ def test_options_are_the_four_modules_options():
 
 
 def test_each_group_keeps_its_own_timeout_unless_one_is_given():
-    assert node_facts.group_params({"timeout": None, "sysfs_root": "/s", "ethtool_path": "e", "ibstat_path": "i", "ibv_devinfo_path": "v",
-                                    "ip_path": "p"}, nic_collect)["timeout"] == 30
-    assert node_facts.group_params({"timeout": 7, "sysfs_root": "/s", "ethtool_path": "e", "ibstat_path": "i", "ibv_devinfo_path": "v",
-                                    "ip_path": "p"}, nic_collect)["timeout"] == 7
+    # Ansible hands the module every option of its spec: nic_facts' procfs_root (bond members) among them
+    nic_params = {"sysfs_root": "/s", "procfs_root": "/pr", "ethtool_path": "e", "ibstat_path": "i",
+                  "ibv_devinfo_path": "v", "ip_path": "p"}
+    assert node_facts.group_params(dict(nic_params, timeout=None), nic_collect)["timeout"] == 30
+    assert node_facts.group_params(dict(nic_params, timeout=7), nic_collect)["timeout"] == 7
+    assert node_facts.group_params(dict(nic_params, timeout=7), nic_collect)["procfs_root"] == "/pr"
 
 
 def test_only_the_groups_asked_for_each_failing_on_its_own(tmp_path):

@@ -1,0 +1,431 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Health after stress: the health facts read again after the benchmarks and after the burn-in, held against the
+first reading (pure, controller side; docs/baselines.md 10).
+
+The first reading is the node's facts (``NodeContext.facts``); each later one is ``settings["health_after"][phase]``
+(gpufleet/results/store.py ``RunDir.record_health_after``), carrying ``before``: the time of the facts reading it
+follows. A reading that follows another facts reading than the node's (a resumed run gathered again) is never compared.
+
+Per phase (``benchmarks``, ``burn_in``) two check ids:
+
+- ``after_stress.<phase>``: what changed, each result naming the counter, its value before and after - new Xid and
+  NVSwitch SXid lines in the kernel log, ECC and remapped-row counters that grew, a GPU gone from the bus, a PCIe link
+  narrower (fail) or at a lower generation (warn: idle power saving lowers it too) than before, PCIe replay counters
+  that grew (fail), NVLink replay / recovery / CRC counters that grew, IB port error counters that grew and ports no
+  longer Active. A new Xid is judged by the bucket of NVIDIA's catalog (gpufleet/facts/xid_catalog.yml) as host.xid
+  judges it: a repair fails, an application-level one warns.
+- ``after_stress.<phase>.reading``: whether the re-read covered every part the first reading had (pass), or why not
+  (skip: no reading recorded, the node did not answer it, a group failed, it follows another reading).
+
+New kernel-log lines are found by event identity (the timestamp as printed, the GPU or switch address, the number and
+the message), counted as a multiset, not by line number or line count: the collector keeps only the log's last lines
+and the ring buffer drops its oldest, so the same event sits on another line in the second reading and a count can
+stay equal while old events fall out as new ones come in. The facts keep the last 50 events: when every kept event of
+the second reading is new, the difference of the event totals is the count (at least that many).
+
+A required re-read (``settings["required_after_stress"]``, set by the verdict from the node's level) that is missing
+leaves the item unverified: the node is INCOMPLETE (checks/evidence.py), never accepted on a silent pass.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from gpufleet.checks.engine import node_check
+from gpufleet.checks.evidence import REQUIRED_AFTER_STRESS_SETTING
+from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
+from gpufleet.checks.gpu import pcie_replay_growth
+from gpufleet.facts import xid_catalog
+from gpufleet.facts.nic import ERROR_COUNTERS
+
+PHASES = ("benchmarks", "burn_in")
+PHASE_WORDS = {"benchmarks": "the benchmarks", "burn_in": "the burn-in"}
+# NodeContext.settings keys (gpufleet/results/verdicts.py fills them from the host record)
+READINGS_SETTING = "health_after"
+FACTS_READ_SETTING = "facts_read"
+# The fact groups of a re-read and what each holds for this check
+GROUP_WORDS = {"host": "kernel log", "gpu": "GPU ECC, remapped rows, PCIe link and replays, NVLink counters",
+               "nic": "IB port counters"}
+
+# Per-GPU ECC counters: growth of an uncorrectable one fails, of a correctable one warns (corrected, but seen
+# under load).
+ECC_COUNTERS = (
+    ("ecc_errors_volatile_uncorrectable", FAIL),
+    ("ecc_errors_aggregate_uncorrectable", FAIL),
+    ("ecc_errors_volatile_correctable", WARN),
+    ("ecc_errors_aggregate_correctable", WARN),
+)
+# remapped_rows.<key>: counts that grew, flags that turned true
+REMAP_COUNTS = (("uncorrectable", FAIL), ("correctable", WARN))
+REMAP_FLAGS = ("pending", "failure")
+NVLINK_COUNTERS = ("replay_errors", "recovery_errors", "crc_errors")
+
+SOURCE_XID = "docs/baselines.md 10: an Xid NVIDIA's catalog sends to reset/reboot/support, new since the first reading"
+SOURCE_ECC = "docs/baselines.md 10: uncorrectable ECC and row-remap failures/pending remaps fail (AzNHC, DCGM)"
+SOURCE_PCIE = "docs/baselines.md 10: a link trained narrower under load than idle is a degraded link"
+SOURCE_NVLINK = "docs/baselines.md 10: NVLink replay/recovery/CRC counters grow only on a faulty link (GCM, AzNHC)"
+SOURCE_IB = "docs/baselines.md 10: IB PortCounters errors grow only on a faulty link (IBTA PortCounters)"
+SOURCE_READING = "docs/baselines.md 10: the health facts are read again after each stress phase"
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _gpu_key(gpu: dict) -> str:
+    return str(gpu.get("uuid") or gpu.get("pci_bus_id") or gpu.get("index"))
+
+
+def _gpu_label(gpu: dict) -> str:
+    return "GPU%s" % gpu.get("index")
+
+
+def _finding(check_id: str, status: str, subject: str, counter: str, before: Any, after: Any, source: str,
+             words: str = "") -> dict:
+    message = "%s %s: %s before, %s after %s" % (subject, counter, before, after, words)
+    item = result(
+        check_id, status, message.strip(), measured=after, expected=before, threshold_source=source, subject=subject
+    )
+    item.update(counter=counter, before=before, after=after)
+    return item
+
+
+# --- kernel log ----------------------------------------------------------------------------------
+
+
+def _identity(event: dict, number_key: str) -> tuple:
+    return (event.get("timestamp"), event.get("pci"), event.get(number_key), event.get("message"))
+
+
+def new_events(before: dict, after: dict, number_key: str = "xid") -> tuple[list[dict], int]:
+    """``(new events, how many)``: the events of ``after`` (a facts ``xid`` or ``xid.sxid`` group) not in ``before``,
+    by identity (module docstring). ``how many`` is at least the events listed; more when every kept event is new."""
+    seen = Counter(_identity(event, number_key) for event in before.get("events") or [])
+    fresh = []
+    for event in after.get("events") or []:
+        key = _identity(event, number_key)
+        if seen[key] > 0:
+            seen[key] -= 1
+        else:
+            fresh.append(event)
+    total = len(fresh)
+    kept = after.get("events") or []
+    totals = before.get("events_total"), after.get("events_total")
+    if fresh and len(fresh) == len(kept) and all(_is_count(value) for value in totals):
+        total = max(total, totals[1] - totals[0])
+    return fresh, total
+
+
+def _kernel_log(check_id: str, before: dict, after: dict, phase: str) -> list[dict]:
+    xid_before, xid_after = before.get("xid") or {}, after.get("xid") or {}
+    out = []
+    fresh, count = new_events(xid_before, xid_after, "xid")
+    if fresh:
+        numbers = Counter(event["xid"] for event in fresh)
+        # judged as host.xid judges them: by the catalog's bucket (gpufleet/facts/xid_catalog.yml); Xid 154 by the
+        # recovery action the second reading names
+        recovery = xid_after.get("recovery_actions") or {}
+        for number in sorted(numbers):
+            events = [event for event in fresh if event["xid"] == number]
+            gpus = sorted({str(event.get("pci")) for event in events})
+            first = events[0]
+            words = "new during %s on %s (first: %s %s)" % (PHASE_WORDS[phase], ", ".join(gpus), first.get("timestamp"),
+                                                            first.get("message") or "")
+            entry = xid_catalog.catalog().get(number)
+            if entry:
+                words += ": %s (catalog bucket %s)" % (entry["meaning"], entry["bucket"])
+            status = FAIL if xid_catalog.xid_status(number, recovery) == xid_catalog.FAIL else WARN
+            before_count = int((xid_before.get("counts") or {}).get(str(number), 0))
+            item = _finding(check_id, status, "kernel log", "Xid %d" % number, before_count,
+                            before_count + len(events), SOURCE_XID, words)
+            item["gpus"] = gpus
+            out.append(item)
+        if count > len(fresh):
+            out.append(
+                result(
+                    check_id,
+                    FAIL,
+                    "kernel log: at least %d new Xid lines during %s (every kept event is new)"
+                    % (count, PHASE_WORDS[phase]),
+                    measured=count,
+                    expected=0,
+                    threshold_source=SOURCE_XID,
+                    subject="kernel log",
+                )
+            )
+    sxid_before, sxid_after = xid_before.get("sxid") or {}, xid_after.get("sxid") or {}
+    fresh_sxid, _count = new_events(sxid_before, sxid_after, "sxid")
+    for number in sorted({event["sxid"] for event in fresh_sxid}):
+        events = [event for event in fresh_sxid if event["sxid"] == number]
+        fatal = any(event.get("fatal") for event in events)
+        switches = sorted({"%s (%s)" % (event.get("switch"), event.get("pci")) for event in events})
+        before_count = int((sxid_before.get("counts") or {}).get(str(number), 0))
+        out.append(
+            _finding(
+                check_id,
+                FAIL if fatal else WARN,
+                "kernel log",
+                "SXid %d" % number,
+                before_count,
+                before_count + len(events),
+                SOURCE_XID,
+                "new %s during %s on %s" % ("fatal" if fatal else "non-fatal", PHASE_WORDS[phase], ", ".join(switches)),
+            )
+        )
+    if not out:
+        out.append(result(check_id, PASS, "kernel log: no new Xid or SXid line during %s (%s events before, %s after)"
+                          % (PHASE_WORDS[phase], xid_before.get("events_total"), xid_after.get("events_total")),
+                          measured=0, expected=0, threshold_source=SOURCE_XID, subject="kernel log"))
+    return out
+
+
+# --- GPUs ----------------------------------------------------------------------------------------
+
+
+def _links(gpu: dict) -> dict:
+    nvlink = gpu.get("nvlink") if isinstance(gpu.get("nvlink"), dict) else {}
+    return {str(link.get("link")): link for link in nvlink.get("links") or [] if isinstance(link, dict)}
+
+
+def _gpu_changes(check_id: str, old: dict, new: dict, phase: str) -> list[dict]:
+    label = _gpu_label(new)
+    out = []
+    for counter, status in ECC_COUNTERS:
+        before, after = old.get(counter), new.get(counter)
+        if _is_count(before) and _is_count(after) and after > before:
+            out.append(
+                _finding(
+                    check_id, status, label, counter, before, after, SOURCE_ECC, "(grew during %s)" % PHASE_WORDS[phase]
+                )
+            )
+    old_remap = old.get("remapped_rows") if isinstance(old.get("remapped_rows"), dict) else {}
+    new_remap = new.get("remapped_rows") if isinstance(new.get("remapped_rows"), dict) else {}
+    for key, status in REMAP_COUNTS:
+        before, after = old_remap.get(key), new_remap.get(key)
+        if _is_count(before) and _is_count(after) and after > before:
+            out.append(_finding(check_id, status, label, "remapped_rows.%s" % key, before, after, SOURCE_ECC,
+                                "(grew during %s)" % PHASE_WORDS[phase]))
+    for key in REMAP_FLAGS:
+        if new_remap.get(key) is True and old_remap.get(key) is not True:
+            out.append(_finding(check_id, FAIL, label, "remapped_rows.%s" % key, old_remap.get(key), True, SOURCE_ECC,
+                                "(set during %s)" % PHASE_WORDS[phase]))
+    before, after = old.get("pcie_link_width_current"), new.get("pcie_link_width_current")
+    if _is_count(before) and _is_count(after) and after < before:
+        out.append(_finding(check_id, FAIL, label, "pcie_link_width_current", before, after, SOURCE_PCIE,
+                            "(x%d -> x%d: the link trained narrower)" % (before, after)))
+    before, after = old.get("pcie_link_gen_current"), new.get("pcie_link_gen_current")
+    if _is_count(before) and _is_count(after) and after < before:
+        out.append(
+            _finding(
+                check_id,
+                WARN,
+                label,
+                "pcie_link_gen_current",
+                before,
+                after,
+                SOURCE_PCIE,
+                "(idle power saving also lowers the generation; the facts check holds it against the maximum)",
+            )
+        )
+    old_links, new_links = _links(old), _links(new)
+    for name in sorted(new_links, key=lambda text: (len(text), text)):
+        for counter in NVLINK_COUNTERS:
+            before, after = (old_links.get(name) or {}).get(counter), new_links[name].get(counter)
+            if _is_count(before) and _is_count(after) and after > before:
+                out.append(
+                    _finding(
+                        check_id,
+                        FAIL,
+                        "%s/link%s" % (label, name),
+                        "nvlink %s" % counter,
+                        before,
+                        after,
+                        SOURCE_NVLINK,
+                        "(grew during %s)" % PHASE_WORDS[phase],
+                    )
+                )
+    return out
+
+
+def _gpus(check_id: str, before: dict, after: dict, phase: str) -> list[dict]:
+    old_gpus = {_gpu_key(gpu): gpu for gpu in before.get("gpus") or [] if isinstance(gpu, dict)}
+    new_gpus = {_gpu_key(gpu): gpu for gpu in after.get("gpus") or [] if isinstance(gpu, dict)}
+    out = []
+    for key, gpu in old_gpus.items():
+        if key not in new_gpus:
+            out.append(
+                _finding(
+                    check_id,
+                    FAIL,
+                    _gpu_label(gpu),
+                    "present",
+                    True,
+                    False,
+                    SOURCE_ECC,
+                    "(%s %s no longer listed after %s: fallen off the bus?)"
+                    % (gpu.get("pci_bus_id"), key, PHASE_WORDS[phase]),
+                )
+            )
+    for key, gpu in new_gpus.items():
+        if key in old_gpus:
+            out.extend(_gpu_changes(check_id, old_gpus[key], gpu, phase))
+    # PCIe replay counters: any growth between the readings fails (gpu.py pcie_replay_growth, also used elsewhere)
+    for item in pcie_replay_growth(list(old_gpus.values()), list(new_gpus.values()), check_id):
+        if item["status"] == FAIL:
+            item["message"] += " during %s" % PHASE_WORDS[phase]
+            out.append(item)
+    if not out:
+        out.append(result(check_id, PASS, "%d GPUs: no ECC, remapped-row, PCIe link, PCIe replay or NVLink counter "
+                          "worse after %s" % (len(new_gpus), PHASE_WORDS[phase]), measured=0, expected=0,
+                          threshold_source=SOURCE_ECC, subject="GPUs"))
+    return out
+
+
+# --- IB ports ------------------------------------------------------------------------------------
+
+
+def _ports(nic: dict) -> dict:
+    ports = {}
+    for device in nic.get("rdma") or []:
+        if not isinstance(device, dict):
+            continue
+        for port in device.get("ports") or []:
+            if isinstance(port, dict):
+                ports["%s/%s" % (device.get("device"), port.get("port"))] = port
+    return ports
+
+
+def _ib(check_id: str, before: dict, after: dict, phase: str) -> list[dict]:
+    old_ports, new_ports = _ports(before), _ports(after)
+    out = []
+    for name in sorted(old_ports):
+        old, new = old_ports[name], new_ports.get(name)
+        if new is None:
+            out.append(
+                _finding(check_id, FAIL, name, "port", "listed", "absent", SOURCE_IB, "(after %s)" % PHASE_WORDS[phase])
+            )
+            continue
+        if old.get("state") == "Active" and new.get("state") != "Active":
+            out.append(_finding(check_id, FAIL, name, "state", old.get("state"), new.get("state"), SOURCE_IB,
+                                "(the port left Active during %s)" % PHASE_WORDS[phase]))
+        for counter in ERROR_COUNTERS:
+            before_value, after_value = (old.get("counters") or {}).get(counter), (new.get("counters") or {}).get(
+                counter
+            )
+            if _is_count(before_value) and _is_count(after_value) and after_value > before_value:
+                out.append(_finding(check_id, FAIL, name, counter, before_value, after_value, SOURCE_IB,
+                                    "(grew during %s)" % PHASE_WORDS[phase]))
+    if not out:
+        out.append(result(check_id, PASS, "%d IB ports: no error counter grew and none left Active during %s"
+                          % (len(new_ports), PHASE_WORDS[phase]), measured=0, expected=0, threshold_source=SOURCE_IB,
+                          subject="IB ports"))
+    return out
+
+
+# --- the phase -----------------------------------------------------------------------------------
+
+
+def _readable(group: str, facts: dict | None) -> bool:
+    """Whether ``facts`` of ``group`` hold what this check compares (a kernel log that was read)."""
+    if not isinstance(facts, dict):
+        return False
+    if group == "host":
+        return (facts.get("xid") or {}).get("state") == "read"
+    return True
+
+
+COMPARE = {"host": _kernel_log, "gpu": _gpus, "nic": _ib}
+
+
+def judge_phase(node, phase: str) -> list[dict]:
+    """Both check ids of ``phase`` for ``node`` (a NodeContext)."""
+    check_id, reading_id = "after_stress.%s" % phase, "after_stress.%s.reading" % phase
+    readings = node.settings.get(READINGS_SETTING) or {}
+    reading = readings.get(phase) if isinstance(readings, dict) else None
+    required = phase in (node.settings.get(REQUIRED_AFTER_STRESS_SETTING) or [])
+    words = PHASE_WORDS[phase]
+    if not isinstance(reading, dict):
+        if not required:
+            return []  # the phase was not asked of this node: nothing to say
+        return [
+            result(
+                reading_id,
+                SKIP,
+                "not verified: no health re-read after %s recorded (the phase was skipped or failed)" % words,
+                threshold_source=SOURCE_READING,
+            )
+        ]
+    first = node.settings.get(FACTS_READ_SETTING)
+    if reading.get("before") != first:
+        return [
+            result(
+                reading_id,
+                SKIP,
+                "not verified: the re-read after %s follows the facts read at %s, not this run's "
+                "first reading (%s): readings of different runs are never compared"
+                % (words, reading.get("before"), first),
+                threshold_source=SOURCE_READING,
+            )
+        ]
+    if reading.get("unreachable"):
+        return [result(reading_id, SKIP, "not verified: the node did not answer the re-read after %s: %s"
+                       % (words, reading["unreachable"]), threshold_source=SOURCE_READING)]
+    after_facts = reading.get("facts") or {}
+    errors = reading.get("fact_errors") or {}
+    out, compared, lost, unread = [], [], [], []
+    for group, compare in COMPARE.items():
+        before, after = node.group(group), after_facts.get(group)
+        if not _readable(group, before):
+            unread.append(group)
+            continue
+        if not _readable(group, after):
+            why = (
+                errors.get(group)
+                or (((after or {}).get("xid") or {}).get("reason") if group == "host" else None)
+                or "not read again"
+            )
+            lost.append("%s (%s): %s" % (group, GROUP_WORDS[group], why))
+            continue
+        compared.append(group)
+        out.extend(compare(check_id, before, after, phase))
+    if lost:
+        out.append(
+            result(
+                reading_id,
+                SKIP,
+                "not verified after %s: %s" % (words, "; ".join(lost)),
+                threshold_source=SOURCE_READING,
+            )
+        )
+    elif compared:
+        note = "; not in the first reading either: %s" % ", ".join(unread) if unread else ""
+        out.append(
+            result(
+                reading_id,
+                PASS,
+                "health read again after %s (%s) and compared with the first reading%s"
+                % (words, reading.get("read"), note),
+                measured=compared,
+                expected=compared,
+                threshold_source=SOURCE_READING,
+            )
+        )
+    else:
+        out.append(result(reading_id, SKIP, "not verified after %s: the first reading had none of %s to compare"
+                          % (words, ", ".join(COMPARE)), threshold_source=SOURCE_READING))
+    return out
+
+
+@node_check("after_stress.benchmarks")
+def after_benchmarks(node) -> list[dict]:
+    """The health facts after the benchmarks against the first reading."""
+    return judge_phase(node, "benchmarks")
+
+
+@node_check("after_stress.burn_in")
+def after_burn_in(node) -> list[dict]:
+    """The health facts after the burn-in against the first reading."""
+    return judge_phase(node, "burn_in")

@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""gpubench's line format: the CPU test double's output and hand-written hostile and edge inputs.
+
+No recording of the real program exists yet (it has not run on a GPU): every input here is the test double's output
+or written by hand, with the expected values written from the input.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.gpubench import parse_gpubench
+from gpufleet.parsers.registry import parse
+from gpufleet.results.bench import run_reason
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+STANDIN = os.path.join(REPO, "tests", "standin", "gpubench_standin.py")
+
+TWO_GPUS = """gpubench version=1.0 cuda=12.4 driver=550.54.15
+gpu index=0 bus_id=00000000:18:00.0 cc=9.0 name=NVIDIA H100 80GB HBM3
+gpu index=1 bus_id=00000000:2A:00.0 cc=9.0 name=NVIDIA H100 80GB HBM3
+gemm index=0 dtype=bf16 size=8192 iters=120 seconds=1.853 tflops=712.3
+gemm index=0 dtype=fp8 size=8192 iters=240 seconds=1.900 tflops=1302.0
+hbm index=0 test=copy bytes=2147483648 iters=200 seconds=0.291 gbs=2950.1
+hbm index=0 test=triad bytes=3221225472 iters=200 seconds=0.214 gbs=3010.4
+gemm index=1 dtype=bf16 size=8192 iters=60 seconds=1.853 tflops=356.0
+error index=1 test=fp8 msg=cublasLtMatmul: cublasLt status 13
+end gpus=2
+"""
+
+
+def run_standin(*args: str, **env: str) -> str:
+    environ = dict(os.environ, PATH="/nonexistent", **env)
+    proc = subprocess.run([sys.executable, STANDIN, *args], capture_output=True, text=True, env=environ, check=True)
+    return proc.stdout
+
+
+def test_two_gpus_written_by_hand():
+    parsed = parse_gpubench(TWO_GPUS)
+    assert parsed["tool"] == "gpubench"
+    assert (parsed["version"], parsed["cuda"], parsed["driver"]) == ("1.0", "12.4", "550.54.15")
+    assert parsed["gpus"] == [
+        {"index": 0, "name": "NVIDIA H100 80GB HBM3", "bus_id": "00000000:18:00.0",
+         "gemm_tflops": {"bf16": 712.3, "fp8": 1302.0}, "hbm_gbs": {"copy": 2950.1, "triad": 3010.4}},
+        {"index": 1, "name": "NVIDIA H100 80GB HBM3", "bus_id": "00000000:2A:00.0",
+         "gemm_tflops": {"bf16": 356.0}, "hbm_gbs": {}},
+    ]
+    assert parsed["errors"] == ["gpu 1 fp8: cublasLtMatmul: cublasLt status 13"]
+    assert parse("gpubench", TWO_GPUS) == parsed
+
+
+def test_standin_output_one_slow_gpu():
+    text = run_standin("-t", "0.01", GPUBENCH_STANDIN_GPUS="NVIDIA H100 80GB HBM3;NVIDIA H100 80GB HBM3",
+                       GPUBENCH_STANDIN_SCALE="1:0.5")
+    parsed = parse_gpubench(text)
+    assert parsed["version"] == "1.0+cpu.standin"
+    assert "# gpubench-standin: TEST DOUBLE" in text
+    assert [gpu["name"] for gpu in parsed["gpus"]] == ["NVIDIA H100 80GB HBM3"] * 2
+    assert parsed["gpus"][0]["gemm_tflops"] == {"bf16": 700.0, "fp16": 700.0, "fp8": 1400.0, "tf32": 350.0,
+                                                "fp32": 50.0}
+    assert parsed["gpus"][1]["gemm_tflops"] == {"bf16": 350.0, "fp16": 350.0, "fp8": 700.0, "tf32": 175.0,
+                                                "fp32": 25.0}
+    assert parsed["gpus"][1]["hbm_gbs"] == {"copy": 1500.0, "triad": 1550.0}
+    assert parsed["errors"] == []
+
+
+def test_standin_a100_has_no_fp8_and_takes_the_device_list():
+    text = run_standin("-t", "0.01", "-d", "1", "-g", "bf16,fp8",
+                       GPUBENCH_STANDIN_GPUS="NVIDIA A100-SXM4-80GB;NVIDIA A100-SXM4-80GB")
+    parsed = parse_gpubench(text)
+    assert [gpu["index"] for gpu in parsed["gpus"]] == [1]
+    assert parsed["gpus"][0]["gemm_tflops"] == {"bf16": 700.0}
+    assert parsed["errors"] == ["gpu 1 fp8: not supported on this part (compute capability 8.0 < 8.9)"]
+
+
+def test_standin_bad_argument_exits_2_with_usage():
+    proc = subprocess.run([sys.executable, STANDIN, "-x"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("usage:")
+
+
+def test_cut_off_run_keeps_its_figures_and_says_so():
+    parsed = parse_gpubench("gpubench version=1.0 cuda=unknown driver=unknown\n"
+                            "gpu index=0 bus_id= cc=9.0 name=NVIDIA H200\n"
+                            "gemm index=0 dtype=fp32 size=4096 iters=10 seconds=1.0 tflops=0\n")
+    assert (parsed["cuda"], parsed["driver"]) == (None, None)
+    assert parsed["gpus"][0]["bus_id"] is None
+    assert parsed["gpus"][0]["gemm_tflops"] == {"fp32": 0.0}
+    assert parsed["errors"] == ["output ends before the end line: the run did not finish"]
+
+
+def test_crlf_comments_blank_lines_and_global_errors():
+    text = ("# a comment\r\n\r\ngpubench version=1.0\r\n"
+            "error msg=no CUDA device: no CUDA-capable device is detected\r\nend gpus=0\r\n")
+    parsed = parse_gpubench(text)
+    assert parsed["gpus"] == []
+    assert parsed["errors"] == ["no CUDA device: no CUDA-capable device is detected"]
+    # the whole run's error is why it failed: the benchmark record's reason leads with it
+    assert parsed["cause"] == "no CUDA device: no CUDA-capable device is detected"
+
+
+def test_a_gpu_error_is_no_cause_of_the_run():
+    parsed = parse_gpubench("gpubench version=1.0\ngpu index=0 name=NVIDIA A100-SXM4-80GB\n"
+                            "error index=0 test=fp8 msg=not supported on this part\nend gpus=1\n")
+    assert parsed["errors"] == ["gpu 0 fp8: not supported on this part"] and "cause" not in parsed
+
+
+def test_the_record_of_a_failed_run_gives_the_cause():
+    # what gpubench printed on this GPU-less machine (built from roles/gpu_bench/files/gpubench.cu with nvcc),
+    # exit status 1: the node words the failure from the output's last line
+    parsed = parse_gpubench("gpubench version=1.0 cuda=13.0 driver=unknown\n"
+                            "error msg=no CUDA device: CUDA driver version is insufficient for CUDA runtime version\n"
+                            "end gpus=0\n")
+    assert run_reason("failed", "exit status 1: end gpus=0", parsed) == (
+        "no CUDA device: CUDA driver version is insufficient for CUDA runtime version (exit status 1)")
+
+
+@pytest.mark.parametrize("text, line, words", [
+    ("gpu index=0 name=X\n", 1, "first record must be"),
+    ("gpubench version=1.0\nbanana index=0\n", 2, "unknown record"),
+    ("gpubench version=1.0\ngpu index=0 bogus name=X\n", 2, "expected key=value"),
+    ("gpubench version=1.0\ngpu index=0 bus_id=1 bus_id=2 name=X\n", 2, "given twice"),
+    ("gpubench\n", 1, "missing field version"),
+    ("gpubench version=1.0\ngpu index=zero name=X\n", 2, "index must be"),
+    ("gpubench version=1.0\ngpu index=0\n", 2, "missing field name"),
+    ("gpubench version=1.0\ngpu index=0 name=A\ngpu index=0 name=B\n", 3, "declared twice"),
+    ("gpubench version=1.0\ngemm index=0 dtype=bf16 tflops=1\n", 2, "before its gpu line"),
+    ("gpubench version=1.0\ngpu index=0 name=A\ngemm index=0 dtype=int8 tflops=1\n", 3, "unknown dtype"),
+    ("gpubench version=1.0\ngpu index=0 name=A\nhbm index=0 test=scale gbs=1\n", 3, "unknown test"),
+    ("gpubench version=1.0\ngpu index=0 name=A\ngemm index=0 dtype=bf16 tflops=nan\n", 3, "finite number"),
+    ("gpubench version=1.0\ngpu index=0 name=A\ngemm index=0 dtype=bf16 tflops=-5\n", 3, "finite number"),
+    ("gpubench version=1.0\ngpu index=0 name=A\ngemm index=0 dtype=bf16 tflops=fast\n", 3, "must be a number"),
+    ("gpubench version=1.0\ngpu index=0 name=A\ngemm index=0 dtype=bf16\n", 3, "missing field tflops"),
+    ("gpubench version=1.0\ngpu index=0 name=A\nhbm index=0 test=copy gbs=1\nhbm index=0 test=copy gbs=2\n", 4,
+     "given twice"),
+    ("gpubench version=1.0\ngpu index=0 name=A\nend gpus=2\n", 3, "end says 2 GPUs"),
+    ("gpubench version=1.0\nend gpus=0\ngpu index=0 name=A\n", 3, "after the end line"),
+    ("gpubench version=1.0\ngpubench version=1.0\n", 2, "second gpubench header"),
+])
+def test_hostile_input_names_its_line(text, line, words):
+    with pytest.raises(ParseError) as caught:
+        parse_gpubench(text)
+    assert caught.value.line == line
+    assert words in caught.value.message
+
+
+@pytest.mark.parametrize("text", ["", "  \n\n", "# only a comment\n"])
+def test_no_output_is_an_error(text):
+    with pytest.raises(ParseError) as caught:
+        parse_gpubench(text)
+    assert caught.value.line is None
