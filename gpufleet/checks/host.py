@@ -133,6 +133,13 @@ def _xid_status(node):
     return FAIL, XID_SOURCE
 
 
+def _kernel_log_unread(check_id: str, what: str, xid: dict, source: str) -> dict:
+    """The warning of a check whose kernel log could not be read (``xid``: the host facts' kernel-log group)."""
+    why = xid.get("reason") or "no reason recorded"
+    return result(check_id, WARN, "could not verify %s: kernel log unreadable (%s)" % (what, why), expected=0,
+                  threshold_source=source)
+
+
 @node_check("host.xid", requires=("host",))
 def check_xid(node):
     """Xids in this boot's kernel log judged by NVIDIA's catalog bucket: a repair fails (one result per Xid, with
@@ -140,9 +147,7 @@ def check_xid(node):
     check_id = "host.xid"
     xid = node.group("host").get("xid") or {}
     if xid.get("state") != "read":
-        why = xid.get("reason") or "no reason recorded"
-        return [result(check_id, WARN, "could not verify Xids: kernel log unreadable (%s)" % why,
-                       expected=0, threshold_source=XID_SOURCE)]
+        return [_kernel_log_unread(check_id, "Xids", xid, XID_SOURCE)]
     fail_status, profile_source = _xid_status(node)
     catalog = xid_catalog.catalog()
     recovery = xid.get("recovery_actions") or {}
@@ -177,9 +182,7 @@ def check_sxid(node):
     check_id = "host.sxid"
     xid = node.group("host").get("xid") or {}
     if xid.get("state") != "read":
-        why = xid.get("reason") or "no reason recorded"
-        return [result(check_id, WARN, "could not verify NVSwitch SXids: kernel log unreadable (%s)" % why,
-                       expected=0, threshold_source=SXID_SOURCE)]
+        return [_kernel_log_unread(check_id, "NVSwitch SXids", xid, SXID_SOURCE)]
     sxid = xid.get("sxid") or {}
     fail_status, profile_source = _xid_status(node)
     source = profile_source if profile_source != XID_SOURCE else SXID_SOURCE

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import fcntl
 import hashlib
 import json
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 
 from gpufleet.collection import collection_root
 from gpufleet.facts import FACT_GROUPS
@@ -291,6 +293,17 @@ def _coverage_summary(coverage):
     return {"coverage": {key: coverage.get(key) for key in keys}}
 
 
+@contextlib.contextmanager
+def _locked(directory: str) -> Iterator[None]:
+    """An exclusive flock on ``directory`` (its own file descriptor), released on leaving."""
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
 class RunDir:
     """One run's results directory. Create it with :meth:`create`, reopen it with :meth:`open`."""
 
@@ -304,38 +317,47 @@ class RunDir:
         return os.path.join(self.path, RUN_FILE)
 
     @classmethod
-    def create(cls, path, inventory=None, playbook=None, hosts=None, profile_choices=None, extra=None, collection=None):
+    def create(cls, path, inventory=None, playbook=None, hosts=None, profile_choices=None, extra=None, collection=None,
+               invocation=None):
         """Create (or reopen, to resume) the run directory at ``path`` and write ``run.json``.
 
         An existing ``run.json`` of this schema is kept (its ``started`` and id) and marked
         resumed; one of another schema is refused rather than mixed with. ``collection``: the
         directory of the collection whose playbook runs (recorded with its version; default: the one
-        this library serves).
+        this library serves). ``invocation``: which playbook run opens it (the action adapter's token). The same
+        invocation opening it again is no resume: Ansible's free strategy runs a ``run_once`` task once per host, at
+        the same time, and a second opener that took the first one's run for a killed one would mark it resumed and
+        delete the temporary files its live writers are renaming. Openers take turns: each holds a lock on the run
+        directory itself (flock), so no file is added to the run.
         """
         run = cls(path)
         os.makedirs(os.path.join(run.path, HOSTS_DIR), exist_ok=True)
         os.makedirs(os.path.join(run.path, RAW_DIR), exist_ok=True)
-        now = utc_now()
-        if os.path.exists(run.run_file):
-            record = run.read_run()
-            record.setdefault("resumed", []).append(now)
-            run.remove_stale_temporaries()
-        else:
-            record = {"schema": SCHEMA, "run_id": os.path.basename(run.path), "started": now, "resumed": []}
-        record.update(
-            {
-                "finished": None,
-                "status": "running",
-                "inventory": list(inventory or []),
-                "playbook": playbook,
-                "hosts": list(hosts or []),
-                "profile_choices": profile_choices or {},
-                "gpufleet_version": collection_version(collection),
-                "gpufleet_path": collection or collection_root(),
-            }
-        )
-        record.update(extra or {})
-        write_json_atomic(run.run_file, record)
+        with _locked(run.path):
+            now = utc_now()
+            if os.path.exists(run.run_file):
+                record = run.read_run()
+                if invocation is not None and record.get("invocation") == invocation:
+                    return run
+                record.setdefault("resumed", []).append(now)
+                run.remove_stale_temporaries()
+            else:
+                record = {"schema": SCHEMA, "run_id": os.path.basename(run.path), "started": now, "resumed": []}
+            record.update(
+                {
+                    "finished": None,
+                    "status": "running",
+                    "inventory": list(inventory or []),
+                    "playbook": playbook,
+                    "hosts": list(hosts or []),
+                    "profile_choices": profile_choices or {},
+                    "gpufleet_version": collection_version(collection),
+                    "gpufleet_path": collection or collection_root(),
+                    "invocation": invocation,
+                }
+            )
+            record.update(extra or {})
+            write_json_atomic(run.run_file, record)
         return run
 
     def remove_stale_temporaries(self):

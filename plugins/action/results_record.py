@@ -38,6 +38,19 @@ ARGUMENT_SPEC = {
 }
 
 
+def _invocation() -> str:
+    """Which ansible-playbook run this is: its process (the parent of the worker that runs this action) and the time
+    that process started (a later run may get the same pid). The free strategy runs a run_once task once per host:
+    the run is opened once per invocation, and only another invocation resumes it (RunDir.create)."""
+    parent = os.getppid()
+    try:
+        with open("/proc/%d/stat" % parent, "r", encoding="ascii") as handle:
+            started = handle.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        started = "unknown"
+    return "%d:%s" % (parent, started)
+
+
 def _requested_profiles(hostvars, hosts):
     """Per host that asks for one: its ``gpufleet_profile`` and ``gpufleet_profile_overrides``."""
     requested = {}
@@ -92,6 +105,7 @@ class ActionModule(ActionBase):
                        # the run's settings (the validation level, the benchmarks asked for): the verdict and report read them
                        **({"settings": args["settings"]} if args.get("settings") else {})),
             collection=THIS_COLLECTION,
+            invocation=_invocation(),
         )
         resume = run.resume(hosts=[str(host) for host in hosts])
         skip = resume["complete"] if args["resume"] else []

@@ -91,6 +91,7 @@ def _validate(tmp, name):
             record = json.load(handle)
         judged[record["host"]] = {"verdict": record["verdict"], "failed": set(record["failed"]),
                                   "checks": sorted((item["id"], str(item.get("subject")), item["status"]) for item in record["checks"])}
+    assert sorted(judged) == sorted(EXPECTED), name + "\n" + proc.stdout[-6000:] + proc.stderr[-2000:]
     return judged
 
 

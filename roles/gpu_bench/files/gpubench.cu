@@ -97,37 +97,42 @@ static bool gemm_type(const std::string &dtype, GemmType &out) {
 }
 
 // Times `launch` for about `seconds`: a warm-up (also the calibration), then the timed iterations.
+// `count` launches between two events; their time in seconds into `elapsed`.
+template <typename Launch>
+static bool time_launches(Report &report, int index, const std::string &test, cudaEvent_t start, cudaEvent_t stop,
+                          long count, const char *what, Launch launch, double &elapsed) {
+    CUDA_TRY(cudaEventRecord(start), "cudaEventRecord");
+    for (long i = 0; i < count; ++i) {
+        if (!launch()) return false;
+    }
+    CUDA_TRY(cudaEventRecord(stop), "cudaEventRecord");
+    CUDA_TRY(cudaEventSynchronize(stop), what);
+    float ms = 0;
+    CUDA_TRY(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    elapsed = ms / 1000.0;
+    return true;
+}
+
 template <typename Launch>
 static bool time_iterations(Report &report, int index, const std::string &test, double seconds, Launch launch,
                             long &iters, double &elapsed) {
     cudaEvent_t start, stop;
     CUDA_TRY(cudaEventCreate(&start), "cudaEventCreate");
     CUDA_TRY(cudaEventCreate(&stop), "cudaEventCreate");
-    const int warmup = 3;
-    CUDA_TRY(cudaEventRecord(start), "cudaEventRecord");
-    for (int i = 0; i < warmup; ++i) {
-        if (!launch()) return false;
+    // a short warm-up sizes the timed run to about `seconds`
+    const long warmup = 3;
+    double warm = 0;
+    bool ok = time_launches(report, index, test, start, stop, warmup, "warm-up", launch, warm);
+    if (ok) {
+        double per_iter = warm / warmup;
+        iters = per_iter > 0 ? (long)(seconds / per_iter) : 1000;
+        if (iters < 1) iters = 1;
+        if (iters > 1000000) iters = 1000000;
+        ok = time_launches(report, index, test, start, stop, iters, "timed run", launch, elapsed);
     }
-    CUDA_TRY(cudaEventRecord(stop), "cudaEventRecord");
-    CUDA_TRY(cudaEventSynchronize(stop), "warm-up");
-    float warm_ms = 0;
-    CUDA_TRY(cudaEventElapsedTime(&warm_ms, start, stop), "cudaEventElapsedTime");
-    double per_iter = warm_ms / 1000.0 / warmup;
-    iters = per_iter > 0 ? (long)(seconds / per_iter) : 1000;
-    if (iters < 1) iters = 1;
-    if (iters > 1000000) iters = 1000000;
-    CUDA_TRY(cudaEventRecord(start), "cudaEventRecord");
-    for (long i = 0; i < iters; ++i) {
-        if (!launch()) return false;
-    }
-    CUDA_TRY(cudaEventRecord(stop), "cudaEventRecord");
-    CUDA_TRY(cudaEventSynchronize(stop), "timed run");
-    float ms = 0;
-    CUDA_TRY(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    elapsed = ms / 1000.0;
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
-    return elapsed > 0;
+    return ok && elapsed > 0;
 }
 
 static bool run_gemm(Report &report, int index, const std::string &dtype, const Options &options,

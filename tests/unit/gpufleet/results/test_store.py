@@ -289,6 +289,39 @@ def test_reopening_removes_the_temporary_files_of_a_killed_run(tmp_path):
     assert sorted(os.listdir(path / "hosts")) == ["a.json"]
 
 
+def test_the_same_playbook_run_opening_it_again_is_no_resume(tmp_path):
+    # the free strategy runs the run_once "create or reopen" task once per host, at the same time
+    path = tmp_path / "run"
+    RunDir.create(str(path), hosts=["a", "b"], invocation="4242:1001")
+    in_flight = path / ".run.json.x1y2z3.tmp"  # another host's writer between mkstemp and rename
+    in_flight.write_text("{ half")
+    RunDir.create(str(path), hosts=["a", "b"], invocation="4242:1001")
+    record = json.loads((path / "run.json").read_text())
+    assert record["resumed"] == [] and record["invocation"] == "4242:1001"
+    assert in_flight.exists()
+    # another invocation (gpufleet resume, a second ansible-playbook): a resume, and the leftovers are stale
+    RunDir.create(str(path), hosts=["a", "b"], invocation="5151:2002")
+    record = json.loads((path / "run.json").read_text())
+    assert len(record["resumed"]) == 1 and record["invocation"] == "5151:2002"
+    assert not in_flight.exists()
+
+
+def test_openers_of_one_invocation_at_once_all_succeed(tmp_path):
+    # four processes open the same new run at once (what failed one run in four under the free strategy)
+    path = tmp_path / "run"
+    script = textwrap.dedent("""
+        import sys
+        from gpufleet.results.store import RunDir
+        for _round in range(20):
+            RunDir.create(sys.argv[1], hosts=["a", "b", "c", "d"], invocation="77:1")
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path)], stderr=subprocess.PIPE, text=True)
+             for _index in range(4)]
+    errors = [proc.communicate(timeout=120)[1] for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0, 0], errors
+    assert json.loads((path / "run.json").read_text())["resumed"] == []
+
+
 class _FixedNow(results_store.datetime.datetime):
     """datetime whose now() is 2026-01-31 12:00:00 UTC (the set-aside file's name)."""
 
