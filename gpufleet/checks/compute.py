@@ -49,7 +49,7 @@ HBM_TESTS = ("copy", "triad")
 # "Maximum Achievable Matmul FLOPS comparison table"); one fixed large shape reaches less than the best one, so
 # the floor sits about ten points under the lowest healthy figure. TF32 and FP32: the same fraction, a policy (no
 # published table). HBM: BabelStream on a GH200 (96 GB HBM3, 4.0 TB/s) copied at 2979 GB/s and ran triad at
-# 3315 GB/s (74.5 and 82.9 %, UoB-HPC/BabelStream issue 194, "should be ~3TB/s"); the floor is ten points under.
+# 3315 GB/s (74.5 and 82.9 %, on BabelStream's tracker: "should be ~3TB/s"); the floor is ten points under.
 FLOOR_FRACTION = {"bf16": 0.60, "fp16": 0.60, "fp8": 0.60, "tf32": 0.60, "fp32": 0.60, "hbm": 0.65}
 FLOOR_SOURCE = {
     "bf16": "0.60 x the datasheet dense peak (healthy best-shape BF16 matmul: 72.9-86.9 %, stas00/ml-engineering MAMF)",
@@ -58,7 +58,7 @@ FLOOR_SOURCE = {
     "tf32": "0.60 x the datasheet dense peak (policy: the BF16 fraction; no published achievable-TF32 table)",
     "fp32": "0.60 x the datasheet non-tensor peak (policy: the BF16 fraction; no published achievable-SGEMM table)",
     "hbm": "0.65 x the datasheet memory bandwidth (BabelStream on GH200: copy 74.5 %, triad 82.9 %, "
-    "UoB-HPC/BabelStream#194)",
+    "docs/baselines.md 12b)",
 }
 # The fleet-relative rule: a GPU more than this fraction below the median of its part in the fleet fails. Healthy
 # GPUs of one part differ by 5 % and more (stas00/ml-engineering, "Not all accelerators are created equal": cooling,

@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import gzip
 import os
+import sys
 
 import pytest
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FIXTURES = os.path.join(REPO_ROOT, "tests", "fixtures")
+# the unit tests' shared test doubles (doubles/profile_double.py) import by name; only that folder: tests/unit itself
+# holds a gpufleet/ folder that would shadow the package
+DOUBLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "doubles")
+if DOUBLES not in sys.path:
+    sys.path.insert(0, DOUBLES)
 
 
 def read_fixture(relative_path):

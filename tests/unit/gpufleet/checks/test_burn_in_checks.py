@@ -27,21 +27,10 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "nvml-samples"))
 
 import synthetic_nvml as synth  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from profile_double import FakeJudge  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 FAMILY = ("burn_in",)
 LOAD_OK = {"tool": "gpu-burn", "outcome": "ok", "reason": ""}
-
-
-class FakeJudge:
-    """Every reachable node gets profile 'demo' (the profiles are not what is tested here)."""
-
-    module = None
-    warnings = []
-
-    @staticmethod
-    def choose(facts, choice):
-        del facts, choice
-        return {"name": "demo"}, "test profile"
 
 
 def choice(settings=None):

@@ -15,6 +15,7 @@ from gpufleet.checks import engine, verdict
 from gpufleet.checks.model import FAIL, PASS, result
 from gpufleet.results.store import RunDir
 from gpufleet.results.verdicts import judge_run
+from profile_double import FakeJudge  # pylint: disable=import-error
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 FAMILY = __name__
@@ -26,18 +27,6 @@ def _claimed_gpus(node):
     claimed = (node.claim or {}).get("gpu_count")
     status = PASS if count == claimed else FAIL
     return [result("demo.claimed_gpus", status, "%d GPUs, claimed %s" % (count, claimed), measured=count, expected=claimed, threshold_source="claim")]
-
-
-class FakeJudge:
-    """Stands in for the profiles loader: every reachable node gets profile 'demo'."""
-
-    module = None
-    warnings = []
-
-    @staticmethod
-    def choose(facts, choice):
-        del facts, choice
-        return {"name": "demo"}, "test profile"
 
 
 def _choice(claim=None):

@@ -32,19 +32,10 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "nvml-samples"))
 
 import synthetic_nvml as synth  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from profile_double import FakeJudge  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 HOSTILE = '<script>alert("gpu")</script><img src=x onerror=alert(1)>*bold*|pipe'
 CLOCKS = (1980, 1970, 1800)
-
-
-class FakeJudge:
-    module = None
-    warnings = []
-
-    @staticmethod
-    def choose(facts, choice):
-        del facts, choice
-        return {"name": "demo"}, "test profile"
 
 
 def three_runs(tmp_path):

@@ -14,6 +14,7 @@ from gpufleet.checks.model import PASS, result
 from gpufleet.results.bench import plain_record
 from gpufleet.results.store import RunDir
 from gpufleet.results.verdicts import judge_run
+from profile_double import FakeJudge  # pylint: disable=import-error
 
 FAMILY = __name__
 PROVISION = "provision first: `ansible-playbook gpufleet.acceptance.provision`"
@@ -22,18 +23,6 @@ PROVISION = "provision first: `ansible-playbook gpufleet.acceptance.provision`"
 @engine.node_check("levels_demo.facts_read", requires=("gpu",))
 def _facts_read(node):
     return [result("levels_demo.facts_read", PASS, "%d GPUs read" % node.group("gpu")["gpu_count"])]
-
-
-class FakeJudge:
-    """Stands in for the profiles loader: every reachable node gets profile 'demo' (no expectations)."""
-
-    module = None
-    warnings = []
-
-    @staticmethod
-    def choose(facts, choice):
-        del facts, choice
-        return {"name": "demo"}, "test profile"
 
 
 def _results(rdma=None):
