@@ -7,7 +7,7 @@ LINK := collections/ansible_collections/gpufleet/acceptance
 STAMP := $(VENV)/.installed
 SANITY_PYTHON ?= 3.11
 
-.PHONY: demo test venv link unit shipped-defaults sanity lint imports install-check clean molecule molecule-provision timing system-packages
+.PHONY: demo test venv link unit unit-timed static static-timed shipped-defaults sanity lint imports install-check clean molecule molecule-provision timing system-packages
 
 link: $(LINK)
 $(LINK):
@@ -28,11 +28,14 @@ $(STAMP): pyproject.toml | $(LINK)
 demo: venv
 	ANSIBLE_CONFIG=ansible.cfg $(BIN)/gpufleet demo
 
-# Two workers, whole files each (tests/conftest.py serialises the files that share one built fleet): most of the suite waits on ansible-playbook and ssh, so two files at
-# a time take ~2/3 of the wall time of one at a time on this 2-core machine. The SSH-fleet tests are
-# built to tolerate the other worker's load (their thresholds say why).
+# The pytest suite (all but the end-to-end run) on three workers, whole files each (--dist loadfile keeps a file's
+# module-scoped fleet in one worker; tests/conftest.py gives each worker its own replayed demo fleet). Most of it waits
+# on ansible-playbook, ssh and shaped links, so a third worker fills the cores the others leave idle. testpaths lists
+# the long files' folders first, so that no long file starts last. No test asserts on CPU load: `make test` runs this
+# beside `static`.
+UNIT_WORKERS ?= 3
 unit: venv
-	$(BIN)/pytest -q -n 2 --dist loadfile -m "not shipped_defaults"
+	$(BIN)/pytest -q -n $(UNIT_WORKERS) --dist loadfile -m "not shipped_defaults"
 
 # The end-to-end run with the shipped defaults (root, SSH fleet): provision.yml builds nccl-tests from a source
 # archive, then validate_cluster.yml at level standard with nothing overridden, a control run and a run with one host
@@ -74,7 +77,23 @@ system-packages:
 install-check: venv
 	PYTHON=$(PYTHON) tests/install/check_install.sh
 
-test: system-packages unit shipped-defaults imports sanity lint install-check molecule molecule-provision
+# The static checks and the install check, one after the other (each is mostly one process on one core).
+static: venv
+	$(MAKE) --no-print-directory -j1 imports lint sanity install-check
+
+# `make test`: the pytest suite and the static checks side by side (each part's output printed whole when it ends),
+# then the end-to-end run and the Molecule scenarios, each alone on the machine. Each part's wall time is printed
+# (timings: lines), so a slow part is seen in CI's log.
+TIMED = tests/tools/timed.sh
+test: system-packages
+	$(TIMED) "unit+static" $(MAKE) --no-print-directory -j2 --output-sync=target unit-timed static-timed
+	$(TIMED) shipped-defaults $(MAKE) --no-print-directory shipped-defaults
+	$(TIMED) molecule $(MAKE) --no-print-directory molecule molecule-provision
+
+unit-timed: venv
+	$(TIMED) unit $(MAKE) --no-print-directory unit
+static-timed: venv
+	$(TIMED) static $(MAKE) --no-print-directory static
 
 # Speed at fleet scale (not part of `make test`; root for the SSH fleet; about an hour on
 # 2 cores): validate_cluster.yml against 5 trivial tasks on 16/64/256 replayed and 8/32 SSH hosts,

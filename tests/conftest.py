@@ -2,35 +2,33 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Makes the collection importable (the gpufleet library is installed; the collection's own plugins are
-imported as ``ansible_collections.gpufleet.acceptance``), and how `make unit` shares the suite between its two pytest-xdist workers (--dist loadfile).
+imported as ``ansible_collections.gpufleet.acceptance``), and gives the tests their replayed demo fleet.
 
-Each worker takes whole files, so a file's module-scoped fixtures (an SSH fleet, a replayed run) are
-built once. The files below all rebuild the one shared replayed fleet of inventories/simulated/ in
-tests/output/simulated (its inventory names those paths) and so must never run at the same time:
-each holds an exclusive lock on tests/output/.simulated-fleet.lock for as long as its module runs (a
-worker that reaches a second such file waits for the first to finish). A lock, not an xdist_group:
-with pytest 9.2 and pytest-xdist 3.8, --dist loadgroup ignores the group marks (the group's files
-and even one file's tests were split between the workers, and two builds of the shared fleet raced).
-Without xdist the lock is taken and released file by file, uncontended.
+`make unit` runs the suite on pytest-xdist workers, whole files each (--dist loadfile), so a file's module-scoped
+fixtures (an SSH fleet, a replayed run) are built once. The replayed demo fleet is one per worker
+(``simulated_fleet``): a copy of inventories/simulated/ under tests/output/workers/<worker>/, whose inventory finds
+its built tools at ../../tests/output/simulated from there, so no two workers ever build into the same directory
+(the checkout's own tests/output/simulated is `make demo`'s, and `gpufleet demo`'s test). One validate_cluster.yml
+run of the whole demo fleet backs several files (``simulated_validate_run``): the first worker that needs it runs it
+under a lock, the others read its results (``run_once``).
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
+import shutil
+import subprocess
 import sys
+import uuid
 
 import pytest
 
-SHARED_SIMULATED_FLEET = frozenset((
-    os.path.join("tests", "playbooks", "test_cli_validate.py"),
-    os.path.join("tests", "playbooks", "test_simulated_inventory.py"),
-    os.path.join("tests", "playbooks", "test_simulated_verdicts.py"),
-    os.path.join("tests", "playbooks", "test_speed_options.py"),
-    os.path.join("tests", "report", "test_report_browser.py"),
-))
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LOCK = os.path.join(REPO_ROOT, "tests", "output", ".simulated-fleet.lock")
+SIMULATED = os.path.join(REPO_ROOT, "inventories", "simulated")
+# one id per pytest run, the same in every xdist worker (xdist sets it in each worker); a plain run makes its own
+RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex
 
 
 def _ensure_collection_importable():
@@ -56,17 +54,81 @@ def _ensure_collection_importable():
 _ensure_collection_importable()
 
 
-# autouse and module-scoped: set up before the module's own fixtures (which build the fleet), torn
-# down after the module's last test
-@pytest.fixture(autouse=True, scope="module")
-def _shared_simulated_fleet_lock(request):
-    if os.path.relpath(str(request.path), REPO_ROOT) not in SHARED_SIMULATED_FLEET:
-        yield
-        return
-    os.makedirs(os.path.dirname(LOCK), exist_ok=True)
-    with open(LOCK, "a", encoding="utf-8") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+def worker_name():
+    """This process's xdist worker (gw0, gw1, ...), or "main" without xdist."""
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+def ansible_env(base, **extra):
+    """The environment a test's ansible-playbook runs with: the checkout's ansible.cfg and collection, no colour, its
+    own local temp under ``base``."""
+    env = dict(os.environ)
+    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"),
+                "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
+                "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": os.path.join(str(base), "ansible-local")})
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session", name="simulated_fleet")
+def simulated_fleet_fixture():
+    """This worker's replayed demo fleet, built: ``{"inventory": .../hosts.yml, "inventory_dir", "built"}``.
+
+    A fresh copy of inventories/simulated/ each session (edits to it are seen); its hosts.yml finds the built tools
+    at inventory_dir/../../tests/output/simulated, which is this worker's own directory.
+    """
+    root = os.path.join(REPO_ROOT, "tests", "output", "workers", worker_name())
+    inventory_dir = os.path.join(root, "inventories", "simulated")
+    built = os.path.join(root, "tests", "output", "simulated")
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(SIMULATED, inventory_dir)
+    inventory = os.path.join(inventory_dir, "hosts.yml")
+    build = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tests", "replay", "build_fleet.py"),
+                            "--inventory", inventory, "--out", built],
+                           capture_output=True, text=True, check=False, timeout=120)
+    assert build.returncode == 0, build.stdout + build.stderr
+    return {"inventory": inventory, "inventory_dir": inventory_dir, "built": built}
+
+
+def run_once(name, produce):
+    """``produce(directory)`` once per pytest run, whichever worker asks first; every caller gets its JSON result.
+
+    The directory (tests/output/runs/<run id>/<name>/) holds what ``produce`` writes; a caller that arrives while
+    another worker produces it waits on the lock. A failed ``produce`` is not cached: the next caller tries again
+    and sees the failure itself.
+    """
+    base = os.path.join(REPO_ROOT, "tests", "output", "runs", RUN_ID)
+    os.makedirs(base, exist_ok=True)
+    directory = os.path.join(base, name)
+    done = os.path.join(base, name + ".json")
+    with open(os.path.join(base, name + ".lock"), "a", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            yield
+            if not os.path.exists(done):
+                shutil.rmtree(directory, ignore_errors=True)
+                os.makedirs(directory)
+                result = produce(directory)
+                with open(done + ".tmp", "w", encoding="utf-8") as handle:
+                    json.dump(result, handle)
+                os.replace(done + ".tmp", done)
+            with open(done, encoding="utf-8") as handle:
+                return json.load(handle)
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _validate_demo_fleet(simulated_fleet, directory):
+    """validate_cluster.yml, unchanged, on the whole replayed demo fleet (the report role included)."""
+    run_dir = os.path.join(directory, "results")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", simulated_fleet["inventory"],
+           os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps({"gpufleet_results_dir": run_dir})]
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=ansible_env(directory), capture_output=True, text=True, timeout=600,
+                          check=False)
+    return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr, "results_dir": run_dir}
+
+
+@pytest.fixture(scope="session", name="simulated_validate_run")
+def simulated_validate_run_fixture(simulated_fleet):
+    """``{"rc", "stdout", "stderr", "results_dir"}`` of one validate_cluster.yml run of the whole demo fleet, shared
+    by every file (and worker) that reads it. Read only: a test that changes the results copies them first."""
+    return run_once("simulated-validate", lambda directory: _validate_demo_fleet(simulated_fleet, directory))

@@ -2,8 +2,9 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """``gpufleet validate`` against faults of the controller side, on replayed nodes of the simulated fleet:
-an inventory host named with a ``/``, ansible-playbook killed with SIGKILL mid-run, and Ansible's host-key
-policy kept (ansible-runner would turn it off).
+ansible-playbook killed with SIGKILL mid-run, and Ansible's host-key policy kept (ansible-runner would turn it off).
+An inventory host named with a ``/`` is run in tests/playbooks/test_cli_validate.py, on the run its topology-only
+test makes of the same node (one run, two tests).
 
 Expected verdicts, by hand from the recordings (see tests/playbooks/test_cli_validate.py), at --level quick on the
 topology family: hgx-h100-nv18 has NV18 between all 28 GPU pairs, as its NVSwitch claim says, but the claim also
@@ -13,7 +14,6 @@ sold-8x-nvlink-rtx4090-pcie has all 28 pairs SYS while its claim says NVSwitch: 
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal
@@ -72,19 +72,6 @@ def _gpufleet(tmp_path, *args):
 def _rows(stdout):
     lines = stdout.split("\n\n", 1)[0].splitlines()[1:]
     return [tuple(part.strip() for part in line.split("  ") if part.strip())[:2] for line in lines]
-
-
-def test_a_host_named_with_a_slash_is_run_as_ansible_playbook_runs_it(tmp_path):
-    # ansible-runner's default fact cache (jsonfile, a file per host name) could not write rack1/node1
-    inventory = _inventory(tmp_path, "inv.yml", {"rack1/node1": _replayed(tmp_path, "hgx-h100-nv18", H100_CLAIM)})
-    proc = _gpufleet(tmp_path, "validate", "-i", inventory, "--level", "quick", "--out", "run")
-    assert proc.returncode == 3, proc.stdout + proc.stderr
-    assert _rows(proc.stdout) == [("rack1/node1", "INCOMPLETE")]
-    # its record under the safe file name (results/store.py safe_name: "/" -> "_" and 8 hex digits of the name's SHA-1)
-    records = os.listdir(tmp_path / "run" / "hosts")
-    assert len(records) == 1 and records[0].startswith("rack1_node1-") and records[0].endswith(".json")
-    with open(tmp_path / "run" / "hosts" / records[0], encoding="utf-8") as handle:
-        assert json.load(handle)["host"] == "rack1/node1"
 
 
 def test_runner_keeps_ansibles_host_key_policy_and_fact_cache(tmp_path, monkeypatch):

@@ -21,6 +21,8 @@ Expected values, read by hand from the recordings the node files name:
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shlex
@@ -39,6 +41,14 @@ SIM_NODES = os.path.join(REPO_ROOT, "inventories", "simulated", "nodes")
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "replay"))
 
 import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
+# pylint: disable=wrong-import-position
+from ansible_collections.gpufleet.acceptance.plugins.action import fleet_verdict  # noqa: E402
+from gpufleet.checks.verdict import Judge  # noqa: E402
+from gpufleet.cli import validate  # noqa: E402
+from gpufleet.results.store import RunDir  # noqa: E402
+from gpufleet.results.verdicts import judge_run  # noqa: E402
+# pylint: enable=wrong-import-position
 
 GPUFLEET = os.path.join(os.path.dirname(sys.executable), "gpufleet")
 SOLD_TOPO = os.path.join(REPO_ROOT, "tests", "fixtures", "topo", "8x-rtx4090-pcie-all-SYS-2nic-no-legend.txt")
@@ -126,16 +136,37 @@ def test_healthy_subset_exits_0_with_progress_per_phase(tmp_path):
     assert phases.index("Preflight") < phases.index("Facts") < phases.index("Verdict") < phases.index("Report")
 
 
-def test_a_node_judged_on_topology_only_is_incomplete_and_exits_3(tmp_path):
+@pytest.fixture(name="topology_only", scope="module")
+def topology_only_fixture(tmp_path_factory):
+    """One run of hgx-h100-nv18 at level quick, judged on the topology family alone, under a host name with a "/"
+    (rack1/node1): its directory and the finished process, shared by the tests below."""
+    base = tmp_path_factory.mktemp("topology-only")
+    inventory = _inventory(base, "inv.yml", {"rack1/node1": _replayed(base, "hgx-h100-nv18", H100_CLAIM)},
+                           level="quick")
+    return base, _gpufleet(base, "validate", "-i", inventory, "--out", "topology-only")
+
+
+def test_a_node_judged_on_topology_only_is_incomplete_and_exits_3(topology_only):
     # hgx-h100-nv18: its topology passes (NV18 on all 28 pairs), but its claim's GPU model, count and memory are never
     # judged by the topology family: not measured, so not ACCEPT; INCOMPLETE alone exits 3 (gpufleet/cli/common.py)
-    inventory = _inventory(tmp_path, "inv.yml", {"h100-a": _replayed(tmp_path, "hgx-h100-nv18", H100_CLAIM)}, level="quick")
-    proc = _gpufleet(tmp_path, "validate", "-i", inventory, "--out", "topology-only")
+    _base, proc = topology_only
     assert proc.returncode == 3, proc.stdout + proc.stderr
     (node, verdict, reasons), = _table(proc.stdout)
-    assert (node, verdict) == ("h100-a", "INCOMPLETE")
+    assert (node, verdict) == ("rack1/node1", "INCOMPLETE")
     assert reasons.startswith("not verified: GPU model: no result from gpu.model: not run or not recorded"), reasons
     assert "\nfleet INCOMPLETE: 1 INCOMPLETE\n" in proc.stdout
+
+
+def test_a_host_named_with_a_slash_is_run_as_ansible_playbook_runs_it(topology_only):
+    # ansible-runner's default fact cache (jsonfile, a file per host name) could not write rack1/node1
+    base, proc = topology_only
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert [row[:2] for row in _table(proc.stdout)] == [("rack1/node1", "INCOMPLETE")]
+    # its record under the safe file name (results/store.py safe_name: "/" -> "_" and 8 hex digits of the name's SHA-1)
+    records = os.listdir(base / "topology-only" / "hosts")
+    assert len(records) == 1 and records[0].startswith("rack1_node1-") and records[0].endswith(".json")
+    with open(base / "topology-only" / "hosts" / records[0], encoding="utf-8") as handle:
+        assert json.load(handle)["host"] == "rack1/node1"
 
 
 def test_rejected_and_unreachable_exit_2_then_retest_report_and_bundle(tmp_path):
@@ -215,23 +246,35 @@ def test_demo_runs_from_the_checkout(tmp_path):
 
 
 # -- interrupted runs: Ctrl-C, then the printed resume command --------------------------------------------
-# The run is held where the test interrupts it: in the Facts phase by a replayed nvidia-smi that waits while a
-# flag file exists (its output is the recording's, unchanged), after the verdict by a test-only callback
-# (pause_callback/pause_at_task.py) that holds ansible-playbook at the start of the task after the verdict.
+# One run interrupted for real per family of phases: before the verdict in the Facts phase (the facts test below) and
+# in the Benchmarks phase (the benchmark test, which holds the second of two repeats: one recorded, one running), and
+# after the verdict (the verdict test). The run is held where the test interrupts it: by a replayed tool that waits
+# while a flag file exists (its output is the recording's, unchanged), or by a test-only callback
+# (pause_callback/pause_at_task.py) that holds ansible-playbook at the start of a task. The other interruption points
+# (the Preflight phase, a benchmark running or recorded, the Report phase) are proved on the uninterrupted reference
+# run of the benchmark fleet (the `reference` fixture, run once): the phase the CLI names from its real event stream
+# cut there (Progress), what the results directory keeps there (RunDir), and what `gpufleet validate` prints for it.
 # Expected verdicts, those of an uninterrupted run, judged on the topology family alone (-e gpufleet_check_families):
 # pcie-sold REJECT (its 28 GPU pairs SYS, see the top of this file); h100-a INCOMPLETE: its topology passes (NV18
 # on all 28 pairs) but its claim also names the GPU model, count and memory, which the topology family never judges.
 EXPECTED = {"pcie-sold": "REJECT", "h100-a": "INCOMPLETE"}
 PAUSE_CALLBACK_DIR = os.path.join(os.path.dirname(__file__), "pause_callback")
 TOPOLOGY_ONLY = '{"gpufleet_check_families": ["topology"]}'
+# the longest a held tool waits for its flag to go (a bound, not a sleep: the test removes the flag once it has
+# interrupted the run, and the interrupted run does not wait for the held tool, which runs in a session of its own)
+HOLD_BOUND_S = 120
 
 
-def _held_tool(tmp_path, host, path_var, flag):
-    """``host`` with the tool of ``path_var`` wrapped: while ``flag`` exists, the wrapper creates ``flag``.started and
-    waits 5 s before running the replayed tool (whose output is the recording's, unchanged)."""
+def _held_tool(tmp_path, host, path_var, flag, runs_first=0):
+    """``host`` with the tool of ``path_var`` wrapped: each start is logged (its arguments, a line of ``flag``.calls);
+    after ``runs_first`` starts, a start while ``flag`` exists creates ``flag``.started and waits for the flag to go
+    (at most HOLD_BOUND_S) before running the replayed tool, whose output is the recording's, unchanged."""
     wrapper = tmp_path / ("held-" + os.path.basename(host[path_var]))
-    wrapper.write_text('#!/bin/sh\nif [ -e "%s" ]; then : > "%s.started"; sleep 5; fi\nexec "%s" "$@"\n'
-                       % (flag, flag, host[path_var]))
+    wrapper.write_text(
+        '#!/bin/sh\nearlier=$(cat "{flag}.calls" 2>/dev/null | wc -l)\necho "$*" >> "{flag}.calls"\n'
+        'if [ -e "{flag}" ] && [ "$earlier" -ge {runs_first} ]; then\n  : > "{flag}.started"; n=0\n'
+        '  while [ -e "{flag}" ] && [ $n -lt {polls} ]; do sleep 0.1; n=$((n+1)); done\nfi\n'
+        'exec "{tool}" "$@"\n'.format(flag=flag, runs_first=runs_first, polls=HOLD_BOUND_S * 10, tool=host[path_var]))
     wrapper.chmod(0o755)
     return dict(host, **{path_var: str(wrapper)})
 
@@ -298,6 +341,7 @@ def test_ctrl_c_in_the_facts_phase_prints_the_command_that_resumes_it(tmp_path):
     args = ["validate", "-i", inventory, "--limit", "h100-a,pcie-sold", "--level", "quick", "-e", TOPOLOGY_ONLY,
             "--out", "run"]
     rc, stdout, stderr = _interrupt_when(tmp_path, (tmp_path / "hold-facts.started").exists, args)
+    flag.unlink()  # the held nvidia-smi, left behind in a session of its own, runs its recording and ends
     assert rc == 130, stdout + stderr
     assert stdout == ""
     assert "gpufleet validate: SIGINT: stopping ansible-playbook (waiting up to 30s for it to end)" in stderr
@@ -311,7 +355,6 @@ def test_ctrl_c_in_the_facts_phase_prints_the_command_that_resumes_it(tmp_path):
     assert _ansible_playbooks_naming(inventory) == []  # the CLI waited for ansible-playbook to end
     assert "it was killed" not in stderr  # it ended on the forwarded signal, within the grace time
 
-    flag.unlink()
     resumed = _gpufleet(tmp_path, *resume[1:])
     assert resumed.returncode == 2, resumed.stdout + resumed.stderr
     assert "%s holds an earlier run: resuming it" % (tmp_path / "run") in resumed.stderr
@@ -343,87 +386,312 @@ def test_ctrl_c_after_the_verdict_reports_the_finished_run(tmp_path):
     assert _ansible_playbooks_naming(inventory) == [] and "it was killed" not in stderr
 
 
-# -- Ctrl-C in the other phases, then the printed resume command: the verdicts and benchmark records of an
-# uninterrupted run. hgx-h100-rdma-down (its claim, fact groups and single-node sweep from
-# inventories/simulated/host_vars) runs its recorded single-node all-reduce (gpufleet_benchmarks: allreduce_single
-# alone, one repeat); pcie-sold gathers its topology only and runs no benchmark. Judged by the topology, gpu,
-# network and benchmarks families. Expected, read by hand (inventories/simulated/README.md):
+# -- the benchmark fleet: its uninterrupted run (the reference) and a Ctrl-C in its Benchmarks phase ---------------
+# hgx-h100-rdma-down (its claim, fact groups and single-node sweep from inventories/simulated/host_vars) runs its
+# recorded single-node all-reduce (gpufleet_benchmarks: allreduce_single alone) twice: two repeats, so that a Ctrl-C
+# can come while the second runs, after the first was recorded. pcie-sold gathers its topology only and runs no
+# benchmark. Judged by the topology, gpu, network and benchmarks families. Expected, read by hand
+# (inventories/simulated/README.md):
 # - h100-down REJECT: network.nic_speed (mlx5_2/1, mlx5_7/1, mlx5_8/1 Down at 40 on ports claimed 100 Gb/s),
-#   gpu.throttle (GPU2 power-braked and thermally slowed), gpu.processes (GPU2 runs /usr/bin/python); one
-#   allreduce_single record, outcome ok: `all_reduce_perf -b 128M -e 4G -f 2 -n 2 -g 8` answered by
-#   nccl/h100-8gpu-1node-nvls-allreduce-128M-4G-issue290.txt, busbw 473.60 GB/s at 4 GiB, above the floor 460.
+#   gpu.throttle (GPU2 power-braked and thermally slowed), gpu.processes (GPU2 runs /usr/bin/python); two
+#   allreduce_single records, outcome ok: each repeat of `all_reduce_perf -b 128M -e 4G -f 2 -n 2 -g 8` is answered by
+#   nccl/h100-8gpu-1node-nvls-allreduce-128M-4G-issue290.txt, busbw 473.60 GB/s at 4 GiB (the median of two equal
+#   repeats), above the floor 460.
 # - pcie-sold REJECT: topology.gpu_pairs (its 28 GPU pairs SYS, sold as NVSwitch); no benchmark record.
 RDMA_DOWN_HOST_VARS = os.path.join(REPO_ROOT, "inventories", "simulated", "host_vars", "hgx-h100-rdma-down.yml")
 with open(RDMA_DOWN_HOST_VARS, encoding="utf-8") as _handle:
     RDMA_DOWN_VARS = yaml.safe_load(_handle)
+BENCH_REPEATS = 2
+SWEEP = "-b 128M -e 4G -f 2 -n 2 -g 8"
 # {host: (verdict, failing check ids, [(benchmark kind, outcome)] in record order)}
 BENCH_EXPECTED = {
-    "h100-down": ("REJECT", {"network.nic_speed", "gpu.throttle", "gpu.processes"}, [("allreduce_single", "ok")]),
+    "h100-down": ("REJECT", {"network.nic_speed", "gpu.throttle", "gpu.processes"},
+                  [("allreduce_single", "ok")] * BENCH_REPEATS),
     "pcie-sold": ("REJECT", {"topology.gpu_pairs"}, []),
 }
+BENCH_VERDICTS = {host: expected[0] for host, expected in BENCH_EXPECTED.items()}
+# the tasks where the interrupted runs of the benchmark fleet were held (validate_cluster.yml, benchmark.yml)
+PREFLIGHT_RESULTS_TASK = "Preflight | create or reopen the results directory"
+FACTS_TASK = "Facts | every fact group, one module run per node"
+SINGLE_NODE_TASK = "Single node | all_reduce_perf"
+SINGLE_NODE_CLEANUP_TASK = "Single node | no process of the runs survives"
+REPORT_TASK = "Report | render the fleet acceptance report into the results directory"
+# what the verdict and the report write into the results directory (a run interrupted before them has none of them)
+JUDGED_FILES = ("fleet.json", "report.html", "report.md", "results.json", "junit.xml")
 
 
 def _benchmark_fleet(tmp_path, flag):
-    """The inventory of h100-down (its all_reduce_perf held while ``flag`` exists) and pcie-sold."""
+    """The inventory of h100-down (its all_reduce_perf logged, and the second start held while ``flag`` exists) and
+    pcie-sold."""
     down = _replayed(tmp_path, "hgx-h100-rdma-down", RDMA_DOWN_VARS["gpufleet_claim"],
                      fact_groups=RDMA_DOWN_VARS["gpufleet_fact_groups"])
     bin_dir = os.path.dirname(down["gpufleet_nvidia_smi_path"])
-    down.update({"gpufleet_benchmarks": ["allreduce_single"], "gpufleet_benchmark_repeats": 1,
+    down.update({"gpufleet_benchmarks": ["allreduce_single"], "gpufleet_benchmark_repeats": BENCH_REPEATS,
                  "gpufleet_allreduce_env": {}, "gpufleet_allreduce_sweep": RDMA_DOWN_VARS["gpufleet_allreduce_sweep"],
                  "gpufleet_all_reduce_perf_path": os.path.join(bin_dir, "all_reduce_perf"),
                  # no install manifest: the tool paths above are all there is
                  "gpufleet_manifest_dir": str(tmp_path / "no-manifest")})
-    hosts = {"h100-down": _held_tool(tmp_path, down, "gpufleet_all_reduce_perf_path", flag),
+    hosts = {"h100-down": _held_tool(tmp_path, down, "gpufleet_all_reduce_perf_path", flag, runs_first=1),
              "pcie-sold": _replayed(tmp_path, "sold-8x-nvlink-rtx4090-pcie", SOLD_CLAIM, fact_groups=["topology"])}
     return _inventory(tmp_path, "inv.yml", hosts, families=("topology", "gpu", "network", "benchmarks"), level="quick")
 
 
-@pytest.mark.parametrize("phase, held_at", [
-    # held by the pause callback at the start of the task named, or (None) inside the running all_reduce_perf
-    pytest.param("Preflight", "Preflight | create or reopen the results directory", id="preflight"),
-    pytest.param("Benchmarks", None, id="benchmark-running"),
-    pytest.param("Benchmarks", "Single node | no process of the runs survives", id="benchmark-recorded"),
-    pytest.param("Report", "Report | render the fleet acceptance report", id="report"),
-])
-def test_ctrl_c_in_each_phase_then_resuming_gives_the_uninterrupted_verdicts(tmp_path, phase, held_at):
-    flag, marker = tmp_path / "hold-benchmark", tmp_path / "held-at-task"
-    inventory = _benchmark_fleet(tmp_path, flag)
-    if held_at is None:
-        flag.write_text("")
-        ready, hold = (tmp_path / "hold-benchmark.started").exists, None
-    else:
-        ready = marker.exists
-        hold = {"ANSIBLE_CALLBACK_PLUGINS": PAUSE_CALLBACK_DIR, "ANSIBLE_CALLBACKS_ENABLED": "pause_at_task",
-                "GPUFLEET_TEST_PAUSE_TASK": held_at, "GPUFLEET_TEST_PAUSE_MARKER": str(marker)}
-    args = ["validate", "-i", inventory, "--out", "run"]
-    rc, stdout, stderr = _interrupt_when(tmp_path, ready, args, hold)
-    assert _ansible_playbooks_naming(inventory) == [] and "it was killed" not in stderr
-    if phase == "Report":
-        # the verdicts were written: the run is finished, nothing to resume (the CLI renders the report)
-        assert rc == 2, stdout + stderr
-        assert "gpufleet validate: interrupted (SIGINT) after the verdict was written: the run is complete" in stderr
-        assert "resume with" not in stderr
-        final = stdout
-    else:
-        assert rc == 130 and stdout == "", stdout + stderr
-        assert ("gpufleet validate: interrupted (SIGINT) in the %s phase, before the verdict: nothing was judged"
-                % phase) in stderr
-        assert not (tmp_path / "run" / "fleet.json").exists()
-        resume = _resume_line(stderr)
-        assert resume[1:] == ["validate", "-i", inventory, "--out", str(tmp_path / "run")]
-        if flag.exists():
-            flag.unlink()
-        resumed = _gpufleet(tmp_path, *resume[1:])
-        assert resumed.returncode == 2, resumed.stdout + resumed.stderr
-        final = resumed.stdout
-    assert {row[0]: row[1] for row in _table(final)} == {host: expected[0] for host, expected in BENCH_EXPECTED.items()}
-    assert _json(tmp_path / "run" / "run.json")["status"] == "finished"
+def _assert_uninterrupted_records(run_dir):
+    """The results directory holds what an uninterrupted run of the benchmark fleet writes (BENCH_EXPECTED)."""
+    assert _json(run_dir / "run.json")["status"] == "finished"
     for host, (verdict, failing, benchmarks) in BENCH_EXPECTED.items():
-        record = _json(tmp_path / "run" / "hosts" / (host + ".json"))
+        record = _json(run_dir / "hosts" / (host + ".json"))
         assert record["verdict"] == verdict
         assert {item["id"] for item in record["checks"] if item["status"] == "fail"} == failing
-        # no benchmark run twice or lost: each recorded once, as in an uninterrupted run
+        # no benchmark run twice or lost: each repeat recorded once, as in an uninterrupted run
         assert [(bench["kind"], bench["outcome"]) for bench in record["benchmarks"]] == benchmarks, record["benchmarks"]
-    single, = [item for item in _json(tmp_path / "run" / "hosts" / "h100-down.json")["checks"] if item["id"] == "benchmarks.allreduce_single"]
+    single, = [item for item in _json(run_dir / "hosts" / "h100-down.json")["checks"]
+               if item["id"] == "benchmarks.allreduce_single"]
     assert (single["status"], single["measured"], single["expected"]) == ("pass", 473.6, 460)
-    assert os.path.getsize(tmp_path / "run" / "report.html") > 0
+    assert os.path.getsize(run_dir / "report.html") > 0
+
+
+def _job_tag(run_dir):
+    """The job tag benchmark.yml derives from the run's first start, the same when the run is resumed."""
+    return "gpufleet-" + _json(run_dir / "run.json")["started"].replace("-", "").replace(":", "")
+
+
+class Reference:
+    """The uninterrupted run of the benchmark fleet, made by ``gpufleet validate`` in this process: its exit code,
+    output, results directory, and every ansible-runner event its Progress saw (trimmed to what Progress reads)."""
+
+    def __init__(self, base, inventory, rc, stdout, stderr, events):
+        self.base, self.inventory, self.rc, self.events = base, inventory, rc, events
+        self.stdout, self.stderr = stdout, stderr
+        self.run_dir = base / "run"
+
+    def events_until(self, task):
+        """The events up to the start of the first task named ``task`` (itself included): what a run interrupted
+        at that task's start had sent to the CLI."""
+        for index, event in enumerate(self.events):
+            if event["event"] == "playbook_on_task_start" and event["event_data"]["task"] == task:
+                return self.events[:index + 1]
+        raise AssertionError("no task %r in the reference run" % task)
+
+
+def _trimmed(event):
+    """The parts of a runner event Progress reads (the rest, results included, is left out)."""
+    data = event.get("event_data") or {}
+    kept = {key: data[key] for key in ("task", "play", "name", "host", "ignore_errors") if key in data}
+    if isinstance(data.get("res"), dict) and "msg" in data["res"]:
+        kept["res"] = {"msg": data["res"]["msg"]}
+    return {"event": event.get("event"), "event_data": kept}
+
+
+@pytest.fixture(name="reference", scope="module")
+def reference_fixture(tmp_path_factory):
+    """The benchmark fleet's uninterrupted run, once for the module: `gpufleet validate` called in this process (it runs
+    ansible-playbook through ansible-runner as the console script does), its Progress recording the events."""
+    base = tmp_path_factory.mktemp("reference")
+    inventory = _benchmark_fleet(base, base / "never-held")
+    events = []
+
+    class RecordingProgress(validate.Progress):
+        def __call__(self, event):
+            events.append(_trimmed(event))
+            return super().__call__(event)
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        # the environment _gpufleet gives the console script
+        for key in ("ANSIBLE_CONFIG", "ANSIBLE_COLLECTIONS_PATH"):
+            monkeypatch.delenv(key, raising=False)
+        for key, value in (("ANSIBLE_HOST_KEY_CHECKING", "False"), ("ANSIBLE_LOCAL_TEMP", str(base / "ansible-local")),
+                           ("ANSIBLE_REMOTE_TEMP", str(base / "ansible-remote"))):
+            monkeypatch.setenv(key, value)
+        monkeypatch.chdir(base)
+        monkeypatch.setattr(validate, "Progress", RecordingProgress)
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            rc = validate.validate([inventory], out=str(base / "run"))
+    return Reference(base, inventory, rc, stdout.getvalue(), stderr.getvalue(), events)
+
+
+def test_the_uninterrupted_run_of_the_benchmark_fleet(reference):
+    assert reference.rc == 2, reference.stdout + reference.stderr
+    assert {row[0]: row[1] for row in _table(reference.stdout)} == BENCH_VERDICTS
+    _assert_uninterrupted_records(reference.run_dir)
+    # all_reduce_perf started once per repeat, with the recording's arguments
+    assert (reference.base / "never-held.calls").read_text().splitlines() == [SWEEP] * BENCH_REPEATS
+    # each repeat under its own job id, from the run's job tag (benchmark.yml): the ids a resumed run skips
+    jobs = [bench["job_id"] for bench in _json(reference.run_dir / "hosts" / "h100-down.json")["benchmarks"]]
+    assert jobs == ["%s-single-h100-down-%d" % (_job_tag(reference.run_dir), repeat) for repeat in range(BENCH_REPEATS)]
+
+
+def test_ctrl_c_while_a_benchmark_runs_then_resuming_runs_only_what_was_not_recorded(tmp_path, reference):
+    flag = tmp_path / "hold-benchmark"
+    flag.write_text("")
+    inventory = _benchmark_fleet(tmp_path, flag)  # the first all_reduce_perf runs, the second is held
+    rc, stdout, stderr = _interrupt_when(tmp_path, (tmp_path / "hold-benchmark.started").exists,
+                                         ["validate", "-i", inventory, "--out", "run"])
+    flag.unlink()  # the held all_reduce_perf, left behind in a session of its own, runs its recording and ends
+    assert _ansible_playbooks_naming(inventory) == [] and "it was killed" not in stderr
+    assert rc == 130 and stdout == "", stdout + stderr
+    assert ("gpufleet validate: interrupted (SIGINT) in the Benchmarks phase, before the verdict: nothing was judged; "
+            "what was gathered is kept in %s" % (tmp_path / "run")) in stderr
+    assert not (tmp_path / "run" / "fleet.json").exists()
+    # kept: the first repeat's record (the second was running: no record)
+    kept = _json(tmp_path / "run" / "hosts" / "h100-down.json")["benchmarks"]
+    assert [(bench["kind"], bench["outcome"], bench["job_id"]) for bench in kept] == [
+        ("allreduce_single", "ok", "%s-single-h100-down-0" % _job_tag(tmp_path / "run"))]
+    resume = _resume_line(stderr)
+    assert resume[1:] == ["validate", "-i", inventory, "--out", str(tmp_path / "run")]
+
+    resumed = _gpufleet(tmp_path, *resume[1:])
+    assert resumed.returncode == 2, resumed.stdout + resumed.stderr
+    # the verdicts and records of the uninterrupted run
+    assert {row[0]: row[1] for row in _table(resumed.stdout)} == BENCH_VERDICTS == {
+        row[0]: row[1] for row in _table(reference.stdout)}
+    _assert_uninterrupted_records(tmp_path / "run")
+    # all_reduce_perf started three times: the recorded first repeat once (the resumed run skipped it), the
+    # interrupted second repeat twice (the resumed run ran it again)
+    assert (tmp_path / "hold-benchmark.calls").read_text().splitlines() == [SWEEP] * 3
+    jobs = [bench["job_id"] for bench in _json(tmp_path / "run" / "hosts" / "h100-down.json")["benchmarks"]]
+    assert jobs == ["%s-single-h100-down-%d" % (_job_tag(tmp_path / "run"), repeat) for repeat in range(BENCH_REPEATS)]
+
+
+# -- the other interruption points, on the reference run ----------------------------------------------------------
+
+def _phase_at(reference, task):
+    """The phase a Progress names after the reference run's events up to the start of ``task``."""
+    progress = validate.Progress(str(reference.run_dir), once=validate.run_once_tasks(validate.playbook_path()),
+                                 write=lambda line: None, plays=validate.imported_play_phases(validate.playbook_path()))
+    for event in reference.events_until(task):
+        progress(event)
+    return progress.phase
+
+
+@pytest.mark.parametrize("task, phase", [
+    pytest.param(PREFLIGHT_RESULTS_TASK, "Preflight", id="preflight"),
+    pytest.param(FACTS_TASK, "Facts", id="facts"),
+    # benchmark.yml's own "Preflight | ..." tasks come before these: the phase stays Benchmarks (only moves forward)
+    pytest.param(SINGLE_NODE_TASK, "Benchmarks", id="benchmark-running"),
+    pytest.param(SINGLE_NODE_CLEANUP_TASK, "Benchmarks", id="benchmark-recorded"),
+    pytest.param(REPORT_TASK, "Report", id="report"),
+])
+def test_the_phase_an_interruption_names_is_the_one_its_task_belongs_to(reference, task, phase):
+    assert _phase_at(reference, task) == phase
+
+
+def _kept_before_the_verdict(reference, directory, benchmarks_kept):
+    """``directory``: the reference's results directory as a run interrupted in the Benchmarks phase leaves it, the
+    first ``benchmarks_kept`` benchmark records of each host kept: no health re-read after the benchmarks, no verdict,
+    no report, the run still running."""
+    shutil.copytree(reference.run_dir, directory)
+    for name in JUDGED_FILES:
+        if (directory / name).exists():
+            os.unlink(directory / name)
+    run = RunDir.open(str(directory))
+    run.update_run(status="running", finished=None)
+    for record in run.host_records().values():
+        record.update(checks=[], failed=[], verdict=None, coverage=None, profile=None, health_after={},
+                      benchmarks=record["benchmarks"][:benchmarks_kept])
+        record["phases"].pop("checks", None)
+        run.write_host(record)
+
+
+def _interrupted_validate(monkeypatch, reference, task, out, write_state):
+    """``gpufleet validate`` on the reference's inventory, in this process, with a run_playbook that replays the
+    reference's events up to the start of ``task``, leaves the results directory as ``write_state(path)`` does, and
+    is stopped there by SIGINT (as the signal handler is called during a real run); returns its exit code."""
+
+    def run_playbook(inventories, results_dir, progress=None, interruption=None, **_kwargs):
+        write_state(results_dir)
+        for event in reference.events_until(task):
+            progress(event)
+        interruption.say = lambda line: None
+        interruption.handle(signal.SIGINT)
+        return None, "canceled", [], results_dir + ".runner"
+
+    monkeypatch.setattr(validate, "run_playbook", run_playbook)
+    monkeypatch.setattr(validate, "program", lambda: [GPUFLEET])
+    return validate.validate([reference.inventory], out=str(out))
+
+
+def test_ctrl_c_in_the_preflight_phase_keeps_nothing_and_resuming_is_the_uninterrupted_run(
+        reference, tmp_path, capsys, monkeypatch):
+    # held at the start of the task that creates the results directory: nothing of the run is on disk yet
+    directory = tmp_path / "interrupted"
+    code = _interrupted_validate(monkeypatch, reference, PREFLIGHT_RESULTS_TASK, directory, lambda path: None)
+    captured = capsys.readouterr()
+    assert code == 130 and captured.out == ""
+    assert ("gpufleet validate: interrupted (SIGINT) in the Preflight phase, before the verdict: nothing was judged\n"
+            in captured.err)
+    assert "kept in" not in captured.err
+    resume = _resume_line(captured.err)
+    assert resume == [GPUFLEET, "validate", "-i", reference.inventory, "--out", str(directory)]
+    # the resumed run finds no directory to resume: it is a run from the start, as the reference is
+    assert not directory.exists()
+
+
+@pytest.mark.parametrize("task, benchmarks_kept", [(SINGLE_NODE_TASK, 0), (SINGLE_NODE_CLEANUP_TASK, BENCH_REPEATS)],
+                         ids=["benchmark-running", "benchmark-recorded"])
+def test_ctrl_c_in_the_benchmarks_phase_keeps_the_recorded_runs_and_resumes_to_the_same_verdicts(
+        reference, tmp_path, capsys, monkeypatch, task, benchmarks_kept):
+    directory = tmp_path / "interrupted"
+    code = _interrupted_validate(monkeypatch, reference, task, directory,
+                                 lambda path: _kept_before_the_verdict(reference, directory, benchmarks_kept))
+    captured = capsys.readouterr()
+    assert code == 130 and captured.out == ""
+    assert ("gpufleet validate: interrupted (SIGINT) in the Benchmarks phase, before the verdict: nothing was judged; "
+            "what was gathered is kept in %s\n" % directory) in captured.err
+    assert _resume_line(captured.err) == [GPUFLEET, "validate", "-i", reference.inventory, "--out", str(directory)]
+    # the resume reopens the directory (the preflight's RunDir.create): each host has a record, read again because
+    # it gathered only some fact groups (gpufleet_fact_groups: not a complete facts phase), its benchmark records kept;
+    # the run keeps its first start (the job tag) and lists the runs recorded, which the resumed run skips
+    hosts = list(BENCH_EXPECTED)
+    RunDir.create(str(directory), hosts=hosts)
+    outcome = RunDir.open(str(directory)).resume(hosts)
+    assert (outcome["complete"], sorted(outcome["incomplete"]), outcome["missing"]) == ([], sorted(hosts), [])
+    assert _job_tag(directory) == _job_tag(reference.run_dir)
+    recorded = ["%s-single-h100-down-%d" % (_job_tag(directory), repeat) for repeat in range(benchmarks_kept)]
+    assert RunDir.open(str(directory)).recorded_benchmark_jobs() == recorded
+    # what the resumed run adds (the runs not recorded, run again, and the health re-read after them) makes the
+    # reference's records: judged as the verdict task judges them, they are the uninterrupted run's verdicts
+    run = RunDir.open(str(directory))
+    for bench in _json(reference.run_dir / "hosts" / "h100-down.json")["benchmarks"][benchmarks_kept:]:
+        run.add_benchmark("h100-down", bench)
+    for host in hosts:
+        record = run.read_host(host)
+        record["health_after"] = _json(reference.run_dir / "hosts" / (host + ".json")).get("health_after", {})
+        run.write_host(record)
+    report, fleet, _profiles = judge_run(run, hosts, set(hosts), _choices(reference), Judge(None),
+                                         families=["topology", "gpu", "network", "benchmarks"])
+    assert {host: entry["verdict"] for host, entry in fleet["node_verdicts"].items()} == BENCH_VERDICTS
+    assert {host: set(entry["failed"]) for host, entry in report["nodes"].items()} == {
+        host: expected[1] for host, expected in BENCH_EXPECTED.items()}
+    assert fleet["node_verdicts"] == _json(reference.run_dir / "fleet.json")["node_verdicts"]
+
+
+def _choices(reference):
+    """The claim and check settings of each host, from the reference's inventory (its group's variables, then the
+    host's own), as the verdict task takes them from hostvars."""
+    with open(reference.inventory, encoding="utf-8") as handle:
+        group = yaml.safe_load(handle)["all"]
+    hostvars = {host: dict(group["vars"], **variables) for host, variables in group["hosts"].items()}
+    return fleet_verdict.host_choices(hostvars, list(hostvars))
+
+
+def test_ctrl_c_in_the_report_phase_reports_the_finished_run(reference, tmp_path, capsys, monkeypatch):
+    directory = tmp_path / "interrupted"
+
+    def verdict_written(path):
+        # the verdict wrote fleet.json and finished the run; the report task had not started
+        shutil.copytree(reference.run_dir, path)
+        for name in JUDGED_FILES:
+            if name != "fleet.json":
+                os.unlink(os.path.join(path, name))
+
+    code = _interrupted_validate(monkeypatch, reference, REPORT_TASK, directory, verdict_written)
+    captured = capsys.readouterr()
+    assert code == 2, captured.out + captured.err
+    assert "gpufleet validate: interrupted (SIGINT) after the verdict was written: the run is complete" in captured.err
+    assert "resume with" not in captured.err and "nothing was judged" not in captured.err
+    assert {row[0]: row[1] for row in _table(captured.out)} == BENCH_VERDICTS
+    # the CLI rendered the report the playbook did not
+    assert "report: %s\n" % (directory / "report.html") in captured.out
+    assert os.path.getsize(directory / "report.html") > 0

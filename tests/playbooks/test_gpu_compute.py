@@ -2,7 +2,10 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The gpu_compute benchmark end to end: validate_cluster.yml at level standard, with the shipped ansible.cfg, on
-replayed nodes (no GPU here).
+replayed nodes (no GPU here). ONE run (a module-scoped fixture) holds both nodes below: what is judged is per node,
+and the run's length is the NVML sampler's, which runs beside gpubench for the run's expected length
+(playbooks/benchmark_tasks/gpu_compute.yml: 7 x gpufleet_gpubench_seconds + 15 s, waited for in full), so the second
+node costs no extra wall time.
 
 - hgx-8x-h100: tests/replay/nodes/gpu-h100-8x-535-fabric-throttle.yml (8x NVIDIA H100 80GB HBM3, driver 535.183.01,
   one recording of `nvidia-smi -q`). gpubench is the CPU TEST DOUBLE tests/standin/gpubench_standin.py, installed where
@@ -63,7 +66,8 @@ def _replayed(tmp_path, node_file, name):
         # no all-reduce or nvbandwidth binary on these nodes (never this machine's /opt/gpufleet or PATH)
         "gpufleet_all_reduce_perf_path": os.path.join(missing, "all_reduce_perf"),
         "gpufleet_nvbandwidth_path": os.path.join(missing, "nvbandwidth"),
-        "gpufleet_gpubench_seconds": 0.5,
+        # the shortest run the task file allows: the sampler's 15 s margin is its floor (7 x 0.1 + 15 s, cut to 15)
+        "gpufleet_gpubench_seconds": 0.1,
         "gpufleet_gpubench_sample_interval": 0.2,
     })
     return layout, host
@@ -103,26 +107,43 @@ def _json(path):
         return json.load(handle)
 
 
-@pytest.fixture(name="library", scope="module")
-def library_fixture(tmp_path_factory):
-    return fakenvml.build_once(tmp_path_factory)["full"]
+@pytest.fixture(name="validated", scope="module")
+def validated_fixture(tmp_path_factory):
+    """The one validate_cluster.yml run of both nodes:
+    ``(results directory, {host: built node directory}, gpubench path)``.
 
-
-def test_a_slow_gpu_of_eight_is_rejected_by_name_with_what_nvml_saw(tmp_path, library):
-    layout, host = _replayed(tmp_path, EIGHT_GPUS, "hgx-8x-h100")
-    binary = install_gpubench_double(layout["dir"], host["gpufleet_manifest_dir"])
-    host["gpufleet_nvml_library_path"] = library
-    results = _validate(tmp_path, {"hgx-8x-h100": host}, {
+    hgx-8x-h100 has the gpubench double in its install manifest and the fake NVML library; della-h100-1gpu has an
+    empty install manifest and is asked for gpu_compute alone. The environment (fake NVML data, the double's GPUs
+    and scale) is read only by the fake library and the double, which only hgx-8x-h100 loads and runs.
+    """
+    tmp_path = tmp_path_factory.mktemp("gpu-compute")
+    library = fakenvml.build_once(tmp_path_factory)["full"]
+    hgx_layout, hgx = _replayed(tmp_path, EIGHT_GPUS, "hgx-8x-h100")
+    binary = install_gpubench_double(hgx_layout["dir"], hgx["gpufleet_manifest_dir"])
+    hgx["gpufleet_nvml_library_path"] = library
+    della_layout, della = _replayed(tmp_path, DELLA, "della-h100-1gpu")
+    with open(
+        os.path.join(REPO_ROOT, "inventories", "simulated", "host_vars", "della-h100-1gpu.yml"), encoding="utf-8"
+    ) as handle:
+        della.update(yaml.safe_load(handle))
+    os.makedirs(della["gpufleet_manifest_dir"])  # provisioned with nothing: an empty install manifest
+    della["gpufleet_benchmarks"] = ["gpu_compute"]
+    results = _validate(tmp_path, {"hgx-8x-h100": hgx, "della-h100-1gpu": della}, {
         "FAKE_NVML_DATA": fakenvml.data_file("h100-535-8gpu-faults.data"),
         "GPUBENCH_STANDIN_GPUS": ";".join([H100] * 8),
         "GPUBENCH_STANDIN_SCALE": "2:0.5",
     })
+    return results, {"hgx-8x-h100": hgx_layout["dir"], "della-h100-1gpu": della_layout["dir"]}, binary
+
+
+def test_a_slow_gpu_of_eight_is_rejected_by_name_with_what_nvml_saw(validated):
+    results, _dirs, binary = validated
     record = _json(results / "hosts" / "hgx-8x-h100.json")
 
     [bench] = [item for item in record["benchmarks"] if item.get("kind") == "gpu_compute"]
     assert (bench["name"], bench["outcome"], bench["rc"]) == ("gpubench", "ok", 0), bench
     # the binary the install manifest names, with the task's arguments
-    assert bench["command"] == [binary, "-n", "8192", "-t", "0.5", "-g", "bf16,fp16,fp8,tf32,fp32"]
+    assert bench["command"] == [binary, "-n", "8192", "-t", "0.1", "-g", "bf16,fp16,fp8,tf32,fp32"]
     parsed = bench["parsed"]
     assert (parsed["tool"], parsed["version"], parsed["errors"]) == ("gpubench", "1.0+cpu.standin", [])
     assert [gpu["index"] for gpu in parsed["gpus"]] == list(range(8))
@@ -178,15 +199,8 @@ def test_a_slow_gpu_of_eight_is_rejected_by_name_with_what_nvml_saw(tmp_path, li
     assert relative and {item["subject"] for item in relative} == {"GPU2"}
 
 
-def test_a_node_without_gpubench_is_incomplete_naming_gpu_compute(tmp_path):
-    layout, host = _replayed(tmp_path, DELLA, "della-h100-1gpu")
-    with open(
-        os.path.join(REPO_ROOT, "inventories", "simulated", "host_vars", "della-h100-1gpu.yml"), encoding="utf-8"
-    ) as handle:
-        host.update(yaml.safe_load(handle))
-    os.makedirs(host["gpufleet_manifest_dir"])  # provisioned with nothing: an empty install manifest
-    host["gpufleet_benchmarks"] = ["gpu_compute"]
-    results = _validate(tmp_path, {"della-h100-1gpu": host}, {})
+def test_a_node_without_gpubench_is_incomplete_naming_gpu_compute(validated):
+    results, dirs, _binary = validated
     record = _json(results / "hosts" / "della-h100-1gpu.json")
     [bench] = [item for item in record["benchmarks"] if item.get("kind") == "gpu_compute"]
     assert bench["outcome"] == "missing_binary"
@@ -197,4 +211,4 @@ def test_a_node_without_gpubench_is_incomplete_naming_gpu_compute(tmp_path):
     [item] = [reason for reason in incomplete if reason.startswith("benchmark per-GPU compute and memory throughput: ")]
     assert "gpu_compute missing binary: gpubench is not on this node" in item
     assert "role gpu_bench builds it" in item
-    assert not os.path.exists(os.path.join(layout["dir"], "opt"))
+    assert not os.path.exists(os.path.join(dirs["della-h100-1gpu"], "opt"))

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""playbooks/health_check.yml three times on localhost into one SQLite history (no GPU here).
+"""playbooks/health_check.yml three times on localhost into one SQLite history (no GPU here): the three runs are
+made once (a module-scoped fixture) and every test reads them.
 
 The node is the replayed one-H100 node tests/replay/nodes/gpu-h100-590-1gpu.yml (its nvidia-smi -q and
 nvlink -s are recordings of one capture); NVML is the fake libnvidia-ml.so (tests/fakenvml/fake_nvml.c,
@@ -12,6 +13,12 @@ more than the history's 5% drift share, so that run flags that GPU's clock (burn
 
 The first run has no textfile-collector directory and does not ask for one: no file, and the run says
 so. The next two ask for it (gpufleet_textfile_create_dir) and the .prom file lands there.
+
+Before the third run, provisioning "installs" gpubench (the CPU TEST DOUBLE tests/standin/gpubench_standin.py,
+recorded in the node's install manifest as roles/gpu_bench does, tests/standin/gpubench_install.py): that run also
+runs the short gpubench, whose figures become the throughput gauges of its .prom file. The first two runs find an
+empty install manifest and run none. The gpubench run's length is the NVML sampler's beside it (7 x
+gpufleet_health_gpubench_seconds + 15 s, playbooks/benchmark_tasks/gpu_compute.yml, waited for in full): 15 s here.
 
 The recording has no NIC (its sysfs tree has no class/net), so the fact groups are gpu and host, and the
 verdict is limited to the burn_in family (the capture was taken under gpu_burn load, which gpu.processes
@@ -32,9 +39,11 @@ import yaml
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "replay"))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fakenvml"))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "standin"))
 
 import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-position
 import fakenvml  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from gpubench_install import install_gpubench_double  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 BIN = os.path.dirname(sys.executable)
 NODE = os.path.join(REPO_ROOT, "tests", "replay", "nodes", "gpu-h100-590-1gpu.yml")
@@ -53,16 +62,22 @@ def _inventory(tmp_path, library):
         "gpufleet_textfile_dir": str(tmp_path / "node-exporter"),
         "gpufleet_health_fact_groups": ["gpu", "host"],
         "gpufleet_check_families": ["burn_in"],
+        # the node's install manifest, in its built directory (never this machine's /var/lib/gpufleet)
+        "gpufleet_manifest_dir": os.path.join(layout["dir"], "var", "lib", "gpufleet", "installed.d"),
+        # the short gpubench of the third run: the shortest the task file allows, sampled every 0.5 s
+        "gpufleet_health_gpubench_seconds": 0.1,
+        "gpufleet_gpubench_sample_interval": 0.5,
     })
+    os.makedirs(host["gpufleet_manifest_dir"])  # provisioned with nothing yet: an empty install manifest
     path = tmp_path / "inventory.yml"
     path.write_text(yaml.safe_dump({"all": {"hosts": {"gpu-node": host}}}, sort_keys=False))
-    return str(path)
+    return str(path), layout["dir"], host["gpufleet_manifest_dir"]
 
 
-def _run(tmp_path, inventory, results, data, **extra):
+def _run(tmp_path, inventory, results, data, env_extra=None, **extra):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO_ROOT, "collections"),
                ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-local"), ANSIBLE_REMOTE_TEMP=str(tmp_path / "ansible-remote"),
-               FAKE_NVML_DATA=data)
+               FAKE_NVML_DATA=data, **(env_extra or {}))
     extra_vars = dict({"gpufleet_results_dir": str(results)}, **extra)
     cmd = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, os.path.join(REPO_ROOT, "playbooks", "health_check.yml"), "-e", json.dumps(extra_vars)]
     return subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300, check=False)
@@ -73,15 +88,13 @@ def _json(path):
         return json.load(handle)
 
 
-@pytest.fixture(name="library", scope="module")
-def library_fixture(tmp_path_factory):
-    fakenvml.require_gcc()
-    return fakenvml.build(tmp_path_factory.mktemp("fakenvml"))["full"]
-
-
-def test_three_health_checks_into_one_history(tmp_path, library):
-    """Three playbook runs (about 6 s each on an idle machine): the history needs three runs to show a trend."""
-    inventory = _inventory(tmp_path, library)
+@pytest.fixture(name="history", scope="module")
+def history_fixture(tmp_path_factory):
+    """The three health checks into one history (the history needs three runs to show a trend), gpubench installed
+    before the third: ``{"root", "first", "textfile", "textfile_after_first", "binary"}``."""
+    tmp_path = tmp_path_factory.mktemp("health-check")
+    library = fakenvml.build_once(tmp_path_factory)["full"]  # one build per session, shared with the other modules
+    inventory, node_dir, manifest_dir = _inventory(tmp_path, library)
     recorded = fakenvml.data_file("h100-590-1gpu.data")
     slower = tmp_path / "h100-590-1gpu-SYNTHETIC-sm-clock-1500.data"
     with open(recorded, encoding="utf-8") as handle:
@@ -93,12 +106,23 @@ def test_three_health_checks_into_one_history(tmp_path, library):
 
     first = _run(tmp_path, inventory, tmp_path / "run1", recorded)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "gpu-node: no Prometheus file written: %s does not exist" % (tmp_path / "node-exporter") in first.stdout
-    assert not os.path.exists(textfile)
+    textfile_after_first = os.path.exists(textfile)
+    second = _run(tmp_path, inventory, tmp_path / "run2", recorded, gpufleet_textfile_create_dir=True)
+    assert second.returncode == 0, second.stdout + second.stderr
+    binary = install_gpubench_double(node_dir, manifest_dir)  # provisioning installs gpubench between two checks
+    third = _run(tmp_path, inventory, tmp_path / "run3", str(slower),
+                 {"GPUBENCH_STANDIN_GPUS": "NVIDIA H100 80GB HBM3"}, gpufleet_textfile_create_dir=True)
+    assert third.returncode == 0, third.stdout[-6000:] + third.stderr[-2000:]
+    return {"root": tmp_path, "first": first, "textfile": textfile, "textfile_after_first": textfile_after_first,
+            "binary": binary}
 
-    for name, data in (("run2", recorded), ("run3", str(slower))):
-        run = _run(tmp_path, inventory, tmp_path / name, data, gpufleet_textfile_create_dir=True)
-        assert run.returncode == 0, run.stdout + run.stderr
+
+def test_three_health_checks_into_one_history(history):
+    tmp_path, textfile = history["root"], history["textfile"]
+    first = history["first"]
+    assert "gpu-node: no Prometheus file written: %s does not exist" % (tmp_path / "node-exporter") in first.stdout
+    assert not history["textfile_after_first"]
+
     # the same clock twice: nothing drifted, nothing flagged
     for name in ("run1", "run2"):
         assert _json(tmp_path / name / "history.json")["flags"] == []
@@ -131,38 +155,19 @@ def test_three_health_checks_into_one_history(tmp_path, library):
     assert 'gpufleet_gpu_temperature_celsius{gpu="0",uuid="%s",name="NVIDIA H100 80GB HBM3"} 59\n' % UUID in prom
 
 
-def test_the_health_check_runs_a_short_gpubench_and_its_figures_become_gauges(tmp_path, library):
-    """gpubench (the CPU TEST DOUBLE tests/standin/gpubench_standin.py, installed and recorded in the install manifest
-    as roles/gpu_bench does, tests/standin/gpubench_install.py) on the one-H100 node: its nominal figures, bf16 700,
-    fp16 700, fp8 1400, tf32 350, fp32 50 TFLOP/s, HBM copy 3000 and triad 3100 GB/s, become the throughput gauges
-    in FLOP/s and bytes/s. The health check runs it for gpufleet_health_gpubench_seconds (1 s a test by default)."""
-    sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "standin"))
-    from gpubench_install import install_gpubench_double  # pylint: disable=import-error,import-outside-toplevel
-
-    inventory = _inventory(tmp_path, library)
-    with open(inventory, encoding="utf-8") as handle:
-        hosts = yaml.safe_load(handle)
-    host = hosts["all"]["hosts"]["gpu-node"]
-    host["gpufleet_manifest_dir"] = str(tmp_path / "fleet" / "gpu-h100-590-1gpu" / "var" / "lib" / "gpufleet" / "installed.d")
-    host["gpufleet_gpubench_sample_interval"] = 0.5
-    binary = install_gpubench_double(str(tmp_path / "fleet" / "gpu-h100-590-1gpu"), host["gpufleet_manifest_dir"])
-    with open(inventory, "w", encoding="utf-8") as handle:
-        yaml.safe_dump(hosts, handle, sort_keys=False)
-    os.environ["GPUBENCH_STANDIN_GPUS"] = "NVIDIA H100 80GB HBM3"
-    try:
-        run = _run(tmp_path, inventory, tmp_path / "run", fakenvml.data_file("h100-590-1gpu.data"), gpufleet_textfile_create_dir=True)
-    finally:
-        del os.environ["GPUBENCH_STANDIN_GPUS"]
-    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
-
-    record = _json(tmp_path / "run" / "hosts" / "gpu-node.json")
+def test_the_health_check_runs_a_short_gpubench_and_its_figures_become_gauges(history):
+    """gpubench (the CPU TEST DOUBLE, installed before the third run) on the one-H100 node: its nominal figures,
+    bf16 700, fp16 700, fp8 1400, tf32 350, fp32 50 TFLOP/s, HBM copy 3000 and triad 3100 GB/s, become the throughput
+    gauges in FLOP/s and bytes/s. The health check runs it for gpufleet_health_gpubench_seconds (0.1 s a test here);
+    the NVML samples beside it are the third run's SYNTHETIC data (SM clock 1500 MHz)."""
+    record = _json(history["root"] / "run3" / "hosts" / "gpu-node.json")
     [bench] = [item for item in record["benchmarks"] if item.get("kind") == "gpu_compute"]
-    assert bench["outcome"] == "ok" and bench["command"][:5] == [binary, "-n", "8192", "-t", "1"]
+    assert bench["outcome"] == "ok" and bench["command"][:5] == [history["binary"], "-n", "8192", "-t", "0.1"]
     assert bench["parsed"]["gpus"][0]["gemm_tflops"] == {"bf16": 700.0, "fp16": 700.0, "fp8": 1400.0, "tf32": 350.0, "fp32": 50.0}
     [summary] = bench["samples"]
-    assert (summary["uuid"], summary["sm_clock_median_mhz"]) == (UUID, 1980)
+    assert (summary["uuid"], summary["sm_clock_median_mhz"]) == (UUID, 1500)
 
-    prom = (tmp_path / "node-exporter" / "gpufleet.prom").read_text(encoding="utf-8")
+    prom = history["textfile"].read_text(encoding="utf-8")
     labels = 'gpu="0",uuid="%s",name="NVIDIA H100 80GB HBM3"' % UUID
     for dtype, value in (("bf16", "700000000000000"), ("fp16", "700000000000000"), ("fp8", "1400000000000000.0"),
                          ("tf32", "350000000000000"), ("fp32", "50000000000000")):

@@ -1,17 +1,25 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""node_facts (one module run, every group) against the four fact modules, on replayed nodes.
+"""The fact modules through ansible-playbook: node_facts (one module run, every group) against the four fact modules.
+
+This file is the playbook-level proof for all five fact modules (gpu_topology_facts, gpu_facts, nic_facts,
+host_facts, node_facts): module arguments templated from host variables, the facts each sets on the host,
+the failures the play sees (host-named messages, no traceback), check mode. What each module collects and
+builds from a node's outputs is proven in-process, without Ansible, by
+tests/unit/plugins/module_utils/test_{topology,gpu,nic,host}_collect_replayed.py.
 
 One play on four nodes of inventories/simulated/nodes/ runs the four fact modules one by one and
 then gpufleet.acceptance.node_facts with the same options. Per group the combined result must
 equal what that group's own task registered: facts, failure and message, raw output (less the
-measured durations); so must node_facts with collector=separate. A third run records each host into
-a results directory (option record) and must return no raw output. The nodes cover success and failure of every group: a missing recording
-(exit 127), a tool that panics (ibstat), a node without /sys. The figures asserted by hand come
-from the recordings each node file names.
+measured durations); so must node_facts with collector=separate, which runs in check mode (the four
+modules, run by its action, must gather in check mode what they gather in normal mode). A third run
+records each host into a results directory (option record) and must return no raw output. The nodes
+cover success and failure of every group: a missing recording (exit 127), a tool that panics (ibstat),
+a node without /sys. The figures asserted by hand come from the recordings each node file names.
 
-~15-20 s (up to ~50 s on a loaded machine): five module runs on each of four replayed hosts.
+~15-20 s (up to ~50 s on a loaded machine): ten module runs on each of four replayed hosts (the four modules
+as their own tasks and again by collector=separate, node_facts combined and recording).
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NODES = os.path.join(REPO_ROOT, "inventories", "simulated", "nodes")
 HOSTS = ("hgx-h100-nv18", "della-h100-1gpu", "hgx-h100-xid-peermem", "azure-a100-nvlink-inactive")
 GROUPS = ("topology", "gpu", "nic", "host")
+# the fact each group's module sets, in GROUPS' order
+FACT_NAMES = ("gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host")
 
 TOOLS = {
     "nvidia_smi_path": "{{ replay_bin }}/nvidia-smi",
@@ -59,11 +69,15 @@ def _tasks(run_dir):
         module, options = MODULES[group]
         tasks.append({"name": "Separate | %s" % module, "gpufleet.acceptance.%s" % module: {key: TOOLS[key] for key in options},
                       "register": "separate_%s" % group, "ignore_errors": True})
+    # what the four modules set on the host, before node_facts sets the same names again
+    tasks.append({"name": "Facts the four modules set", "ansible.builtin.set_fact": {"single_facts_set": {
+        name: "{{ %s | default(None) }}" % name for name in FACT_NAMES}}})
     tasks.append({"name": "Combined | node_facts", "gpufleet.acceptance.node_facts": dict(TOOLS), "register": "combined",
                   "ignore_errors": True})
     # the same four modules run by node_facts' action (collector: separate), and a run that records the host
+    # in check mode: the action runs each module with check mode on, and each must gather all the same
     tasks.append({"name": "Separate | node_facts collector=separate", "gpufleet.acceptance.node_facts": dict(TOOLS, collector="separate"),
-                  "register": "separate_action", "ignore_errors": True})
+                  "register": "separate_action", "ignore_errors": True, "check_mode": True})
     tasks.append({"name": "Results directory", "gpufleet.acceptance.results_record": {"phase": "start", "run_dir": run_dir},
                   "run_once": True, "delegate_to": "localhost"})
     tasks.append({"name": "Recorded | node_facts record=", "gpufleet.acceptance.node_facts": dict(TOOLS, record={
@@ -74,7 +88,8 @@ def _tasks(run_dir):
         "separate_action": "{{ separate_action }}",
         "recorded": "{{ recorded }}",
         "combined": "{{ combined }}",
-        "host_facts_set": {name: "{{ %s | default(None) }}" % name for name in ("gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host")},
+        "single_facts_set": "{{ single_facts_set }}",
+        "host_facts_set": {name: "{{ %s | default(None) }}" % name for name in FACT_NAMES},
     }}})
     return tasks
 
@@ -99,7 +114,7 @@ def gathered_fixture(tmp_path_factory):
     run = conftest.run_playbook(tmp, hosts, _tasks(run_dir))
     assert run.rc == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert sorted(run.results) == sorted(HOSTS)
-    return dict(run.results, run_dir=run_dir)
+    return dict(run.results, run_dir=run_dir, stdout=run.stdout)
 
 
 def _assert_groups_equal_the_four_tasks(gathered, host, groups):
@@ -121,12 +136,51 @@ def test_each_group_equals_its_own_module(gathered, host):
 def test_facts_set_on_the_host_are_the_groups_that_succeeded(gathered):
     for host in HOSTS:
         combined = gathered[host]["combined"]
-        for group, name in zip(GROUPS, ("gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host")):
+        for group, name in zip(GROUPS, FACT_NAMES):
             entry = combined["groups"][group]
             expected = None if entry.get("failed") else entry["ansible_facts"][name]
             assert gathered[host]["host_facts_set"][name] == expected, (host, name)
         # the task fails only when every group failed; here each node has at least one that worked
         assert not combined.get("failed"), host
+
+
+def test_each_module_sets_its_facts_on_the_host(gathered):
+    for host in HOSTS:
+        for group, name in zip(GROUPS, FACT_NAMES):
+            entry = gathered[host]["separate"][group]
+            expected = None if entry.get("failed") else entry["ansible_facts"][name]
+            assert gathered[host]["single_facts_set"][name] == expected, (host, name)
+    # a fact the module set is the one built from this host's own outputs: 8 GPUs on the NV18 node, 1 on della
+    assert gathered["hgx-h100-nv18"]["single_facts_set"]["gpufleet_gpu"]["gpu_count"] == 8
+    assert gathered["della-h100-1gpu"]["single_facts_set"]["gpufleet_gpu"]["gpu_count"] == 1
+
+
+def test_failures_the_play_sees_name_the_host_and_are_no_traceback(gathered):
+    # the action's failures (output that cannot be read) are named after the inventory host
+    topology = gathered["hgx-h100-xid-peermem"]["separate"]["topology"]
+    assert (topology["failed"] and topology["msg"].startswith("hgx-h100-xid-peermem: `")
+            and "exited 127" in topology["msg"])
+    ibstat = gathered["azure-a100-nvlink-inactive"]["separate"]["nic"]
+    assert (ibstat["failed"] and ibstat["msg"].startswith("azure-a100-nvlink-inactive: `")
+            and "ibstat` exited 255: " in ibstat["msg"])
+    # the module's own failure (fail_json) carries its message and what it collected (nothing, without /sys)
+    nic = gathered["della-h100-1gpu"]["separate"]["nic"]
+    assert nic["failed"] and nic["msg"].endswith("is sysfs mounted there?") and nic["raw"] == {}
+    assert "Traceback" not in gathered["stdout"]
+
+
+def test_check_mode_gathers_the_same(gathered):
+    # collector=separate ran in check mode (test_collector_separate_equals_the_four_tasks: all of it equals the
+    # normal-mode tasks); figures of each module's check-mode run, read by hand from the recordings
+    nv18 = gathered["hgx-h100-nv18"]["separate_action"]["groups"]
+    assert nv18["topology"]["ansible_facts"]["gpufleet_topology"]["summary"]["min_nvlinks"] == 18  # NV18 in every cell
+    assert nv18["gpu"]["ansible_facts"]["gpufleet_gpu"]["gpu_count"] == 8  # "Attached GPUs : 8"
+    # ibstat: mlx5_0, mlx5_1, mlx5_4..mlx5_9 and mlx5_bond_0
+    assert nv18["nic"]["ansible_facts"]["gpufleet_nic"]["summary"]["rdma_device_count"] == 9
+    # dmesg: Xid 94 x9; lspci -vvv: no ACS redirect on a GPU or NIC path
+    host = gathered["hgx-h100-xid-peermem"]["separate_action"]["groups"]["host"]["ansible_facts"]["gpufleet_host"]
+    assert host["xid"]["counts"]["94"] == 9
+    assert host["acs"]["state"] == "disabled"
 
 
 def test_figures_read_by_hand(gathered):
@@ -170,7 +224,7 @@ def test_record_writes_the_host_and_returns_no_raw_output(gathered, host):
     assert recorded["raw_files"] == sum(len(index) for index in record["raw"].values()) > 0
     for path in files:
         assert os.path.isfile(os.path.join(gathered["run_dir"], path)), path
-    for group, name in zip(GROUPS, ("gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host")):
+    for group, name in zip(GROUPS, FACT_NAMES):
         # the result keeps facts and failures, not the raw outputs (they are in the results directory)
         assert "raw" not in recorded["groups"][group], (host, group)
         assert recorded["groups"][group].get("ansible_facts") == combined[group].get("ansible_facts"), (host, group)

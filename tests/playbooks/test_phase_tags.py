@@ -3,16 +3,33 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Phase tags: `ansible-playbook --list-tasks --tags <phase>` on validate_cluster.yml and provision.yml, with the
 shipped ansible.cfg and the simulated inventory, lists exactly the tasks of that phase (names written by hand from
-the playbooks). Preflight tasks carry the tag of every phase that needs the results directory they open."""
+the playbooks). Preflight tasks carry the tag of every phase that needs the results directory they open.
+
+Every phase is checked in-process: the playbook is loaded once by Ansible's own PlaybookExecutor in listing mode (as
+`--list-tasks` loads it: imports resolved, roles and their tasks compiled, tags inherited), and each tag selects
+tasks through Ansible's own Block.filter_tagged_tasks, walked as the `--list-tasks` listing walks them
+(ansible/cli/playbook.py). One real `ansible-playbook --list-tasks --tags benchmarks` process proves the in-process
+listing is the one the command prints."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
 
 import pytest
+from ansible import constants as C
+from ansible import context
+from ansible.cli.playbook import PlaybookCLI
+from ansible.executor.playbook_executor import PlaybookExecutor
+from ansible.parsing.vault import VaultSecretsContext
+from ansible.playbook.block import Block
+from ansible.plugins.loader import init_plugin_loader
+from ansible.utils.collection_loader import AnsibleCollectionConfig
+from ansible.utils.collection_loader._collection_finder import _AnsibleCollectionFinder
+from ansible.utils.context_objects import CLIArgs
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 INVENTORY = os.path.join(REPO_ROOT, "inventories", "simulated", "hosts.yml")
@@ -103,29 +120,127 @@ PROVISION_EXPECTED = {
 }
 
 
-def listed_tasks(playbook: str, tag: str) -> list[str]:
-    """The task names `--list-tasks --tags <tag>` prints, in order (each line: name, a tab, its TAGS)."""
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"),
-               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO_ROOT, "collections"))
-    ansible_playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
-    run = subprocess.run([ansible_playbook, "-i", INVENTORY, os.path.join(REPO_ROOT, "playbooks", playbook),
-                          "--list-tasks", "--tags", tag], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                         check=False)
-    assert run.returncode == 0, run.stdout + run.stderr
+COLLECTIONS = os.path.join(REPO_ROOT, "collections")
+
+
+def _ansible_playbook_args(playbook: str, *extra: str) -> list[str]:
+    return ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO_ROOT, "playbooks", playbook), "--list-tasks", *extra]
+
+
+def _collection_modules() -> dict:
+    return {name: module for name, module in sys.modules.items() if name.split(".")[0] == "ansible_collections"}
+
+
+@contextlib.contextmanager
+def ansible_collection_loader():
+    """Ansible's collection loader installed for the block, as ansible-playbook installs it (CLI.run), and what it
+    changed put back after: other tests of this process import the collection's Python as plain packages
+    (tests/conftest.py puts collections/ on sys.path), which Ansible's finder neither serves nor should replace."""
+    if AnsibleCollectionConfig.collection_finder is not None:
+        yield  # installed already, and whatever it loaded is its own
+        return
+    plain = _collection_modules()
+    for name in plain:
+        del sys.modules[name]
+    init_plugin_loader([COLLECTIONS])
+    try:
+        yield
+    finally:
+        _AnsibleCollectionFinder._remove()  # pylint: disable=protected-access
+        for name in _collection_modules():
+            del sys.modules[name]
+        sys.modules.update(plain)
+
+
+def _walk(block, play_tags, listed):
+    """Append (name, sorted tags) of each task in ``block`` as --list-tasks prints them (implicit meta tasks left out)."""
+    for task in block.block:
+        if isinstance(task, Block):
+            _walk(task, play_tags, listed)
+        elif not (task.action in C._ACTION_META and task.implicit):  # pylint: disable=protected-access
+            name = task.get_name() if task.name else task.action
+            listed.append((name, sorted(play_tags | set(task.tags))))
+
+
+def listings(playbook: str, tags, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[tuple[str, list[str]]]]:
+    """{tag: [(name, TAGS), ...]}: what `ansible-playbook --list-tasks --tags <tag>` lists for each tag, computed in
+    this process as that command does. The playbook is loaded once by PlaybookExecutor in listing mode (the plays
+    post-validated against the inventory), then each tag selects its tasks through Block.filter_tagged_tasks, walked
+    as ansible/cli/playbook.py walks them."""
+    cli = PlaybookCLI(_ansible_playbook_args(playbook))
+    cli.init_parser()
+    options = cli.post_process_args(cli.parser.parse_args(cli.args[1:]))
+    # the command-line arguments as ansible-playbook's CLI.parse sets them, but not as the process-wide singleton
+    # (GlobalCLIArgs keeps its first value for good): a plain CLIArgs, put back after the module
+    monkeypatch.setattr(context, "CLIARGS", CLIArgs.from_options(options))
+    # the vault secrets are set once per ansible-playbook process (CLI.setup_vault_secrets): once per load here
+    monkeypatch.setattr(VaultSecretsContext, "_current", None)
+    loader, inventory, variables = cli._play_prereqs()  # pylint: disable=protected-access
+    executor = PlaybookExecutor(playbooks=context.CLIARGS["args"], inventory=inventory, variable_manager=variables,
+                                loader=loader, passwords={})
+    (entry,) = executor.run()
+    found = {}
+    for tag in tags:
+        listed = found[tag] = []
+        for play in entry["plays"]:
+            # what Play.__init__ reads from --tags/--skip-tags, and Block.filter_tagged_tasks from the play
+            play.only_tags, play.skip_tags = {tag}, set()
+            if play._included_path is not None:  # pylint: disable=protected-access
+                loader.set_basedir(play._included_path)  # pylint: disable=protected-access
+            all_vars = variables.get_vars(play=play)
+            for block in play.compile():
+                block = block.filter_tagged_tasks(all_vars)
+                if block.has_tasks():
+                    _walk(block, set(play.tags), listed)
+    return found
+
+
+@pytest.fixture(name="listed", scope="module")
+def listed_fixture():
+    """{playbook: {tag: [(name, TAGS), ...]}} for every tag of the tests, each playbook loaded once.
+
+    Of the shipped ansible.cfg only its collections path bears on a listing: given to the collection loader here; the
+    command run with that ansible.cfg lists the same (the end-to-end test below)."""
+    # PlaybookExecutor.run sets the default collection of the playbook it loads: put back after
+    default_collection = AnsibleCollectionConfig.default_collection
+    try:
+        with pytest.MonkeyPatch.context() as monkeypatch, ansible_collection_loader():
+            return {"validate_cluster.yml": listings("validate_cluster.yml", VALIDATE_EXPECTED, monkeypatch),
+                    "provision.yml": listings("provision.yml", PROVISION_EXPECTED, monkeypatch)}
+    finally:
+        AnsibleCollectionConfig.default_collection = default_collection
+
+
+def listed_tasks(listing: list[tuple[str, list[str]]], tag: str) -> list[str]:
+    """The task names `--list-tasks --tags <tag>` lists, each of them carrying the tag."""
     names = []
-    for line in run.stdout.splitlines():
-        hit = re.match(r"^ {6}(\S.*?)\tTAGS: \[(.*)\]$", line)
-        if hit:
-            assert tag in [word.strip() for word in hit.group(2).split(",")], line
-            names.append(hit.group(1))
+    for name, tags in listing:
+        assert tag in tags, (name, tags)
+        names.append(name)
     return names
 
 
 @pytest.mark.parametrize("tag", sorted(VALIDATE_EXPECTED))
-def test_validate_cluster_lists_the_tasks_of_one_phase(tag):
-    assert listed_tasks("validate_cluster.yml", tag) == VALIDATE_EXPECTED[tag]
+def test_validate_cluster_lists_the_tasks_of_one_phase(listed, tag):
+    assert listed_tasks(listed["validate_cluster.yml"][tag], tag) == VALIDATE_EXPECTED[tag]
 
 
 @pytest.mark.parametrize("tag", sorted(PROVISION_EXPECTED))
-def test_provision_lists_the_tasks_of_one_phase(tag):
-    assert listed_tasks("provision.yml", tag) == PROVISION_EXPECTED[tag]
+def test_provision_lists_the_tasks_of_one_phase(listed, tag):
+    assert listed_tasks(listed["provision.yml"][tag], tag) == PROVISION_EXPECTED[tag]
+
+
+def test_ansible_playbook_lists_the_same_tasks_as_the_in_process_listing(listed):
+    """The end-to-end proof: the real command, with the shipped ansible.cfg, prints the in-process listing."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS)
+    ansible_playbook = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    argv = [ansible_playbook] + _ansible_playbook_args("validate_cluster.yml", "--tags", "benchmarks")[1:]
+    run = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    printed = []
+    for line in run.stdout.splitlines():
+        hit = re.match(r"^ {6}(\S.*?)\tTAGS: \[(.*)\]$", line)
+        if hit:
+            printed.append((hit.group(1), [word.strip() for word in hit.group(2).split(",")]))
+    assert [name for name, _tags in printed] == VALIDATE_EXPECTED["benchmarks"]
+    assert printed == listed["validate_cluster.yml"]["benchmarks"]

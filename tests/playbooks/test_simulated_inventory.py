@@ -26,14 +26,10 @@ GROUPS = {"topology": "facts_topology_result", "gpu": "facts_gpu_result", "nic":
 
 
 @pytest.fixture(name="fleet", scope="module")
-def fleet_fixture(tmp_path_factory):
+def fleet_fixture(tmp_path_factory, simulated_fleet):
     """``{host: {group: {failed, msg, facts}, "summary": line}}`` of one gather_facts.yml run on the whole fleet."""
     tmp = tmp_path_factory.mktemp("simulated")
     out = tmp / "fleet-out"
-    build = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tests", "replay", "build_fleet.py"), "--inventory",
-                            os.path.join(SIM, "hosts.yml"), "--out", os.path.join(REPO_ROOT, "tests", "output", "simulated")],
-                           capture_output=True, text=True, check=False, timeout=120)
-    assert build.returncode == 0, build.stderr
     dump = {group: {"failed": "{{ %s.failed | default(false) }}" % var, "msg": "{{ %s.msg | default('') }}" % var,
                     "skipped": "{{ %s.skipped | default(false) }}" % var,
                     "facts": "{{ (%s.ansible_facts | default({})).values() | first | default(None) }}" % var}
@@ -51,7 +47,7 @@ def fleet_fixture(tmp_path_factory):
     env = dict(os.environ)
     env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
                 "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-local")})
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", os.path.join(SIM, "hosts.yml"), str(tmp / "play.yml")]
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", simulated_fleet["inventory"], str(tmp / "play.yml")]
     proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     results = {}

@@ -16,8 +16,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -65,31 +63,21 @@ def _group_of(check_id):
 
 
 @pytest.fixture(name="run", scope="module")
-def run_fixture(tmp_path_factory):
-    """``{"hosts": {host: record}, "fleet": fleet.json, "stdout": str}`` of one validate_cluster.yml run."""
-    tmp = tmp_path_factory.mktemp("verdicts")
-    build = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tests", "replay", "build_fleet.py"), "--inventory",
-                            os.path.join(SIM, "hosts.yml"), "--out", os.path.join(REPO_ROOT, "tests", "output", "simulated")],
-                           capture_output=True, text=True, check=False, timeout=120)
-    assert build.returncode == 0, build.stderr
-    run_dir = tmp / "results"
-    env = dict(os.environ)
-    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
-                "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-local")})
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", os.path.join(SIM, "hosts.yml"),
-           os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps({"gpufleet_results_dir": str(run_dir)})]
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+def run_fixture(simulated_validate_run):
+    """``{"hosts": {host: record}, "fleet": fleet.json, "stdout": str}`` of one validate_cluster.yml run (shared)."""
+    proc = simulated_validate_run
+    run_dir = proc["results_dir"]
     # The verdicts are written, then the run fails for each node not accepted (REJECT, INCOMPLETE): ansible-playbook's
     # exit 2 (some host failed; none unreachable here), so CI sees this fleet as not accepted.
-    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert proc["rc"] == 2, proc["stdout"][-4000:] + proc["stderr"][-4000:]
     hosts = {}
-    for path in glob.glob(str(run_dir / "hosts" / "*.json")):
+    for path in glob.glob(os.path.join(run_dir, "hosts", "*.json")):
         with open(path, encoding="utf-8") as handle:
             record = json.load(handle)
         hosts[record["host"]] = record
-    with open(run_dir / "fleet.json", encoding="utf-8") as handle:
+    with open(os.path.join(run_dir, "fleet.json"), encoding="utf-8") as handle:
         fleet = json.load(handle)
-    return {"hosts": hosts, "fleet": fleet, "stdout": proc.stdout}
+    return {"hosts": hosts, "fleet": fleet, "stdout": proc["stdout"]}
 
 
 def _results(record, check_id, status=None):

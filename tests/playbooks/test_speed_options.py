@@ -26,7 +26,6 @@ import sys
 import pytest
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
 
 # host -> (verdict, ids of the failing checks): one node per fact group, a healthy one, a failed fact group.
 # dgx-a100-nv12 has nothing wrong but only its topology recorded: INCOMPLETE (its claimed GPUs and NICs unmeasured).
@@ -55,16 +54,7 @@ CONFIGS = {
 }
 
 
-@pytest.fixture(name="built", scope="module")
-def built_fixture():
-    build = subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tests", "replay", "build_fleet.py"), "--inventory",
-                            os.path.join(SIM, "hosts.yml"), "--out", os.path.join(REPO_ROOT, "tests", "output", "simulated")],
-                           capture_output=True, text=True, check=False, timeout=120)
-    assert build.returncode == 0, build.stderr
-    return True
-
-
-def _validate(tmp, name):
+def _validate(tmp, name, inventory):
     env_extra, extra_vars = CONFIGS[name]
     env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
     env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
@@ -80,7 +70,7 @@ def _validate(tmp, name):
     # all-reduce (host_vars gpufleet_benchmarks) needs hgx-h100-rdma-down in the play, and under the free strategy the
     # multi-node run of playbooks/benchmark.yml (run_once) is started by every host of the play.
     extra = dict(extra_vars, gpufleet_results_dir=str(run_dir), gpufleet_benchmarks=[])
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", os.path.join(SIM, "hosts.yml"), "--limit", ",".join(sorted(EXPECTED)),
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, "--limit", ",".join(sorted(EXPECTED)),
            os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps(extra)]
     proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     # every node here is REJECT or INCOMPLETE: the playbook fails the run after writing the verdicts (exit 2)
@@ -96,14 +86,13 @@ def _validate(tmp, name):
 
 
 @pytest.fixture(name="shipped", scope="module")
-def shipped_fixture(built, tmp_path_factory):
-    assert built
-    return _validate(tmp_path_factory.mktemp("speed"), "shipped")
+def shipped_fixture(simulated_fleet, tmp_path_factory):
+    return _validate(tmp_path_factory.mktemp("speed"), "shipped", simulated_fleet["inventory"])
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_same_verdicts_and_checks(name, shipped, tmp_path):
-    judged = shipped if name == "shipped" else _validate(tmp_path, name)
+def test_same_verdicts_and_checks(name, shipped, tmp_path, simulated_fleet):
+    judged = shipped if name == "shipped" else _validate(tmp_path, name, simulated_fleet["inventory"])
     assert sorted(judged) == sorted(EXPECTED), name
     for host, (verdict, failed) in EXPECTED.items():
         assert (judged[host]["verdict"], judged[host]["failed"]) == (verdict, failed), (name, host)

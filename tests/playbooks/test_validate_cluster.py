@@ -211,9 +211,17 @@ def test_every_node_unreachable_is_still_judged_and_reported(tmp_path):
     assert sorted(fleet["node_verdicts"]) == ["gone"] and _json(results / "run.json")["hosts"] == ["gone"]
 
 
-def test_level_quick_accept_is_labelled_static_checks_only(tmp_path):
-    results = tmp_path / "results" / "quick"
-    proc = _playbook(tmp_path, _inventory(tmp_path, {"della-h100-1gpu": _simulated(tmp_path, "della-h100-1gpu")}), results)
+@pytest.fixture(name="accepted_quick", scope="module")
+def accepted_quick_fixture(tmp_path_factory):
+    """One run of della-h100-1gpu alone at level quick (ACCEPT), shared by the two tests that read it: its results
+    directory and the finished ansible-playbook."""
+    base = tmp_path_factory.mktemp("accepted-quick")
+    results = base / "results" / "accepted"
+    return results, _playbook(base, _inventory(base, {"della-h100-1gpu": _simulated(base, "della-h100-1gpu")}), results)
+
+
+def test_level_quick_accept_is_labelled_static_checks_only(accepted_quick):
+    results, proc = accepted_quick
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     node = _json(results / "fleet.json")["node_verdicts"]["della-h100-1gpu"]
     assert node["verdict"] == "ACCEPT" and node["coverage"]["level"] == "quick" and node["coverage"]["label"] == "static checks only"
@@ -281,9 +289,8 @@ def _simulated(tmp_path, node):
     return dict(_replayed(tmp_path, node), gpufleet_level="quick", **host_vars)
 
 
-def test_exit_status_0_for_an_accepted_fleet(tmp_path):
-    results = tmp_path / "results" / "accepted"
-    proc = _playbook(tmp_path, _inventory(tmp_path, {"della-h100-1gpu": _simulated(tmp_path, "della-h100-1gpu")}), results)
+def test_exit_status_0_for_an_accepted_fleet(accepted_quick):
+    results, proc = accepted_quick
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert _json(results / "fleet.json")["node_verdicts"]["della-h100-1gpu"]["verdict"] == "ACCEPT"
     assert _recap(proc.stdout, "della-h100-1gpu")["failed"] == 0

@@ -29,7 +29,6 @@ from html.parser import HTMLParser
 import pytest
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BIN = os.path.dirname(sys.executable)
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync"]
@@ -152,20 +151,15 @@ def _png_colours(path):
 
 
 @pytest.fixture(name="demo_report", scope="module")
-def demo_report_fixture(tmp_path_factory):
-    """The demo fleet validated (report role included), the hostile node added, judged and rendered again."""
+def demo_report_fixture(tmp_path_factory, simulated_validate_run):
+    """The demo fleet validated (report role included; the run is shared), the hostile node added to a copy of its
+    results, judged and rendered again."""
     base = tmp_path_factory.mktemp("demo-report")
     results_dir = base / "results"
-    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO_ROOT, "collections"),
-               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCAL_TEMP=str(base / "ansible-local"))
-    subprocess.run([sys.executable, os.path.join(REPO_ROOT, "tests", "replay", "build_fleet.py"), "--inventory",
-                    os.path.join(REPO_ROOT, "inventories", "simulated", "hosts.yml"), "--out", os.path.join(REPO_ROOT, "tests", "output", "simulated")],
-                   cwd=REPO_ROOT, env=env, check=True, capture_output=True, timeout=300)
-    proc = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", os.path.join(REPO_ROOT, "inventories", "simulated", "hosts.yml"),
-                           os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps({"gpufleet_results_dir": str(results_dir)})],
-                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+    proc = simulated_validate_run
     # the report is written, then the run fails for the nodes not accepted (REJECT, INCOMPLETE): exit 2
-    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc["rc"] == 2, proc["stdout"][-3000:] + proc["stderr"][-3000:]
+    shutil.copytree(proc["results_dir"], str(results_dir))
     assert (results_dir / "report.html").exists() and (results_dir / "junit.xml").exists()  # the role ran inside the playbook
     _add_hostile_node_and_rejudge(str(results_dir))
     from gpufleet.report.render import render_report  # pylint: disable=import-outside-toplevel

@@ -17,7 +17,8 @@ RUNNER = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(RUNNER)
 
 
-@pytest.fixture(name="run_playbook")
+# session-scoped (the callable keeps no state): a module-scoped fixture that makes one run for several tests uses it too
+@pytest.fixture(name="run_playbook", scope="session")
 def run_playbook_fixture():
     """``run_playbook(tmp_dir, hosts, tasks, extra_args=())``: see tests/playbooks/conftest.py."""
 
@@ -28,7 +29,7 @@ def run_playbook_fixture():
     return _run
 
 
-@pytest.fixture(name="node_file")
+@pytest.fixture(name="node_file", scope="session")
 def node_file_fixture():
     """``node_file("x.yml")``: path of a test node file under tests/replay/nodes/."""
 

@@ -76,8 +76,7 @@ def write_exe(path, text):
 @pytest.fixture(name="fake_nvml", scope="module")
 def fake_nvml_fixture(tmp_path_factory):
     """The fake NVML library built with gcc (the test fails, naming the package, without gcc)."""
-    fakenvml.require_gcc()
-    return fakenvml.build(tmp_path_factory.mktemp("fakenvml"))["full"]
+    return fakenvml.build_once(tmp_path_factory)["full"]  # one build per session, shared with the other modules
 
 
 # SYNTHETIC: a TEST DOUBLE of gpu-burn's source (nothing committed): its Makefile takes gpu-burn's make

@@ -2,7 +2,23 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """roles/mpi_fabric with ansible-playbook on localhost: the launcher it generates for OpenMPI 4
-and 5 and for Slurm, the NCCL variables it forwards, and its preflight refusals.
+and 5 and for Slurm, the NCCL variables it forwards, the fleet's key pair, its preflight refusals,
+and playbooks/return_nodes.yml taking it all back.
+
+The role wires a whole play (hostfile, known_hosts, ranks, the launcher kind are the play's). Its playbook runs:
+
+- the fleet: n1 and n2 on Open MPI 4 (Slurm's sinfo answers there, but without this node, so mpirun), each with
+  its own authorized_keys holding the owner's line, n1 with a gpufleet key pair planted by whoever had the node
+  and n2 authorizing that planted key, and what nccl_env and nccl_tests leave on a node; converged twice (the
+  second run changes nothing), then playbooks/return_nodes.yml twice. One module-scoped fixture makes these runs
+  and keeps the files after each: the tests of the launcher, of the planted key and of the return read them;
+- the refused play: one node per preflight refusal, and one with values meta/argument_specs.yml refuses, in one
+  run where every host fails.
+
+Open MPI 5 (oversubscribed, 2 slots, kept on 127.0.0.0/8,lo) and Slurm (srun, --mpi=pmix) change derived values
+only (the version read from ``mpirun --version``, Slurm found by ``sinfo``, the argv, the slots): for those the
+role's own tasks (preflight.yml, launcher.yml: its set_fact, fail, command and slurp tasks, in order, for every
+host of the play) are evaluated in-process by Ansible's Templar, the command tasks running the doubles here.
 
 TEST DOUBLES, written here: ``mpirun`` scripts printing the first line of ``mpirun --version``
 as Open MPI 4.1.4 (Debian's openmpi-bin, the one installed on this machine) and Open MPI 5.0.3
@@ -15,19 +31,26 @@ The real cross-host run of a generated launcher is the Molecule scenario molecul
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import shlex
 import socket
 import subprocess
 import sys
 
 import pytest
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ROLE = os.path.join(REPO_ROOT, "roles", "mpi_fabric")
+HOSTFILE_TASK = "Mpi_fabric | Hostfile (cluster addresses, slots = GPUs per node)"
 
 NODE = "gpu-h100-590-1gpu.yml"  # any node file: the runner builds replay wrappers the role does not use
 NCCL_ENV = "# Written by gpufleet (role nccl_env)\nNCCL_IB_DISABLE=1\nNCCL_SOCKET_IFNAME==lo\nNCCL_BAD=$(touch /tmp/x)\nNOT_NCCL=1\n"
+OWNER_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwn owner@laptop"
 
 
 def write_exe(path, text):
@@ -36,29 +59,28 @@ def write_exe(path, text):
     os.chmod(path, 0o755)
 
 
-@pytest.fixture(name="site")
-def site_fixture(tmp_path):
-    root = tmp_path / "site"
-    root.mkdir()
-    paths = {"root": str(root)}
+def make_site(root):
+    """The doubles, a host key and the NCCL env file of one fleet under ``root``; their paths."""
+    os.makedirs(root)
+    paths = {"root": root}
     for name, line in (("mpirun4", "mpirun (Open MPI) 4.1.4"), ("mpirun5", "mpirun (Open MPI) 5.0.3"),
                        ("mpich", "HYDRA build details:")):
-        paths[name] = str(root / name)
+        paths[name] = os.path.join(root, name)
         write_exe(paths[name], "#!/bin/sh\necho '%s'\necho\necho 'Report bugs to http://www.open-mpi.org/community/help/'\n" % line)
     short = socket.gethostname().split(".")[0]
     paths["short"] = short
-    paths["srun"] = str(root / "srun")
+    paths["srun"] = os.path.join(root, "srun")
     write_exe(paths["srun"], "#!/bin/sh\necho 'slurm 23.11.4'\n")
-    paths["sinfo_in"] = str(root / "sinfo-in")
+    paths["sinfo_in"] = os.path.join(root, "sinfo-in")
     write_exe(paths["sinfo_in"], "#!/bin/sh\nprintf 'node-a\\n%s\\nnode-b\\n'\n" % short)
-    paths["sinfo_out"] = str(root / "sinfo-out")
+    paths["sinfo_out"] = os.path.join(root, "sinfo-out")
     write_exe(paths["sinfo_out"], "#!/bin/sh\nprintf 'node-a\\nnode-b\\n'\n")
-    key = str(root / "host_ed25519")
+    key = os.path.join(root, "host_ed25519")
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "test-host", "-f", key], check=True)
     paths["host_key"] = key + ".pub"
     with open(paths["host_key"], "r", encoding="utf-8") as handle:
         paths["host_key_line"] = " ".join(handle.read().split()[:2])
-    paths["env_file"] = str(root / "nccl.env")
+    paths["env_file"] = os.path.join(root, "nccl.env")
     with open(paths["env_file"], "w", encoding="utf-8") as handle:
         handle.write(NCCL_ENV)
     return paths
@@ -103,12 +125,92 @@ def read(path):
         return handle.read()
 
 
-def test_openmpi4_two_nodes(tmp_path, node_file, site, run_playbook):
-    hosts = {"n1": host(node_file, site, "n1"), "n2": host(node_file, site, "n2", gpufleet_gpu={"gpu_count": 4})}
-    run = run_playbook(tmp_path / "run", hosts, TASKS)
+def failures(stdout):
+    """``{host: msg}`` of the ``fatal: [host]: FAILED! => {...}`` lines (one JSON object a line)."""
+    found = {}
+    for name, result in re.findall(r"^fatal: \[([^\]]+)\]: FAILED! => (\{.*\})$", stdout, re.M):
+        found[name] = " ".join(json.loads(result).get("msg", "").split())
+    return found
+
+
+def snapshot(root):
+    """``{path relative to root: (text, mode)}`` of every file under ``root``, read before a later run changes it."""
+    files = {}
+    for folder, _dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            with open(path, "r", encoding="utf-8", errors="replace") as handle:
+                files[os.path.relpath(path, root)] = (handle.read(), os.stat(path).st_mode & 0o777)
+    return files
+
+
+def _key_pair(root, comment):
+    """A real ed25519 key pair made with ssh-keygen in ``root`` (the planted one); its public line."""
+    os.makedirs(root, exist_ok=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", root + "/gpufleet_ed25519"],
+                   check=True)
+    return " ".join(read(root + "/gpufleet_ed25519.pub").split()[:2])
+
+
+def _return_nodes(tmp_path):
+    """playbooks/return_nodes.yml on the inventory run_playbook wrote into ``tmp_path``."""
+    env = dict(os.environ)
+    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"),
+                "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
+                "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-local")})
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"),
+           os.path.join(REPO_ROOT, "playbooks", "return_nodes.yml")]
+    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.fixture(name="fleet", scope="module")
+def fleet_fixture(tmp_path_factory, node_file, run_playbook):
+    """The fleet converged twice, then returned twice: ``{"site", "planted", "run", "again", "provisioned",
+    "converged", "back", "back_again"}`` (``provisioned``/``converged``: the files after the first/second run)."""
+    tmp_path = tmp_path_factory.mktemp("fleet")
+    site = make_site(str(tmp_path / "site"))
+    # n1 already holds a gpufleet key pair, planted by whoever had the node (its comment even says gpufleet-mpi);
+    # each node has its own authorized_keys here, as separate servers do
+    planted = _key_pair(site["root"] + "/n1/ssh", "gpufleet-mpi")
+    hosts = {}
+    for name in ("n1", "n2"):
+        base = site["root"] + "/" + name
+        os.makedirs(base + "/etc", exist_ok=True)
+        with open(base + "/authorized_keys", "w", encoding="utf-8") as handle:
+            handle.write(OWNER_KEY + "\n")
+            if name == "n2":
+                handle.write(planted + " gpufleet-mpi\n")  # an earlier gpufleet line that is not this fleet's key
+        # what nccl_env leaves on a node: its block in nccl.conf (after a line of the owner's) and its env file
+        with open(base + "/etc/nccl.conf", "w", encoding="utf-8") as handle:
+            handle.write("NCCL_DEBUG=WARN\n# BEGIN gpufleet nccl_env\nNCCL_IB_DISABLE=1\n# END gpufleet nccl_env\n")
+        os.makedirs(base + "/gpufleet/etc", exist_ok=True)
+        with open(base + "/gpufleet/etc/nccl.env", "w", encoding="utf-8") as handle:
+            handle.write("NCCL_IB_DISABLE=1\n")
+        # an install prefix of nccl_tests with a build in it
+        os.makedirs(base + "/gpufleet/opt/nccl-tests-2.17.1/build", exist_ok=True)
+        hosts[name] = host(node_file, site, name, mpi_fabric_authorized_keys_file=base + "/authorized_keys",
+                           mpi_fabric_prefix=base + "/gpufleet/mpi",
+                           mpi_fabric_manifest_dir=base + "/gpufleet/installed.d",
+                           gpufleet_manifest_dir=base + "/gpufleet/installed.d",
+                           nccl_env_conf_path=base + "/etc/nccl.conf",
+                           nccl_env_env_file=base + "/gpufleet/etc/nccl.env", nccl_tests_prefix=base + "/gpufleet/opt",
+                           burn_in_gpu_burn_prefix=base + "/gpufleet/opt", gpufleet_become=False)
+    hosts["n2"]["vars"]["gpufleet_gpu"] = {"gpu_count": 4}
+    out = {"site": site, "planted": planted}
+    out["run"] = run_playbook(tmp_path / "run", hosts, TASKS)
+    out["provisioned"] = snapshot(site["root"])
+    out["again"] = run_playbook(tmp_path / "again", hosts, TASKS)
+    out["converged"] = snapshot(site["root"])
+    out["back"] = _return_nodes(tmp_path / "run")
+    out["back_again"] = _return_nodes(tmp_path / "run")
+    return out
+
+
+def test_openmpi4_two_nodes(fleet):
+    site, run, again, files = fleet["site"], fleet["run"], fleet["again"], fleet["converged"]
     assert run.rc == 0, run.stdout + run.stderr
     launcher = run.results["n1"]["launcher"]
-    prefix = site["root"] + "/n1/mpi"
+    prefix = site["root"] + "/n1/gpufleet/mpi"
     assert launcher["kind"] == "mpirun" and launcher["openmpi_major"] == 4 and launcher["ranks"] == 12
     assert launcher["hostfile"] == prefix + "/hostfile" and launcher["env_file"] == site["env_file"]
     # each node's cluster address by inventory name (the pair search's -H uses them): lo's 127.0.0.1 here
@@ -119,166 +221,225 @@ def test_openmpi4_two_nodes(tmp_path, node_file, site, run_playbook):
         "--mca", "plm_rsh_agent", agent(site, "n1"),
         "--mca", "oob_tcp_if_include", "lo", "--mca", "btl_tcp_if_include", "lo",
         "-x", "LD_LIBRARY_PATH", "-x", "PATH", "-x", "NCCL_IB_DISABLE=1", "-x", "NCCL_SOCKET_IFNAME==lo"]
+    # the files as the second run left them (it changed none of them, asserted below)
     # slots: GPUs per node from the facts, one line per node in play order
-    assert read(prefix + "/hostfile").splitlines()[1:] == ["127.0.0.1 slots=8", "127.0.0.1 slots=4"]
-    assert read(site["root"] + "/n1/ssh/gpufleet_known_hosts").splitlines()[1:] == ["127.0.0.1 " + site["host_key_line"]] * 2
+    assert files["n1/gpufleet/mpi/hostfile"][0].splitlines()[1:] == ["127.0.0.1 slots=8", "127.0.0.1 slots=4"]
+    assert files["n1/ssh/gpufleet_known_hosts"][0].splitlines()[1:] == ["127.0.0.1 " + site["host_key_line"]] * 2
     # one key pair, the same on both nodes, authorized once
-    pub1, pub2 = read(site["root"] + "/n1/ssh/gpufleet_ed25519.pub"), read(site["root"] + "/n2/ssh/gpufleet_ed25519.pub")
+    pub1, pub2 = files["n1/ssh/gpufleet_ed25519.pub"][0], files["n2/ssh/gpufleet_ed25519.pub"][0]
     assert pub1 == pub2 and pub1.startswith("ssh-ed25519 ")
-    assert read(site["root"] + "/authorized_keys").splitlines() == [pub1.strip()]
-    assert oct(os.stat(site["root"] + "/n2/ssh/gpufleet_ed25519").st_mode & 0o777) == "0o600"
+    assert files["n1/authorized_keys"][0].splitlines() == [OWNER_KEY, pub1.strip()]
+    assert oct(files["n2/ssh/gpufleet_ed25519"][1]) == "0o600"
     # the script runs exactly that argv, then its own arguments (as sh splits its exec line)
-    exec_line = [line for line in read(prefix + "/gpufleet-launch").splitlines() if line.startswith("exec ")]
+    script, mode = files["n1/gpufleet/mpi/gpufleet-launch"]
+    exec_line = [line for line in script.splitlines() if line.startswith("exec ")]
     assert shlex.split(exec_line[0]) == ["exec"] + launcher["argv_prefix"] + ["$@"]
-    assert os.access(prefix + "/gpufleet-launch", os.X_OK)
+    assert mode & 0o111 == 0o111
     # the launcher reaches the benchmark phase without a fact cache: the install manifest on the node holds it, program included
     assert launcher["program"] == site["mpirun4"]
-    with open(site["root"] + "/n1/installed.d/mpi_fabric.json", encoding="utf-8") as handle:
-        assert json.load(handle) == {"role": "gpufleet.acceptance.mpi_fabric", "launcher": launcher}
+    manifest = json.loads(files["n1/gpufleet/installed.d/mpi_fabric.json"][0])
+    assert manifest == {"role": "gpufleet.acceptance.mpi_fabric", "launcher": launcher}
 
-    again = run_playbook(tmp_path / "again", hosts, TASKS)
+    # the second converge
     assert again.rc == 0, again.stdout + again.stderr
     # hosts finish in either order under forks
     assert sorted(line for line in again.stdout.splitlines() if line.startswith("changed:")) == ["changed: [n1]", "changed: [n2]"]  # the dump only
-    assert read(site["root"] + "/n1/ssh/gpufleet_ed25519.pub") == pub1
+    assert pub1 == fleet["provisioned"]["n1/ssh/gpufleet_ed25519.pub"][0]
 
 
-def test_openmpi5_oversubscribe_and_slots_override(tmp_path, node_file, site, run_playbook):
-    hosts = {"n1": host(node_file, site, "n1", mpi_fabric_mpirun_path=site["mpirun5"], mpi_fabric_oversubscribe=True, mpi_fabric_slots=2,
-                        mpi_fabric_if_include="127.0.0.0/8,lo")}
-    run = run_playbook(tmp_path / "run", hosts, TASKS)
+def test_a_key_planted_on_one_node_is_never_authorized_elsewhere(fleet):
+    run, files, planted = fleet["run"], fleet["provisioned"], fleet["planted"]
     assert run.rc == 0, run.stdout + run.stderr
-    launcher = run.results["n1"]["launcher"]
+    ours = files["controller-key/gpufleet_ed25519.pub"][0].strip()
+    assert ours.endswith(" gpufleet-mpi") and planted not in ours
+    for name in ("n1", "n2"):
+        # every node holds the controller's pair (n1's planted one replaced) and authorizes that key alone
+        assert files["%s/ssh/gpufleet_ed25519.pub" % name][0].strip() == ours
+        assert files["%s/ssh/gpufleet_ed25519" % name][0] == files["controller-key/gpufleet_ed25519"][0]
+        assert planted not in files["%s/authorized_keys" % name][0]
+    # the user's own line stays, beside ours; n2's planted gpufleet line is gone
+    assert files["n1/authorized_keys"][0].splitlines() == [OWNER_KEY, ours]
+    assert files["n2/authorized_keys"][0].splitlines() == [OWNER_KEY, ours]
+
+
+def test_return_nodes_leaves_nothing_of_ours(fleet):
+    site, run, back, again = fleet["site"], fleet["run"], fleet["back"], fleet["back_again"]
+    assert run.rc == 0, run.stdout + run.stderr
+    assert "n1/gpufleet/mpi/gpufleet-launch" in fleet["converged"]
+    assert "n1/gpufleet/installed.d/mpi_fabric.json" in fleet["converged"]
+
+    assert back.returncode == 0, back.stdout + back.stderr
+    for name in ("n1", "n2"):
+        base = site["root"] + "/" + name
+        assert sorted(os.listdir(base + "/ssh")) == []  # key pair and known_hosts gone
+        assert read(base + "/authorized_keys") == OWNER_KEY + "\n"
+        assert read(base + "/etc/nccl.conf") == "NCCL_DEBUG=WARN\n"
+        # prefixes, env file, launcher, install manifest directory: the whole gpufleet tree of the node
+        assert sorted(os.listdir(base)) == ["authorized_keys", "etc", "ssh"]
+    assert not os.path.exists(site["root"] + "/controller-key")
+    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout + again.stderr
+
+
+class RoleLogic:
+    """The role's own tasks that compute (preflight.yml, launcher.yml: set_fact, fail, and the command and slurp
+    tasks whose results they read), evaluated in-process by Ansible's Templar in the role's order, each task for
+    every host still in the play before the next (as the linear strategy runs them); the other tasks (files, keys,
+    setup) are not run: their facts are given."""
+
+    KINDS = ("ansible.builtin.set_fact", "ansible.builtin.fail", "ansible.builtin.command", "ansible.builtin.slurp")
+
+    def __init__(self):
+        self.loader = DataLoader()
+        self.tasks, self.hostfile_task = [], None
+        for name in ("preflight.yml", "launcher.yml"):
+            loaded = self.loader.load_from_file(os.path.join(ROLE, "tasks", name), trusted_as_template=True)
+            self.tasks.extend(task for task in loaded if any(kind in task for kind in self.KINDS))
+            hostfile = [task for task in loaded if task["name"] == HOSTFILE_TASK]
+            self.hostfile_task = self.hostfile_task or (hostfile[0] if hostfile else None)
+        self.defaults = self.loader.load_from_file(os.path.join(ROLE, "defaults", "main.yml"), trusted_as_template=True)
+
+    def template(self, task, value, variables):
+        """``value`` (from ``task``) templated with ``variables`` and the task's own ``vars``."""
+        return Templar(loader=self.loader, variables=dict(variables, **task.get("vars", {}))).template(value)
+
+    def runs(self, task, variables):
+        """Whether ``task``'s ``when`` holds for a host with ``variables``."""
+        when = task.get("when", [])
+        templar = Templar(loader=self.loader, variables=dict(variables, **task.get("vars", {})))
+        return all(templar.evaluate_conditional(item) for item in (when if isinstance(when, list) else [when]))
+
+    def play(self, hosts):
+        """Run the tasks for ``hosts`` ({name: variables}, role defaults first); ``{name: refusal}`` of the hosts
+        a fail task removed from the play. The variables gain the facts and registered results."""
+        play_hosts = list(hosts)
+        for variables in hosts.values():
+            variables.update(hostvars=hosts, ansible_play_hosts=play_hosts)
+        refused = {}
+        for task in self.tasks:
+            for name in list(play_hosts):
+                variables = hosts[name]
+                if not self.runs(task, variables):
+                    if task.get("register"):
+                        variables[task["register"]] = {"skipped": True, "changed": False}
+                    continue
+                if "ansible.builtin.set_fact" in task:
+                    variables.update({key: self.template(task, value, variables)
+                                      for key, value in task["ansible.builtin.set_fact"].items() if key != "cacheable"})
+                elif "ansible.builtin.fail" in task:
+                    refused[name] = self.template(task, task["ansible.builtin.fail"]["msg"], variables)
+                    play_hosts.remove(name)
+                elif "ansible.builtin.command" in task:
+                    argv = self.template(task, task["ansible.builtin.command"]["argv"], variables)
+                    argv = [str(part) for part in argv]
+                    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+                    variables[task["register"]] = {"rc": proc.returncode, "stdout": proc.stdout.rstrip("\n"),
+                                                   "stdout_lines": proc.stdout.splitlines(), "stderr": proc.stderr}
+                else:  # slurp
+                    with open(self.template(task, task["ansible.builtin.slurp"]["src"], variables), "rb") as handle:
+                        variables[task["register"]] = {"content": base64.b64encode(handle.read()).decode()}
+        return refused
+
+    def hostfile(self, variables):
+        """The hostfile's text (the copy task's content) for a host of the play."""
+        return self.template(self.hostfile_task, self.hostfile_task["ansible.builtin.copy"]["content"], variables)
+
+
+def derived(site, nodes):
+    """The role's derived values for ``nodes`` ({name: host variables}), every node this machine as ``setup`` and
+    ``getent`` see it (SYNTHETIC facts: lo at 127.0.0.1, the short host name): ``(refused, {name: variables})``."""
+    logic = RoleLogic()
+    hosts = {}
+    for name, values in nodes.items():
+        hosts[name] = dict(logic.defaults, **values)
+        hosts[name].update({
+            "inventory_hostname": name, "ansible_check_mode": False,
+            "ansible_facts": {"hostname": site["short"], "interfaces": ["lo"],
+                              "lo": {"ipv4": {"address": "127.0.0.1"}}},
+            "getent_passwd": {"root": ["x", "0", "0", "root", "/root", "/bin/sh"]},
+        })
+    refused = logic.play(hosts)
+    for variables in hosts.values():
+        variables["hostfile_text"] = logic.hostfile(variables)
+    return refused, hosts
+
+
+@pytest.fixture(name="flavours", scope="module")
+def flavours_fixture(tmp_path_factory, node_file):
+    """Open MPI 5 on one node and Slurm on two, in-process: ``{flavour: (site, refused, {name: variables})}``."""
+    site = make_site(str(tmp_path_factory.mktemp("flavours") / "site"))
+    openmpi5 = {"n1": host(node_file, site, "n1", mpi_fabric_mpirun_path=site["mpirun5"], mpi_fabric_oversubscribe=True,
+                           mpi_fabric_slots=2, mpi_fabric_if_include="127.0.0.0/8,lo")["vars"]}
+    slurm = {name: host(node_file, site, name, mpi_fabric_sinfo_path=site["sinfo_in"],
+                        mpi_fabric_srun_mpi="pmix")["vars"] for name in ("n1", "n2")}
+    return {"openmpi5": (site,) + derived(site, openmpi5), "slurm": (site,) + derived(site, slurm)}
+
+
+def test_slurm_detected_or_not(flavours, fleet):
+    site, refused, hosts = flavours["slurm"]
+    assert refused == {}
+    launcher = hosts["n1"]["gpufleet_launcher"]
+    assert launcher["kind"] == "srun" and launcher["hostfile"] is None
+    # every node of the play by its Slurm name (both are this machine here), GPUs per node as tasks
+    assert launcher["argv_prefix"] == ["env", "NCCL_IB_DISABLE=1", "NCCL_SOCKET_IFNAME==lo", site["srun"],
+                                       "--nodelist=%s,%s" % (site["short"], site["short"]),
+                                       "--nodes=2", "--ntasks-per-node=8", "--export=ALL", "--mpi=pmix"]
+    # the fleet's playbook run: sinfo answers, but without this node: mpirun
+    other = fleet["run"]
+    assert other.rc == 0, other.stdout + other.stderr
+    assert other.results["n1"]["launcher"]["kind"] == "mpirun"
+
+
+def test_openmpi5_oversubscribe_and_slots_override(flavours):
+    site, refused, hosts = flavours["openmpi5"]
+    assert refused == {}
+    launcher = hosts["n1"]["gpufleet_launcher"]
     prefix = site["root"] + "/n1/mpi"
     assert launcher["openmpi_major"] == 5 and launcher["ranks"] == 2
     assert launcher["argv_prefix"][:12] == [
         site["mpirun5"], "--allow-run-as-root", "--hostfile", prefix + "/hostfile", "--map-by", ":OVERSUBSCRIBE",
         "--prtemca", "plm_ssh_agent", agent(site, "n1"), "--prtemca", "oob_tcp_if_include", "127.0.0.0/8,lo"]
     assert launcher["argv_prefix"][12:15] == ["--mca", "btl_tcp_if_include", "127.0.0.0/8,lo"]
-    assert read(prefix + "/hostfile").splitlines()[1:] == ["127.0.0.1 slots=2"]
+    assert hosts["n1"]["hostfile_text"].splitlines()[1:] == ["127.0.0.1 slots=2"]
 
 
-def test_slurm_detected_or_not(tmp_path, node_file, site, run_playbook):
-    slurm = {"n1": host(node_file, site, "n1", mpi_fabric_sinfo_path=site["sinfo_in"], mpi_fabric_srun_mpi="pmix")}
-    run = run_playbook(tmp_path / "run", slurm, TASKS)
-    assert run.rc == 0, run.stdout + run.stderr
-    launcher = run.results["n1"]["launcher"]
-    assert launcher["kind"] == "srun" and launcher["hostfile"] is None
-    assert launcher["argv_prefix"] == ["env", "NCCL_IB_DISABLE=1", "NCCL_SOCKET_IFNAME==lo", site["srun"], "--nodelist=" + site["short"],
-                                       "--nodes=1", "--ntasks-per-node=8", "--export=ALL", "--mpi=pmix"]
-    # sinfo answers, but without this node: mpirun
-    other = {"n1": host(node_file, site, "n1")}
-    run = run_playbook(tmp_path / "run2", other, TASKS)
-    assert run.rc == 0, run.stdout + run.stderr
-    assert run.results["n1"]["launcher"]["kind"] == "mpirun"
-
-
-def test_preflight_refusals(tmp_path, node_file, site, run_playbook):
+@pytest.fixture(name="refused", scope="module")
+def refused_fixture(tmp_path_factory, node_file, run_playbook):
+    """One run, one host per refusal, every host failing before the key pair: ``(site, run)``."""
+    tmp_path = tmp_path_factory.mktemp("refused")
+    site = make_site(str(tmp_path / "site"))
     hosts = {
         "noslots": host(node_file, site, "noslots", gpufleet_gpu={}),
         "nonet": host(node_file, site, "nonet", gpufleet_nccl_env={"NCCL_SOCKET_IFNAME": "^docker,lo"}),
         "noiface": host(node_file, site, "noiface", gpufleet_nccl_env={"NCCL_SOCKET_IFNAME": "=eth77"}),
         "mpich": host(node_file, site, "mpich", mpi_fabric_mpirun_path=site["mpich"]),
+        # meta/argument_specs.yml: the launcher is one of auto, mpirun, srun; slots an integer
+        "badargs": host(node_file, site, "badargs", mpi_fabric_launcher="pdsh", mpi_fabric_slots="eight"),
     }
-    run = run_playbook(tmp_path / "run", hosts, TASKS)
+    return site, run_playbook(tmp_path / "run", hosts, TASKS)
+
+
+def test_preflight_refusals(refused):
+    site, run = refused
     assert run.rc != 0
-    out = " ".join(run.stdout.split())
-    assert "mpi_fabric: slots unknown: no GPU count in the gpu_facts (gpufleet_gpu) of noslots; set mpi_fabric_slots." in out
-    assert ("mpi_fabric: no cluster network to keep Open MPI on: run the nccl_env role first (gpufleet_nccl_env.NCCL_SOCKET_IFNAME), "
-            "or set gpufleet_cluster_cidr or mpi_fabric_if_include.") in out
-    assert "mpi_fabric: noiface has no IPv4 address on eth77 (interfaces: " in out
-    assert "mpi_fabric: %s is not Open MPI 4 or 5 (HYDRA build details:). Install Open MPI" % site["mpich"] in out
+    failed = failures(run.stdout)
+    assert ("mpi_fabric: slots unknown: no GPU count in the gpu_facts (gpufleet_gpu) of noslots; "
+            "set mpi_fabric_slots.") in failed["noslots"]
+    assert ("mpi_fabric: no cluster network to keep Open MPI on: run the nccl_env role first "
+            "(gpufleet_nccl_env.NCCL_SOCKET_IFNAME), or set gpufleet_cluster_cidr or mpi_fabric_if_include."
+            in failed["nonet"])
+    assert "mpi_fabric: noiface has no IPv4 address on eth77 (interfaces: " in failed["noiface"]
+    assert ("mpi_fabric: %s is not Open MPI 4 or 5 (HYDRA build details:). Install Open MPI" % site["mpich"]
+            in failed["mpich"])
     assert not os.path.exists(site["root"] + "/authorized_keys")
 
 
-def test_argument_specs_refuse_a_bad_value_before_anything_runs(tmp_path, node_file, site, run_playbook):
-    # meta/argument_specs.yml: the launcher is one of auto, mpirun, srun; slots an integer
-    hosts = {"n1": host(node_file, site, "n1", mpi_fabric_launcher="pdsh", mpi_fabric_slots="eight")}
-    run = run_playbook(tmp_path / "run", hosts, TASKS)
+def test_argument_specs_refuse_a_bad_value_before_anything_runs(refused):
+    site, run = refused
     assert run.rc != 0
     out = " ".join(run.stdout.split())
     assert "Validating arguments against arg spec 'main'" in out
-    assert "mpi_fabric_launcher" in out and "auto, mpirun, srun" in out and "pdsh" in out
-    assert "mpi_fabric_slots" in out
-    assert not os.path.exists(site["root"] + "/authorized_keys")
-
-
-def _key_pair(root, comment):
-    """A real ed25519 key pair made with ssh-keygen in ``root`` (the planted one); its public line."""
-    os.makedirs(root, exist_ok=True)
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", root + "/gpufleet_ed25519"], check=True)
-    return " ".join(read(root + "/gpufleet_ed25519.pub").split()[:2])
-
-
-def test_a_key_planted_on_one_node_is_never_authorized_elsewhere(tmp_path, node_file, site, run_playbook):
-    # n1 already holds a gpufleet key pair, planted by whoever had the node (its comment even says gpufleet-mpi);
-    # each node has its own authorized_keys here, as separate servers do
-    planted = _key_pair(site["root"] + "/n1/ssh", "gpufleet-mpi")
-    os.makedirs(site["root"] + "/n2", exist_ok=True)
-    with open(site["root"] + "/n2/authorized_keys", "w", encoding="utf-8") as handle:
-        handle.write("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwn owner@laptop\n")
-        handle.write(planted + " gpufleet-mpi\n")  # an earlier gpufleet line that is not this fleet's key
-    hosts = {name: host(node_file, site, name, mpi_fabric_authorized_keys_file=site["root"] + "/" + name + "/authorized_keys")
-             for name in ("n1", "n2")}
-    run = run_playbook(tmp_path / "run", hosts, TASKS)
-    assert run.rc == 0, run.stdout + run.stderr
-    ours = read(site["root"] + "/controller-key/gpufleet_ed25519.pub").strip()
-    assert ours.endswith(" gpufleet-mpi") and planted not in ours
-    for name in ("n1", "n2"):
-        # every node holds the controller's pair (n1's planted one replaced) and authorizes that key alone
-        assert read(site["root"] + "/%s/ssh/gpufleet_ed25519.pub" % name).strip() == ours
-        assert read(site["root"] + "/%s/ssh/gpufleet_ed25519" % name) == read(site["root"] + "/controller-key/gpufleet_ed25519")
-        assert planted not in read(site["root"] + "/%s/authorized_keys" % name)
-    assert read(site["root"] + "/n1/authorized_keys").splitlines() == [ours]
-    # the user's own line stays
-    assert read(site["root"] + "/n2/authorized_keys").splitlines() == [
-        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwn owner@laptop", ours]
-
-
-def _return_nodes(tmp_path):
-    """playbooks/return_nodes.yml on the inventory run_playbook wrote into ``tmp_path``."""
-    env = dict(os.environ)
-    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
-                "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-local")})
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"),
-           os.path.join(REPO_ROOT, "playbooks", "return_nodes.yml")]
-    return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-
-
-def test_return_nodes_leaves_nothing_of_ours(tmp_path, node_file, site, run_playbook):
-    hosts = {}
-    for name in ("n1", "n2"):
-        base = site["root"] + "/" + name
-        os.makedirs(base + "/etc", exist_ok=True)
-        # what nccl_env leaves on a node: its block in nccl.conf (after a line of the owner's) and its env file
-        with open(base + "/etc/nccl.conf", "w", encoding="utf-8") as handle:
-            handle.write("NCCL_DEBUG=WARN\n# BEGIN gpufleet nccl_env\nNCCL_IB_DISABLE=1\n# END gpufleet nccl_env\n")
-        os.makedirs(base + "/gpufleet/etc", exist_ok=True)
-        with open(base + "/gpufleet/etc/nccl.env", "w", encoding="utf-8") as handle:
-            handle.write("NCCL_IB_DISABLE=1\n")
-        # an install prefix of nccl_tests with a build in it
-        os.makedirs(base + "/gpufleet/opt/nccl-tests-2.17.1/build", exist_ok=True)
-        with open(base + "/authorized_keys", "w", encoding="utf-8") as handle:
-            handle.write("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwn owner@laptop\n")
-        hosts[name] = host(node_file, site, name, mpi_fabric_authorized_keys_file=base + "/authorized_keys",
-                           mpi_fabric_prefix=base + "/gpufleet/mpi", mpi_fabric_manifest_dir=base + "/gpufleet/installed.d",
-                           gpufleet_manifest_dir=base + "/gpufleet/installed.d", nccl_env_conf_path=base + "/etc/nccl.conf",
-                           nccl_env_env_file=base + "/gpufleet/etc/nccl.env", nccl_tests_prefix=base + "/gpufleet/opt",
-                           burn_in_gpu_burn_prefix=base + "/gpufleet/opt", gpufleet_become=False)
-    run = run_playbook(tmp_path / "run", hosts, TASKS)
-    assert run.rc == 0, run.stdout + run.stderr
-    assert os.path.exists(site["root"] + "/n1/gpufleet/mpi/gpufleet-launch")
-    assert os.path.exists(site["root"] + "/n1/gpufleet/installed.d/mpi_fabric.json")
-
-    back = _return_nodes(tmp_path / "run")
-    assert back.returncode == 0, back.stdout + back.stderr
-    for name in ("n1", "n2"):
-        base = site["root"] + "/" + name
-        assert sorted(os.listdir(base + "/ssh")) == []  # key pair and known_hosts gone
-        assert read(base + "/authorized_keys") == "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwnerOwn owner@laptop\n"
-        assert read(base + "/etc/nccl.conf") == "NCCL_DEBUG=WARN\n"
-        # prefixes, env file, launcher, install manifest directory: the whole gpufleet tree of the node
-        assert sorted(os.listdir(base)) == ["authorized_keys", "etc", "ssh"]
-    assert not os.path.exists(site["root"] + "/controller-key")
-    again = _return_nodes(tmp_path / "run")
-    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout + again.stderr
+    refusal = failures(run.stdout)["badargs"]
+    assert "mpi_fabric_launcher" in refusal and "auto, mpirun, srun" in refusal and "pdsh" in refusal
+    assert "mpi_fabric_slots" in refusal
+    # badargs went no further than the validation: no task of the role ran for it
+    assert not os.path.exists(site["root"] + "/badargs")

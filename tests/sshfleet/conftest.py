@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -72,6 +73,8 @@ def leftovers(fleet, state):
             found.append("process %s %s" % (pid, cmdline))
     if os.path.exists(state):
         found.append("state dir %s: %s" % (state, os.listdir(state)))
+    # each host's own temporary directory (fleet.sh: TMPDIR of its SSH sessions)
+    found += ["tmp dir /tmp/" + name for name in os.listdir("/tmp") if re.match(r"gf%dh[0-9]+$" % fleet, name)]
     return found
 
 

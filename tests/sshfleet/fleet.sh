@@ -62,13 +62,34 @@ usage() {
 # down: everything by name (namespaces, links) and by pid (pid files, namespace members)
 # ---------------------------------------------------------------------------------------
 
+# A process that still runs. kill -0 also succeeds for a zombie (exited, not yet reaped: its parent may be a killed
+# `up`, and the reaper is not ours to hurry), which holds no socket, file or namespace: that one is gone for us.
 alive() {
-    kill -0 "$1" 2>/dev/null
+    local state
+    kill -0 "$1" 2>/dev/null || return 1
+    state="$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)"
+    [[ -n "$state" && "$state" != Z && "$state" != X ]]
 }
 
-# kill_pids PID...: TERM, wait up to 5 s, then KILL what is left.
+# wait_gone SECONDS PID...: until none of them is alive, polling every 0.1 s; 1 when some still are at the end.
+wait_gone() {
+    local pid
+    for _ in $(seq 1 $(($1 * 10))); do
+        pid=""
+        for pid in "${@:2}"; do
+            if alive "$pid"; then break; fi
+            pid=""
+        done
+        [[ -n "$pid" ]] || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# kill_pids PID...: TERM, wait up to 5 s, then KILL what is left and wait (up to 5 s more) until it has died: `down`
+# returns when no process of the fleet runs any more.
 kill_pids() {
-    local pid tries
+    local pid
     local -a left=()
     for pid in "$@"; do
         [[ "$pid" =~ ^[0-9]+$ ]] || continue
@@ -78,18 +99,12 @@ kill_pids() {
             left+=("$pid")
         fi
     done
-    for tries in $(seq 1 50); do
-        local -a still=()
-        for pid in "${left[@]+"${left[@]}"}"; do
-            if alive "$pid"; then still+=("$pid"); fi
-        done
-        left=("${still[@]+"${still[@]}"}")
-        [[ ${#left[@]} -gt 0 ]] || return 0
-        [[ $tries -lt 50 ]] && sleep 0.1
-    done
+    [[ ${#left[@]} -gt 0 ]] || return 0
+    wait_gone 5 "${left[@]}" && return 0
     for pid in "${left[@]}"; do
-        kill -KILL "$pid" 2>/dev/null || true
+        if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
     done
+    wait_gone 5 "${left[@]}" || log "still running after SIGKILL: ${left[*]}"
 }
 
 # A pid file's process, only if its command line still names the state dir (a recycled pid
@@ -150,6 +165,7 @@ do_down() {
         for ns in $(fleet_namespaces); do
             ip netns del "$ns" 2>/dev/null || log "could not delete namespace $ns"
         done
+        rm -rf "/tmp/gf${FLEET_ID}h"[0-9]*
         for link in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1 | grep -E "^gf${FLEET_ID}(h[0-9]+v|br)$" || true); do
             ip link del "$link" 2>/dev/null || true
         done
@@ -183,8 +199,8 @@ claim_fleet_id() {
 }
 
 wait_for_sshd() {
-    local i="$1" addr="$2" tries
-    for tries in $(seq 1 100); do
+    local i="$1" addr="$2"
+    for _ in $(seq 1 100); do
         if [[ -s "$STATE/h$i/sshd.pid" ]] && ip netns exec "gf${FLEET_ID}h$i" bash -c "exec 3<>/dev/tcp/$addr/22" 2>/dev/null; then
             return 0
         fi
@@ -214,6 +230,9 @@ start_own_files_sshd() {
         mkdir -p "$STATE/h$i/fs/upper/$name" "$STATE/h$i/fs/work/$name"
         mounts+=("$dir" "$STATE/h$i/fs/upper/$name" "$STATE/h$i/fs/work/$name")
     done
+    # root's shell start-up files are a bare node's (written into the host's own layer): this machine's ~/.bashrc runs
+    # `pyenv init`, whose rehash takes a lock file in ~/.pyenv/shims; through the overlay, a lock this machine took and
+    # dropped after the mount reads as still there, and every SSH command waited 60 s for it (and failed a 60 s bound)
     # shellcheck disable=SC2016  # the inner sh's arguments, expanded there
     ip netns exec "$ns" unshare --uts --mount --propagation private -- sh -c '
         host="$1" sshd="$2" config="$3" log="$4" key="$5"; shift 5
@@ -223,6 +242,8 @@ start_own_files_sshd() {
             shift 3
         done
         mkdir -p /etc/ssh && cp "$key" "$key.pub" /etc/ssh/ || exit 1
+        printf "# ~/.bashrc of a bare rented node (tests/sshfleet/fleet.sh --own-files)\n" > /root/.bashrc || exit 1
+        printf "# ~/.profile of a bare rented node (tests/sshfleet/fleet.sh --own-files)\n" > /root/.profile || exit 1
         exec "$sshd" -f "$config" -E "$log"' \
         sh "$ns" "$SSHD" "$STATE/h$i/sshd_config" "$STATE/h$i/sshd.log" "$STATE/h$i/ssh_host_ed25519_key" "${mounts[@]}"
 }
@@ -267,8 +288,14 @@ do_up() {
         ip -n "$ns" link set eth0 up
         ssh-keygen -q -t ed25519 -N '' -C "$ns" -f "$STATE/h$i/ssh_host_ed25519_key"
         echo "$addr $(cut -d' ' -f1,2 "$STATE/h$i/ssh_host_ed25519_key.pub")" >> "$STATE/known_hosts"
+        # the host's own temporary directory (separate machines do not share /tmp): Open MPI keeps its session
+        # directory there, and in a shared /tmp/ompi.<hostname>.<uid> one fleet's job ending removed it while another
+        # fleet's job was starting ("orte_session_dir failed"). Short: Open MPI's sockets live under it.
+        mkdir -p "/tmp/gf${FLEET_ID}h$i"
+        chmod 0700 "/tmp/gf${FLEET_ID}h$i"
         cat > "$STATE/h$i/sshd_config" <<EOF
 # gpufleet test fleet $FLEET_ID, host $i (written by tests/sshfleet/fleet.sh)
+SetEnv TMPDIR=/tmp/gf${FLEET_ID}h$i
 ListenAddress $addr
 Port 22
 HostKey $STATE/h$i/ssh_host_ed25519_key

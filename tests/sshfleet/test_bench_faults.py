@@ -13,8 +13,18 @@ each host. The fleet's hosts are network + UTS namespaces sharing this machine's
 each host's check sees every host's processes (and reports the network namespace of each).
 
 Stated grace: the runner's timeout T, then SIGTERM to mpirun's process group and SIGKILL GRACE s
-later; the whole run must be over within T + GRACE + 5 s (mpirun's own teardown).
-Bounded: sizes 1M..8M int32, a handful of mpirun runs; ~1.5-2.5 min here (2 shared cores).
+later; the whole run must be over within T + GRACE + 5 s (mpirun's own teardown). T is HANG_TIMEOUT_S, scaled
+down to what the bound needs: longer than the hung run takes to print its first row (mpirun over SSH to 4
+hosts, 4 Python ranks, one 1 MiB all-reduce: 3-6 s here with the machine loaded), so the timeout, not the
+start, is what ends it.
+
+The hung run and the killed run share the fleet at the same time (``fault_runs``): the hung run waits out its
+timeout idle (its ranks block or sleep), so the killed run's start and kill happen inside that wait; each run
+has its own job tag and bootstrap port. One bench_cleanup playbook then ends what is left of both jobs, and one
+sweep over SSH looks for leftovers of each.
+Bounded: sizes 1M..8M int32, three mpirun runs and two ansible-playbook runs; ~25 s here (2 shared cores). With two
+CPU hogs beside it (`yes > /dev/null` x 2, load 4-6), three runs: 37-39 s, the hung run ended 16.1-17.2 s after its
+start (T = 15 s), the killed run's four ranks were up and one killed within 5-6 s.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -45,6 +56,8 @@ MPIRUN = shutil.which("mpirun")
 HOSTS = 4
 SIZES = ["-b", "1M", "-e", "8M", "-f", "2", "-n", "2", "-w", "1", "-d", "int32"]
 GRACE = 5.0
+# the hung run's timeout T (see the module docstring)
+HANG_TIMEOUT_S = 15.0
 
 pytestmark = pytest.mark.usefixtures("mpirun_installed")
 
@@ -54,14 +67,17 @@ def fleet4_fixture(tmp_path_factory):
     require_fleet()
     state = str(tmp_path_factory.mktemp("benchfaults") / "fleet")
     fleet_sh("up", "--hosts", str(HOSTS), "--state", state)
+    # this file's own Open MPI session directories (see mpirun_argv); short: they hold unix sockets
+    orte_tmpdir = tempfile.mkdtemp(prefix="gforte", dir="/tmp")
     try:
         with open(os.path.join(state, "fleet_id"), "r", encoding="utf-8") as handle:
             number = int(handle.read().strip())
         with open(os.path.join(state, "inventory.yml"), "r", encoding="utf-8") as handle:
             inventory = yaml.safe_load(handle)["all"]["children"]["sshfleet"]["hosts"]
-        yield {"state": state, "id": number, "inventory": inventory}
+        yield {"state": state, "id": number, "inventory": inventory, "orte_tmpdir": orte_tmpdir}
     finally:
         fleet_sh("down", "--state", state)
+        shutil.rmtree(orte_tmpdir, ignore_errors=True)
 
 
 def host_name(fleet, host):
@@ -75,7 +91,11 @@ def mpirun_argv(fleet, hosts, port, exports=(), args=None):
     agent = ("ssh -i %s -o UserKnownHostsFile=%s -o StrictHostKeyChecking=yes -o BatchMode=yes -o IdentitiesOnly=yes"
              " -o ConnectTimeout=5" % (os.path.join(state, "fleet_key"), os.path.join(state, "known_hosts")))
     argv = [MPIRUN, "--allow-run-as-root", "--mca", "plm_rsh_agent", agent, "--mca", "oob_tcp_if_include", "%s.0/24" % net,
-            "--mca", "btl_tcp_if_include", "%s.0/24" % net, "--mca", "btl", "self,tcp"]
+            "--mca", "btl_tcp_if_include", "%s.0/24" % net, "--mca", "btl", "self,tcp",
+            # each run's own session directory (mpirun's and its orteds'): by default every mpirun of this machine
+            # shares /tmp/ompi.<node>.<uid>, and one that ends removes it when empty, so a run starting at that
+            # moment fails in orte_init ("orte_session_dir failed"; seen once beside other jobs' mpiruns)
+            "--mca", "orte_tmpdir_base", os.path.join(fleet["orte_tmpdir"], str(port))]
     env = ["NCCL_SOCKET_IFNAME=eth0", "NCCL_IB_DISABLE=1", "GPUFLEET_STANDIN_BOOTSTRAP=%s.%d:%d" % (net, hosts[0], port),
            "GPUFLEET_STANDIN_TIMEOUT=120"] + list(exports)
     for index, host in enumerate(hosts):
@@ -126,17 +146,22 @@ def ssh(fleet, host, command, timeout=60):
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def leftovers_via_ssh(fleet, job_id, hosts=range(1, HOSTS + 1)):
-    """Per host (over its SSH): the ``pid netns`` of every process whose environ holds the job's tag."""
-    assert re.match(r"^[a-z0-9-]+$", job_id)
-    script = ("for d in /proc/[0-9]*; do if tr '\\0' '\\n' < $d/environ 2>/dev/null | grep -qx 'GPUFLEET_JOB_ID=%s'; then"
-              " echo \"${d#/proc/} $(readlink $d/ns/net)\"; fi; done; echo checked" % job_id)
-    found = {}
+def leftovers_via_ssh(fleet, job_ids, hosts=range(1, HOSTS + 1)):
+    """Per job, per host (over its SSH): the ``pid netns`` of every process whose environ holds the job's tag."""
+    for job_id in job_ids:
+        assert re.match(r"^[a-z0-9-]+$", job_id)
+    script = ("for d in /proc/[0-9]*; do"
+              " tags=$(tr '\\0' '\\n' < $d/environ 2>/dev/null | grep '^GPUFLEET_JOB_ID=') || continue;"
+              " for job in %s; do if [ \"$tags\" = \"GPUFLEET_JOB_ID=$job\" ]; then"
+              " echo \"$job ${d#/proc/} $(readlink $d/ns/net)\"; fi; done; done; echo checked" % " ".join(job_ids))
+    found = {job_id: {} for job_id in job_ids}
     for host in hosts:
         proc = ssh(fleet, host, script)
         assert proc.returncode == 0 and proc.stdout.endswith("checked\n"), (host, proc.stdout, proc.stderr)
         # the check's own shell carries no tag: anything listed is a survivor
-        found[host] = [line for line in proc.stdout.splitlines()[:-1] if line.strip()]
+        lines = [line.split(" ", 1) for line in proc.stdout.splitlines()[:-1] if line.strip()]
+        for job_id in job_ids:
+            found[job_id][host] = [rest for job, rest in lines if job == job_id]
     return found
 
 
@@ -151,16 +176,22 @@ def ansible_playbook(fleet, tmp_path, tasks, name="play"):
     return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
-def cleanup_everywhere(fleet, tmp_path, job_id):
-    """bench_cleanup on every host over SSH; returns {host: killed list}."""
-    out = tmp_path / ("cleanup-%s" % job_id)
+def cleanup_everywhere(fleet, tmp_path, job_ids):
+    """bench_cleanup of each job on every host over SSH, one playbook; returns {job: {host: its result}}."""
+    out = tmp_path / "cleanup"
     out.mkdir()
-    tasks = [{"name": "End what is left of the run", "register": "cleanup", "gpufleet.acceptance.bench_cleanup": {"job_id": job_id, "grace": 2}},
+    tasks = [{"name": "End what is left of the runs", "register": "cleanup", "loop": list(job_ids),
+              "gpufleet.acceptance.bench_cleanup": {"job_id": "{{ item }}", "grace": 2}},
              {"name": "Keep it", "delegate_to": "localhost", "ansible.builtin.copy": {
-                 "content": "{{ cleanup | to_json }}", "dest": str(out) + "/{{ inventory_hostname }}.json", "mode": "0600"}}]
-    proc = ansible_playbook(fleet, tmp_path, tasks, name="cleanup-%s" % job_id)
+                 "content": "{{ cleanup.results | to_json }}", "dest": str(out) + "/{{ inventory_hostname }}.json",
+                 "mode": "0600"}}]
+    proc = ansible_playbook(fleet, tmp_path, tasks, name="cleanup")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return {host: json.loads((out / ("%s.json" % host_name(fleet, host))).read_text()) for host in range(1, HOSTS + 1)}
+    cleaned = {job_id: {} for job_id in job_ids}
+    for host in range(1, HOSTS + 1):
+        for entry in json.loads((out / ("%s.json" % host_name(fleet, host))).read_text()):
+            cleaned[entry["item"]][host] = entry
+    return cleaned
 
 
 def run_watching(argv, job_id, timeout, on_tagged=None):
@@ -180,11 +211,46 @@ def run_watching(argv, job_id, timeout, on_tagged=None):
     return box["result"], seen, time.monotonic() - started
 
 
-def test_hung_rank_is_a_hang_and_nothing_survives(fleet4, tmp_path):
-    job_id = "hang-%s" % uuid.uuid4().hex[:8]
-    timeout = 30.0
-    argv = mpirun_argv(fleet4, [1, 2, 3, 4], 29611, exports=["GPUFLEET_STANDIN_HANG_AFTER_ROWS=1", "GPUFLEET_STANDIN_HANG_RANK=1"])
-    result, seen, elapsed = run_watching(argv, job_id, timeout)
+@pytest.fixture(scope="module", name="fault_runs")
+def fault_runs_fixture(fleet4, tmp_path_factory):
+    """The hung run and the killed run at the same time, then one cleanup and one leftovers sweep for both:
+    ``{hang: {result, seen, elapsed, job}, kill: {result, elapsed, job, victim}, cleaned, leftovers}``."""
+    tmp_path = tmp_path_factory.mktemp("faultruns")
+    hang = {"job": "hang-%s" % uuid.uuid4().hex[:8]}
+    kill = {"job": "kill-%s" % uuid.uuid4().hex[:8], "victim": {}}
+    hosts_of = netns_of_hosts(fleet4)
+
+    def kill_rank_on_host3(tagged):
+        on_hosts = {hosts_of.get(inode): pid for pid, inode in tagged.items()}
+        if kill["victim"] or sorted(host for host in on_hosts if host) != [1, 2, 3, 4]:
+            return
+        time.sleep(1.0)  # let the ring start moving data
+        pid = on_hosts[3]
+        proc = ssh(fleet4, 3, "kill -9 %d" % pid)
+        kill["victim"].update(pid=pid, rc=proc.returncode, stderr=proc.stderr)
+
+    def run_hung():
+        hang_argv = mpirun_argv(fleet4, [1, 2, 3, 4], 29611,
+                                exports=["GPUFLEET_STANDIN_HANG_AFTER_ROWS=1", "GPUFLEET_STANDIN_HANG_RANK=1"])
+        hang["result"], hang["seen"], hang["elapsed"] = run_watching(hang_argv, hang["job"], HANG_TIMEOUT_S)
+
+    hung = threading.Thread(target=run_hung)
+    hung.start()
+    try:
+        kill_args = ["-b", "1M", "-e", "8M", "-f", "2", "-n", "20", "-w", "1", "-d", "int32"]
+        kill_argv = mpirun_argv(fleet4, [1, 2, 3, 4], 29612, args=kill_args)
+        kill["result"], _seen, kill["elapsed"] = run_watching(
+            kill_argv, kill["job"], 90.0, on_tagged=kill_rank_on_host3)
+    finally:
+        hung.join()
+    jobs = [hang["job"], kill["job"]]
+    return {"hang": hang, "kill": kill, "cleaned": cleanup_everywhere(fleet4, tmp_path, jobs),
+            "leftovers": leftovers_via_ssh(fleet4, jobs)}
+
+
+def test_hung_rank_is_a_hang_and_nothing_survives(fleet4, fault_runs):
+    hang = fault_runs["hang"]
+    result, seen, elapsed, timeout = hang["result"], hang["seen"], hang["elapsed"], HANG_TIMEOUT_S
     print("hang: %s (%s) in %.1f s" % (result["outcome"], result["reason"], elapsed))
     assert result["outcome"] == "hang", (result["reason"], result["stdout"][-2000:], result["stderr"][-2000:])
     assert timeout <= result["duration_s"] <= timeout + GRACE + 5
@@ -194,27 +260,14 @@ def test_hung_rank_is_a_hang_and_nothing_survives(fleet4, tmp_path):
     # rank 0 printed the first row (1 MiB) and then waited for rank 1, which stopped after it
     res = parse("nccl", result["stdout"])
     assert [row["size_bytes"] for row in res["rows"]] == [1 << 20]
-    cleaned = cleanup_everywhere(fleet4, tmp_path, job_id)
+    cleaned = fault_runs["cleaned"][hang["job"]]
     assert all(entry["remaining"] == [] for entry in cleaned.values()), cleaned
-    assert leftovers_via_ssh(fleet4, job_id) == {host: [] for host in range(1, HOSTS + 1)}
+    assert fault_runs["leftovers"][hang["job"]] == {host: [] for host in range(1, HOSTS + 1)}
 
 
-def test_rank_killed_mid_run_is_reported_and_nothing_survives(fleet4, tmp_path):
-    job_id = "kill-%s" % uuid.uuid4().hex[:8]
-    hosts_of = netns_of_hosts(fleet4)
-    victim = {}
-
-    def kill_rank_on_host3(tagged):
-        on_hosts = {hosts_of.get(inode): pid for pid, inode in tagged.items()}
-        if victim or sorted(host for host in on_hosts if host) != [1, 2, 3, 4]:
-            return
-        time.sleep(1.0)  # let the ring start moving data
-        pid = on_hosts[3]
-        proc = ssh(fleet4, 3, "kill -9 %d" % pid)
-        victim.update(pid=pid, rc=proc.returncode, stderr=proc.stderr)
-
-    argv = mpirun_argv(fleet4, [1, 2, 3, 4], 29612, args=["-b", "1M", "-e", "8M", "-f", "2", "-n", "20", "-w", "1", "-d", "int32"])
-    result, _seen, elapsed = run_watching(argv, job_id, 90.0, on_tagged=kill_rank_on_host3)
+def test_rank_killed_mid_run_is_reported_and_nothing_survives(fault_runs):
+    kill = fault_runs["kill"]
+    result, victim, elapsed = kill["result"], kill["victim"], kill["elapsed"]
     print("killed rank %s: %s (%s) rc %s in %.1f s" % (victim, result["outcome"], result["reason"], result["rc"], elapsed))
     assert victim and victim["rc"] == 0, victim
     assert result["outcome"] in ("crash", "failed"), (result["outcome"], result["reason"], result["stderr"][-2000:])
@@ -223,9 +276,9 @@ def test_rank_killed_mid_run_is_reported_and_nothing_survives(fleet4, tmp_path):
         # mpirun names the rank (rank 2 runs on host 3) and the signal
         assert re.search(r"rank 2 .*exited on signal 9", result["reason"]), result["reason"]
     assert result["duration_s"] < 90.0
-    cleaned = cleanup_everywhere(fleet4, tmp_path, job_id)
+    cleaned = fault_runs["cleaned"][kill["job"]]
     assert all(entry["remaining"] == [] for entry in cleaned.values()), cleaned
-    assert leftovers_via_ssh(fleet4, job_id) == {host: [] for host in range(1, HOSTS + 1)}
+    assert fault_runs["leftovers"][kill["job"]] == {host: [] for host in range(1, HOSTS + 1)}
 
 
 def test_unreachable_host_is_reported_and_the_others_still_run(fleet4, tmp_path):

@@ -10,11 +10,14 @@ Expected line rate: gpufleet_iperf3_line_rate_gbps 1 (the fleet's links are veth
 the replayed nodes' facts are another machine's), so the floor is 0.9 x 1 = 0.9 Gb/s; unthrottled runs here measured
 2-20 Gb/s even with the machine loaded. The uplink ratio floor is lowered to 0.05 (see run_validate).
 Throttled: `fleet.sh throttle --host N --rate 200mbit` (tbf on both ends of the host's link), so every run with that
-host stays below 0.2 Gb/s. Short runs: -t 2 -O 1 -P 2, one repeat; no
-facts gathered (gpufleet_fact_groups []), only the bench_network checks (gpufleet_check_families); no provision.yml.
-Takes ~65 s (budget 90 s; measured 64 s at load average 3-4): two validate runs of 4 iperf3 rounds each (the
-ring's 2 + the concurrent 2), ~3 s of iperf3 per round; the rest is Ansible over SSH. 80-175 s were measured while
-other jobs loaded this 2-core machine (load average 8-25: each SSH module start then takes seconds).
+host stays below 0.2 Gb/s. Short runs: -t 1 -O 1 -P 2 (the shortest the check judges: without an omitted second it
+drops the first interval, so -O 0 leaves nothing), one repeat; no facts gathered (gpufleet_fact_groups []), only the
+bench_network checks (gpufleet_check_families); no provision.yml. Two validate runs of 4 iperf3 rounds each (the
+ring's 2 + the concurrent 2), ~2 s of iperf3 per round; the rest is Ansible over SSH.
+Load: the floor is the load-sensitive side (an unthrottled veth flow is bound by the CPU it gets). With two CPU hogs
+beside the file (`yes > /dev/null` x 2, load 6-7 on 2 cores shared with other jobs), two runs: unthrottled runs
+3.2-11.2 Gb/s (floor 0.9), throttled runs 0.07-0.10 Gb/s (bound 0.25); 80-85 s. Alone on the shared cores (load 3-4):
+~50 s.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ def run_validate(fleet, label):
         "gpufleet_results_dir": run_dir,
         "gpufleet_benchmarks": ["iperf3", "iperf3_concurrent"],
         "gpufleet_benchmark_repeats": 1,
-        "gpufleet_iperf3_seconds": 2,
+        "gpufleet_iperf3_seconds": 1,
         "gpufleet_iperf3_omit": 1,
         "gpufleet_iperf3_streams": 2,
         "gpufleet_iperf3_line_rate_gbps": 1,

@@ -4,6 +4,15 @@
 """The SSH fleet for real: namespaces, sshd per host, tc on a link, real iperf3, ansible over SSH.
 
 Bounded: iperf3 runs 1 s omitted + 3 s measured per pair, a handful of pairs.
+
+Load: a shaped rate is asserted with the tolerance iperf3 itself needs (TCP/IP/Ethernet headers), so the rate must be
+one the sender reaches whatever else runs. At 1 Gbit/s one run beside `make sanity` measured 0.80 Gbit/s (the CPU,
+not the link, was the limit). At the rates used now, with two CPU hogs (`yes > /dev/null`) and other pytest files
+beside (load 5-10), four runs measured: the 500 Mbit/s control links 0.468-0.478 Gbit/s (0.94-0.96 of the rate), the
+200 Mbit/s throttled host 0.190-0.192 Gbit/s both ways (0.95-0.96), the unthrottled pair 2.5-11.9 Gbit/s.
+
+Processes: `down` ends the fleet's processes and waits until they have died; a dead process that its parent (or init,
+for a killed `up`) has not reaped yet is a zombie, which holds nothing, so the tests check for running processes.
 """
 
 from __future__ import annotations
@@ -21,7 +30,9 @@ import pytest
 from conftest import FLEET_SH, REPO_ROOT, fleet_id, fleet_sh, leftovers  # pylint: disable=import-error
 import iperf_pairs  # pylint: disable=import-error
 
-RATE_BPS = 1e9  # the tc rate of the throttled host: 1gbit
+# the tc rate of the throttled host: well under what iperf3 moves over a veth with both cores busy (at 1gbit, one run
+# beside `make sanity` measured 0.80 Gbit/s: the sender, not the link, was the limit)
+RATE_BPS = 200e6
 SECONDS = 3
 
 
@@ -81,9 +92,10 @@ def _measure_alike(state, pairs):
     return rates
 
 
-# The fleet's line rate in the control run, every link alike: below what the shared cores sustain while the other
-# pytest worker runs a playbook beside it (2.5 Gbit/s medians came out at 1.8-1.9 Gbit/s that way).
-NOMINAL_BPS = 1.5e9
+# The fleet's line rate in the control run, every link alike: far below what the shared cores sustain while other
+# work loads them (2.5 Gbit/s medians came out at 1.8-1.9 Gbit/s beside one playbook; with two CPU hogs and two
+# other pytest workers beside, 500 Mbit/s still holds: see the module docstring).
+NOMINAL_BPS = 500e6
 
 
 def test_unthrottled_control_run_every_pair_alike(fleet):
@@ -112,9 +124,9 @@ def test_throttled_random_host_measures_the_tc_rate(fleet):
     seed = int(time.time() * 1000) % 100000
     throttled = random.Random(seed).randint(1, fleet["hosts"])
     others = [h for h in range(1, fleet["hosts"] + 1) if h != throttled]
-    print("seed %d: throttled host %d at 1gbit" % (seed, throttled))
+    print("seed %d: throttled host %d at %d Mbit/s" % (seed, throttled, RATE_BPS / 1e6))
     sys.stderr.write("sshfleet: seed %d, throttled host %d\n" % (seed, throttled))
-    fleet_sh("throttle", "--state", fleet["state"], "--host", str(throttled), "--rate", "1gbit")
+    fleet_sh("throttle", "--state", fleet["state"], "--host", str(throttled), "--rate", "%dmbit" % (RATE_BPS / 1e6))
     try:
         into = iperf_pairs.measure(fleet["state"], others[0], throttled, SECONDS)["received_bps"]
         out_of = iperf_pairs.measure(fleet["state"], throttled, others[1], SECONDS)["received_bps"]
@@ -122,7 +134,7 @@ def test_throttled_random_host_measures_the_tc_rate(fleet):
     finally:
         fleet_sh("unthrottle", "--state", fleet["state"], "--host", str(throttled))
     print("into h%d %.3f, out of h%d %.3f, h%d->h%d %.3f Gbit/s" % (throttled, into / 1e9, throttled, out_of / 1e9, others[0], others[1], free / 1e9))
-    # goodput under a 1gbit tbf: TCP/IP/Ethernet headers take ~4-5 %
+    # goodput under a tbf: TCP/IP/Ethernet headers take ~4-5 %
     assert 0.85 * RATE_BPS <= into <= 1.0 * RATE_BPS
     assert 0.85 * RATE_BPS <= out_of <= 1.0 * RATE_BPS
     # the link between the two other hosts is not throttled
@@ -171,6 +183,16 @@ def test_ansible_playbook_over_ssh_reaches_each_host(fleet, tmp_path):
         assert "all 28 pairs NV12" in proc.stdout
 
 
+def running(pid):
+    """Whether process ``pid`` still runs: it exists and is no zombie (state Z/X in /proc/PID/stat)."""
+    try:
+        with open("/proc/%s/stat" % pid, "r", encoding="utf-8", errors="replace") as handle:
+            state = handle.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 def test_down_removes_everything_and_is_idempotent(requirements, tmp_path):  # pylint: disable=unused-argument
     state = str(tmp_path / "fleet")
     fleet_sh("up", "--hosts", "2", "--state", state)
@@ -187,7 +209,7 @@ def test_down_removes_everything_and_is_idempotent(requirements, tmp_path):  # p
     assert leftovers(number, state) != []
     fleet_sh("down", "--state", state)
     assert leftovers(number, state) == []
-    assert not os.path.exists("/proc/%d" % server)
+    assert not running(server)
     second = fleet_sh("down", "--state", state)
     assert "nothing to tear down" in second.stderr
 
@@ -246,7 +268,8 @@ def test_down_after_killed_up(requirements, tmp_path):  # pylint: disable=unused
     assert leftovers(number, state) != []
     fleet_sh("down", "--state", state)
     assert leftovers(number, state) == []
-    assert not any(os.path.exists("/proc/%s" % pid) for pid in pids)
+    # `down` returns once they died; a zombie (dead, its reaping left to init once `up` was killed) runs nothing
+    assert [pid for pid in pids if running(pid)] == []
 
 
 @pytest.mark.parametrize("args, message", [

@@ -51,11 +51,13 @@ What is simulated, and why (each a property of the node, not a setting of the pr
   healthy pair measures the link's rate. The claim's 1 Gb/s frontend gives iperf3's floor (0.9 Gb/s); the shaped link
   carries about 1.4 Gb/s of TCP.
 
-The scenario: a control run (nothing throttled) must reject no host for the all-reduce or network benchmarks; then one
-host chosen at random (the seed is printed) is throttled to RATE (200 Mbit/s, 7.5 times below the others: a 100G
-port that came up at 10G is 10 times below) with tc (fleet.sh throttle) and must be named
-by the pair search (benchmarks.pair_search, "slow node") and by the iperf3 check (bench_network.iperf3), and no other
-host. Facts may be INCOMPLETE on these CPU-only hosts (no ibstat, no NCCL library): only the benchmark checks are
+The scenario, one validate run: one host chosen at random (the seed is printed) is throttled to RATE (500 Mbit/s, 3
+times below the others' 1.5 Gb/s: a 400G port that came up at 100G is 4 times below) with tc (fleet.sh throttle) and
+must be named by the pair search (benchmarks.pair_search, "slow node") and by the iperf3 check (bench_network.iperf3),
+and no other host: the three healthy hosts are the control, each passing every benchmark check while the faulty one
+sits in the same rounds (a separate unthrottled run proved nothing more and cost 85-119 s). Every host, the throttled
+one included, ran the level's benchmarks with the provisioned binary, and its single-node all-reduce (no link crossed)
+passes. Facts may be INCOMPLETE on these CPU-only hosts (no ibstat, no NCCL library): only the benchmark checks are
 asserted, by id.
 
 Time: the shipped iperf3 run is 60 s, 3 repeats, 2 rounds of the ring: 6 min per validate run, alone over the budget
@@ -92,7 +94,7 @@ NCCL_TESTS_VERSION = "2.17.1"
 GPUBENCH_VERSION = "1.0"
 # every host's NIC (see the module docstring), and the throttled host's
 NIC_RATE = "1500mbit"
-RATE = "200mbit"
+RATE = "500mbit"
 IPERF3_SECONDS = 3
 # inventory variables a user's own inventory sets, taken from the one fleet.sh writes (its tool paths and roots are not)
 USER_VARS = ("ansible_host", "ansible_user", "ansible_ssh_private_key_file", "ansible_ssh_common_args", "ansible_control_path_dir",
@@ -289,15 +291,20 @@ def test_shipped_defaults_name_the_throttled_host(fleet):
                                 "provision")
     assert rc == 0, text[-8000:]
 
-    control, _times = validate(fleet, "control")
-    runs, rounds = pair_rounds(control)
-    print("control: pair rounds %d: %s" % (rounds, runs))
-    print(describe(control, BENCH_CHECKS))
+    seed = random.randrange(1 << 30)
+    victim = random.Random(seed).randrange(1, HOSTS + 1)
+    bad = fleet["names"][victim - 1]
+    print("seed %d: throttling host %d (%s) to %s" % (seed, victim, bad, RATE))
+    fleet_sh("throttle", "--state", fleet["state"], "--host", str(victim), "--rate", RATE)
+    throttled, _times = validate(fleet, "throttled")
+    runs, rounds = pair_rounds(throttled)
+    print("throttled: pair rounds %d: %s" % (rounds, runs))
+    print(describe(throttled, BENCH_CHECKS))
     # a pair run is recorded once, in the record of the host that started it: every host is in some pair
-    paired = {host for record in control.values() for bench in record["benchmarks"] if bench["kind"] == "allreduce_pair"
+    paired = {host for record in throttled.values() for bench in record["benchmarks"] if bench["kind"] == "allreduce_pair"
               for host in bench["hosts"]}
     assert sorted(paired) == fleet["names"], paired
-    for host, record in control.items():
+    for host, record in throttled.items():
         kinds = {bench["kind"] for bench in record["benchmarks"]}
         # the level's benchmarks ran with the provisioned binary (no missing_binary, no launcher_error)
         assert {"allreduce_single", "iperf3"} <= kinds, (host, kinds)
@@ -309,20 +316,13 @@ def test_shipped_defaults_name_the_throttled_host(fleet):
         compute = [bench for bench in record["benchmarks"] if bench["kind"] == "gpu_compute"]
         assert len(compute) == 1 and compute[0]["command"][0] == "/opt/gpufleet/gpubench-%s/bin/gpubench" % GPUBENCH_VERSION, compute
         assert compute[0]["outcome"] != "missing_binary" and "no CUDA device" in (compute[0]["reason"] or ""), compute[0]
+    # the healthy hosts are the control: no benchmark check fails them; the single-node run crosses no link, so it
+    # passes on the throttled host too
     for check_id in BENCH_CHECKS:
-        for host, items in checks(control, check_id).items():
+        for host, items in checks(throttled, check_id).items():
             assert items, (host, check_id)
-            assert all(item["status"] != "fail" for item in items), (host, items)
-
-    seed = random.randrange(1 << 30)
-    victim = random.Random(seed).randrange(1, HOSTS + 1)
-    bad = fleet["names"][victim - 1]
-    print("seed %d: throttling host %d (%s) to %s" % (seed, victim, bad, RATE))
-    fleet_sh("throttle", "--state", fleet["state"], "--host", str(victim), "--rate", RATE)
-    throttled, _times = validate(fleet, "throttled")
-    runs, rounds = pair_rounds(throttled)
-    print("throttled: pair rounds %d: %s" % (rounds, runs))
-    print(describe(throttled, BENCH_CHECKS))
+            if host != bad or check_id == "benchmarks.allreduce_single":
+                assert all(item["status"] != "fail" for item in items), (host, items)
     for host, items in checks(throttled, "benchmarks.pair_search").items():
         if host == bad:
             assert [item["status"] for item in items] == ["fail"], (host, items)

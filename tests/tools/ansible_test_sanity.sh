@@ -19,7 +19,9 @@ work="$(mktemp -d /tmp/gpufleet-sanity.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 tree="$work/ansible_collections/gpufleet/acceptance"
 mkdir -p "$tree"
+# a file deleted in the work tree but still in the index is no part of the copy
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard | grep -zv '^collections/' \
+    | while IFS= read -r -d '' path; do if [[ -e $path || -L $path ]]; then printf '%s\0' "$path"; fi; done \
     | xargs -0 cp --parents -t "$tree")
 cd "$tree"
 git init -q && git add -A

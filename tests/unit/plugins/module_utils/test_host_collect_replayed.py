@@ -1,10 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""host_facts end to end: ansible-playbook on localhost against replayed nodes.
+"""host_facts' collection and fact building, in-process, against replayed nodes (tests/replay/nodes/host-*.yml).
 
-Tools replay the recordings named in each node file; /sys and /proc are the synthetic trees of
-tests/fixtures/sysfs/ rendered into tmp (their READMEs name the recording behind each value).
+Each test does what one host_facts task does, without Ansible: the module's ``run(params)``
+(plugins/module_utils/host_collect.py, the module's argument defaults applied) with the node's replay
+wrappers as tools and a synthetic tree of tests/fixtures/sysfs/ as /sys and /proc (rendered into tmp;
+their READMEs name the recording behind each value), then what the action plugin does with it
+(gpufleet/facts/action.py: ``gpufleet.facts.host.build_facts`` on a RawReader named after the host, a
+FactError becoming ``failed``). tests/playbooks/test_node_facts.py runs the module through ansible-playbook
+(arguments, facts in hostvars, check mode, failures as the play sees them).
+
 Expected values are read by hand from those files.
 """
 
@@ -13,54 +19,50 @@ from __future__ import annotations
 import os
 import sys
 
-REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+import pytest
+
+from ansible_collections.gpufleet.acceptance.plugins.module_utils import host_collect
+from gpufleet.facts import host as host_facts
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "replay"))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "unit", "doubles"))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs"))
 
+import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from fact_task import fact_task  # noqa: E402  pylint: disable=import-error,wrong-import-position
 import render_tree  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
-HOST_TASKS = [
-    {
-        "name": "Gather host preconditions",
-        "gpufleet.acceptance.host_facts": {
-            "sysfs_root": "{{ host_root }}/sys",
-            "procfs_root": "{{ host_root }}/proc",
-            "lspci_path": "{{ replay_bin }}/lspci",
-            "journalctl_path": "{{ replay_bin }}/journalctl",
-            "dmesg_path": "{{ replay_bin }}/dmesg",
-            "ofed_info_path": "{{ replay_bin }}/ofed_info",
-            "mpirun_path": "{{ replay_bin }}/mpirun",
-            "ldconfig_path": "{{ replay_bin }}/ldconfig",
-            "nccl_include_dirs": ["{{ host_root }}/usr/include"],
-        },
-        "register": "gathered",
-        "ignore_errors": True,
-    },
-    {
-        "name": "Keep what the test reads",
-        "ansible.builtin.set_fact": {
-            "dumped": {"result": "{{ gathered }}", "host": "{{ gpufleet_host | default(None) }}"},
-        },
-    },
-]
+
+@pytest.fixture(name="gathered")
+def gathered_fixture(tmp_path):
+    """``gathered(host, node file, tree)``: the host_facts result on that replayed node.
+
+    ``tree`` names the synthetic tree of tests/fixtures/sysfs/ whose sys/, proc/ and usr/include are the node's;
+    None gives an empty directory (a node whose /sys and /proc show nothing).
+    """
+
+    def _gather(host, node, tree):
+        node_path = os.path.join(REPO_ROOT, "tests", "replay", "nodes", node)
+        layout = build_fleet.build_node(node_path, str(tmp_path / "fleet"))
+        if tree is None:
+            root = str(tmp_path / "empty-root")
+            os.makedirs(root)
+        else:
+            root = render_tree.render(os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs", tree), str(tmp_path / tree))
+        module_args = {"sysfs_root": root + "/sys", "procfs_root": root + "/proc",
+                       "nccl_include_dirs": [root + "/usr/include"]}
+        for tool in ("lspci", "journalctl", "dmesg", "ofed_info", "mpirun", "ldconfig"):
+            module_args[tool + "_path"] = os.path.join(layout["bin_dir"], tool)
+        return fact_task(host, host_collect, host_facts.build_facts, module_args)
+
+    return _gather
 
 
-def _root(tmp_path, tree=None):
-    """A rendered synthetic tree, or an empty directory (a node whose /sys and /proc show nothing)."""
-    if tree is None:
-        empty = tmp_path / "empty-root"
-        empty.mkdir(exist_ok=True)
-        return str(empty)
-    return render_tree.render(os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs", tree), str(tmp_path / tree))
-
-
-def _hgx(tmp_path, node_file):
-    return {"hgx": {"node_file": node_file("host-hgx-h100-xe9680.yml"), "vars": {"host_root": _root(tmp_path, "host-hgx-h100-xe9680")}}}
-
-
-def test_hgx_h100_composite_node(playbook, node_file, tmp_path):
-    run = playbook(_hgx(tmp_path, node_file), HOST_TASKS)
-    assert run.rc == 0, run.stdout + run.stderr
-    host = run.results["hgx"]["host"]
+def test_hgx_h100_composite_node(gathered):
+    result = gathered("hgx", "host-hgx-h100-xe9680.yml", "host-hgx-h100-xe9680")
+    assert not result.get("failed"), result.get("msg")
+    host = result["ansible_facts"]["gpufleet_host"]
     # proc/sys/kernel/osrelease (value of the XE9680 dmesg -T recording)
     assert host["kernel"]["release"] == "5.15.0-112-generic"
     # the open-module banner of the nvsentinel recording
@@ -102,14 +104,13 @@ def test_hgx_h100_composite_node(playbook, node_file, tmp_path):
         "xid: critical 48 x1, 63 x1, 94 x9",
         "nvidia-peermem errors in the kernel log: 30",
     ]
-    assert run.results["hgx"]["result"]["raw"]["lspci"]["rc"] == 0
+    assert result["raw"]["lspci"]["rc"] == 0
 
 
-def test_journal_node_with_nothing_else_reports_unknowns(playbook, node_file, tmp_path):
-    hosts = {"k8s": {"node_file": node_file("host-k8s-journal-peermem.yml"), "vars": {"host_root": _root(tmp_path)}}}
-    run = playbook(hosts, HOST_TASKS)
-    assert run.rc == 0, run.stdout + run.stderr
-    host = run.results["k8s"]["host"]
+def test_journal_node_with_nothing_else_reports_unknowns(gathered):
+    result = gathered("k8s", "host-k8s-journal-peermem.yml", None)
+    assert not result.get("failed"), result.get("msg")
+    host = result["ansible_facts"]["gpufleet_host"]
     # journalctl recording: 14 nvidia-peermem errors, no Xid
     assert host["xid"]["source"] == "journalctl"
     assert host["xid"]["counts"] == {}
@@ -125,11 +126,10 @@ def test_journal_node_with_nothing_else_reports_unknowns(playbook, node_file, tm
     assert any(line.startswith("GPUDirect RDMA unknown: loaded modules unknown: ") for line in host["summary"])
 
 
-def test_no_kernel_log_tool_is_unreadable_not_clean(playbook, node_file, tmp_path):
-    hosts = {"bare": {"node_file": node_file("host-bare-no-tools.yml"), "vars": {"host_root": _root(tmp_path, "host-hgx-h100-xe9680")}}}
-    run = playbook(hosts, HOST_TASKS)
-    assert run.rc == 0, run.stdout + run.stderr
-    host = run.results["bare"]["host"]
+def test_no_kernel_log_tool_is_unreadable_not_clean(gathered):
+    result = gathered("bare", "host-bare-no-tools.yml", "host-hgx-h100-xe9680")
+    assert not result.get("failed"), result.get("msg")
+    host = result["ansible_facts"]["gpufleet_host"]
     xid = host["xid"]
     assert xid["state"] == "unreadable"
     assert xid["counts"] == {}
@@ -143,18 +143,10 @@ def test_no_kernel_log_tool_is_unreadable_not_clean(playbook, node_file, tmp_pat
     assert len(host["endpoints"]) == 20
 
 
-def test_damaged_proc_modules_fails_naming_host_file_and_line(playbook, node_file, tmp_path):
-    hosts = {"node7": {"node_file": node_file("host-bare-no-tools.yml"), "vars": {"host_root": _root(tmp_path, "host-damaged-proc-modules")}}}
-    run = playbook(hosts, HOST_TASKS)
-    result = run.results["node7"]["result"]
+def test_damaged_proc_modules_fails_naming_host_file_and_line(gathered):
+    result = gathered("node7", "host-bare-no-tools.yml", "host-damaged-proc-modules")
     assert result["failed"] is True
     assert result["msg"].startswith("node7: cannot read `")
     assert "/proc/modules` output: line 3: " in result["msg"]
-    assert "Traceback" not in run.stdout
-
-
-def test_check_mode_gathers_the_same(playbook, node_file, tmp_path):
-    run = playbook(_hgx(tmp_path, node_file), HOST_TASKS, extra_args=("--check",))
-    assert run.rc == 0, run.stdout + run.stderr
-    assert run.results["hgx"]["host"]["xid"]["counts"]["94"] == 9
-    assert run.results["hgx"]["host"]["acs"]["state"] == "disabled"
+    # a FactError's one-line message, not a traceback (anything else a builder raised would fail this test)
+    assert "Traceback" not in result["msg"]
