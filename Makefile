@@ -35,12 +35,12 @@ demo: venv
 # beside `static`.
 UNIT_WORKERS ?= 3
 unit: venv
-	$(BIN)/pytest -q -n $(UNIT_WORKERS) --dist loadfile -m "not shipped_defaults"
+	$(BIN)/pytest -q -n $(UNIT_WORKERS) --dist loadfile -m "not shipped_defaults" --durations=15
 
 # The end-to-end run with the shipped defaults (root, SSH fleet): provision.yml builds nccl-tests from a source
-# archive, then validate_cluster.yml at level standard with nothing overridden, a control run and a run with one host
-# throttled (tests/sshfleet/test_shipped_defaults.py). Alone, after `unit`: it times links, so it runs when nothing
-# else loads this machine (about 6 minutes); -rP prints its rounds, the named host and each phase's wall time.
+# archive, then validate_cluster.yml at level standard with nothing overridden, one host throttled and the others the
+# control (tests/sshfleet/test_shipped_defaults.py). Alone, after `unit`: it times links, so it runs when nothing else
+# loads this machine (about 4 minutes); -rP prints its rounds, the named host and each phase's wall time.
 shipped-defaults: venv
 	$(BIN)/pytest -q -p no:xdist -rP -m shipped_defaults tests/sshfleet/test_shipped_defaults.py
 
@@ -77,18 +77,18 @@ system-packages:
 install-check: venv
 	PYTHON=$(PYTHON) tests/install/check_install.sh
 
-# The static checks and the install check, one after the other (each is mostly one process on one core).
+# The static checks, the install check and the Molecule scenarios, one after the other (each is mostly one process on
+# one core, or waits on SSH).
 static: venv
-	$(MAKE) --no-print-directory -j1 imports lint sanity install-check
+	$(MAKE) --no-print-directory -j1 imports lint sanity install-check molecule molecule-provision
 
-# `make test`: the pytest suite and the static checks side by side (each part's output printed whole when it ends),
-# then the end-to-end run and the Molecule scenarios, each alone on the machine. Each part's wall time is printed
-# (timings: lines), so a slow part is seen in CI's log.
+# `make test`: the pytest suite beside `static` (each part's output printed whole when it ends), then the end-to-end
+# run alone on the machine. Molecule runs in `static`: its scenarios assert files, exit codes and what a parser read,
+# never a rate or a duration. Each part's wall time is printed (timings: lines), so a slow part is seen in CI's log.
 TIMED = tests/tools/timed.sh
 test: system-packages
 	$(TIMED) "unit+static" $(MAKE) --no-print-directory -j2 --output-sync=target unit-timed static-timed
 	$(TIMED) shipped-defaults $(MAKE) --no-print-directory shipped-defaults
-	$(TIMED) molecule $(MAKE) --no-print-directory molecule molecule-provision
 
 unit-timed: venv
 	$(TIMED) unit $(MAKE) --no-print-directory unit
