@@ -34,7 +34,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import shlex
 import socket
 import subprocess
@@ -43,6 +42,9 @@ import sys
 import pytest
 from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from ansible_output import failures  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 ROLE = os.path.join(REPO_ROOT, "roles", "mpi_fabric")
@@ -123,14 +125,6 @@ def agent(site, name):
 def read(path):
     with open(path, "r", encoding="utf-8") as handle:
         return handle.read()
-
-
-def failures(stdout):
-    """``{host: msg}`` of the ``fatal: [host]: FAILED! => {...}`` lines (one JSON object a line)."""
-    found = {}
-    for name, result in re.findall(r"^fatal: \[([^\]]+)\]: FAILED! => (\{.*\})$", stdout, re.M):
-        found[name] = " ".join(json.loads(result).get("msg", "").split())
-    return found
 
 
 def snapshot(root):

@@ -38,6 +38,9 @@ from ansible_collections.gpufleet.acceptance.plugins.module_utils.gpu_collect im
 from gpufleet.facts.gpu import build_facts
 from gpufleet.facts.raw import RawReader
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from ansible_output import failures  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "replay"))
 
@@ -156,14 +159,6 @@ def changed_tasks(stdout):
         hit = re.match(r"^changed: \[([^\]]+)\]", line)
         if hit and task != "Dump what the test reads":
             found.append((task, hit.group(1)))
-    return found
-
-
-def failures(stdout):
-    """``{host: msg}`` of the ``fatal: [host]: FAILED! => {...}`` lines (one JSON object a line)."""
-    found = {}
-    for name, result in re.findall(r"^fatal: \[([^\]]+)\]: FAILED! => (\{.*\})$", stdout, re.M):
-        found[name] = " ".join(json.loads(result).get("msg", "").split())
     return found
 
 
