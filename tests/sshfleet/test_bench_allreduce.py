@@ -15,15 +15,15 @@ points at a two-line wrapper this test writes (the fleet's python running the st
 values come from the inputs: which hosts or link this test throttles with tc, chosen from a printed
 random seed (also the search's seed, gpufleet_pair_search_seed, so a failing plan can be replayed).
 
-Scenarios, three validate runs in all: (1) control, nothing throttled (multi-node all-reduce + adaptive
-search, 6 hosts): nobody accused, the multi-node ring's busbw is the reference for (2); (2) two random
-hosts throttled (multi-node + adaptive search, 6 hosts): both named as slow nodes, each by two cleared
-partners, no other host accused, and the multi-node ring, which crosses the throttled links, bound by
-their rate; (3) the link between one random pair throttled (fleet.sh throttle --peer), named as that
-link by the round-robin mode, neither end convicted (4 hosts, --limit: the round robin measures
-every pair, 3 rounds of 2 here instead of 5 of 3). One throttled host alone is (2) with k = 1: the
-inference is per node (a node with no fast pair and two cleared accusers), so two victims prove it for
-each, and in the harder case where some of a victim's partners are bad too.
+Scenarios, two validate runs in all: (1) two random hosts throttled (multi-node all-reduce + adaptive search, 6
+hosts): both named as slow nodes, each by two cleared partners, no other host accused, and the multi-node ring, which
+crosses the throttled links, bound by their rate; the four healthy hosts are the control: each passes the pair search
+while the faulty ones sit in the same rounds, and their pairs, measured in the same run, are far above the bound the ring
+is held to (a separate unthrottled run proved nothing more, and cost a 6-host validate run); (2) the link between one
+random pair throttled (fleet.sh throttle --peer), named as that link by the round-robin mode, neither end convicted (4
+hosts, --limit: the round robin measures every pair, 3 rounds of 2 here instead of 5 of 3). One throttled host alone is
+(1) with k = 1: the inference is per node (a node with no fast pair and two cleared accusers), so two victims prove it
+for each, and in the harder case where some of a victim's partners are bad too.
 
 Why tolerance 0.9 (gpufleet_pair_search_tolerance: slow = 10x below the median of the best pairs) and not
 the product's 0.25: on this 2-core machine the stand-in is CPU-bound, not link-bound, and other jobs share
@@ -49,7 +49,7 @@ in a row, which these figures are far from.
 
 Bounded: one size (256K int32: a throttled pair's run moves 9 x 256 KiB through 3.1 MB/s, under a second), -n 2
 -w 1, one run per pair, one provision for all scenarios (about half of the file's time: 6 hosts x ~45 module
-runs). ~3 min here with the 2 cores shared (load 5); 3.6-5 min with two CPU hogs beside it.
+runs). 98 s alone here (157 CPU-s of the 2 cores, the fleet's sshd sessions included).
 """
 
 from __future__ import annotations
@@ -240,36 +240,12 @@ def summary(records):
     return items[0]["message"].split("search: ")[-1]
 
 
-@pytest.fixture(scope="module", name="control")
-def control_fixture(fleet):
-    """(1) The control run, nothing throttled: ``{seed, records}``; its multi-node busbw is (2)'s reference."""
-    seed = random.randrange(1 << 30)
-    records = host_records(run_validate(fleet, "control", ["allreduce_multi", "allreduce_pairs"], seed))
-    return {"seed": seed, "records": records}
-
-
 def first_two_rounds_are_matchings(rounds):
     """Rounds 1 and 2 of the adaptive search: two random perfect matchings of the 6 hosts, no pair in both."""
     return len(rounds[0]) == 3 and len(rounds[1]) == 3 and not set(rounds[0]) & set(rounds[1])
 
 
-def test_control_run_accuses_nobody(fleet, control):
-    names = [name_of(fleet, host) for host in range(1, HOSTS + 1)]
-    seed, records = control["seed"], control["records"]
-    assert sorted(records) == names
-    runs = pair_runs(records)
-    print("seed %d, control pairs: %s" % (seed, describe(runs)))
-    rounds = check_schedule(runs, "adaptive", seed, names)
-    # a clean fleet: two random matchings of 3 disjoint pairs, more only if a pair dipped and was re-measured
-    assert first_two_rounds_are_matchings(rounds), rounds
-    print("control: %s; multi-node busbw %.3f GB/s" % (summary(records), multi_busbw(records)))
-    assert_named(records)
-    for check_id in ("benchmarks.allreduce_multi", "benchmarks.allreduce_wrong"):
-        for host, items in checks_of(records, check_id).items():
-            assert all(item["status"] != "fail" for item in items), (host, items)
-
-
-def test_two_throttled_hosts_named_and_the_ring_bound(fleet, control):
+def test_two_throttled_hosts_named_and_the_ring_bound(fleet):
     names = [name_of(fleet, host) for host in range(1, HOSTS + 1)]
     seed = random.randrange(1 << 30)
     victims = sorted(random.Random(seed).sample(range(1, HOSTS + 1), 2))
@@ -298,10 +274,18 @@ def test_two_throttled_hosts_named_and_the_ring_bound(fleet, control):
     print("two throttled: %s" % summary(records))
     assert_named(records, bad_nodes=bad)
     assert "2 bad node(s) and 0 bad link(s) named in %d round(s) (adaptive)" % len(rounds) in summary(records)
-    low_multi, control_multi = multi_busbw(records), multi_busbw(control["records"])
-    print("throttled multi-node busbw %.3f GB/s (control %.3f)" % (low_multi, control_multi))
+    # the control: every pair of two healthy hosts, measured in the same rounds, is far above the throttled bound
+    healthy = [value for _rnd, pair, value, _group in runs if not set(pair) & set(bad)]
+    assert healthy and min(healthy) > THROTTLED_MAX, runs
+    low_multi = multi_busbw(records)
+    print("throttled multi-node busbw %.3f GB/s (healthy pairs %.3f-%.3f)" % (low_multi, min(healthy), max(healthy)))
     # the ring over all hosts crosses the throttled hosts' links: busbw is bound by their rate
-    assert low_multi <= THROTTLED_MAX < control_multi
+    assert low_multi <= THROTTLED_MAX
+    # slow links slow the ring; they neither make its sums wrong nor fail a check that has no floor here (the ring falls
+    # back to NET/Socket on these RDMA-less hosts, which is a warning, not a verdict on the throttled hosts)
+    for check_id in ("benchmarks.allreduce_multi", "benchmarks.allreduce_wrong"):
+        for host, items in checks_of(records, check_id).items():
+            assert items and all(item["status"] != "fail" for item in items), (host, items)
 
 
 def test_throttled_link_named_by_round_robin(fleet):

@@ -39,7 +39,7 @@ What is simulated, and why (each a property of the node, not a setting of the pr
   (nccl-tests-2.17.1/) and its Makefile builds build/all_reduce_perf where the real one does: a wrapper that runs the
   CPU stand-in (tests/standin/all_reduce_perf_standin.py, copied into the archive) with the node's python3 and passes
   every argument through. Two properties of the simulated node live in that wrapper: the simulated GPU memory
-  (GPUFLEET_STANDIN_DEVICE_MEMORY 2096M, so nccl-tests' own rule reduces the shipped 16G size to 16 MiB, as the real
+  (GPUFLEET_STANDIN_DEVICE_MEMORY 2072M, so nccl-tests' own rule reduces the shipped 16G size to 8 MiB, as the real
   tool does on a small GPU: the Python stand-in could not move 16 GiB), and MPI's part of nccl-tests (rank 0's
   control address) taken from what Open MPI gives every rank (mpirun's address in OMPI_MCA_orte_hnp_uri, a port from
   the job id), where the stand-in otherwise needs GPUFLEET_STANDIN_BOOTSTRAP.
@@ -119,8 +119,8 @@ build/all_reduce_perf: all_reduce_perf.sh all_reduce_perf_standin.py
 WRAPPER = r"""#!/bin/sh
 # TEST DOUBLE of nccl-tests' all_reduce_perf (tests/sshfleet/test_shipped_defaults.py): the CPU stand-in, run with
 # the node's python3, every argument passed through.
-# The simulated GPU's memory: nccl-tests sizes its buffers from it ("Reducing maxBytes"): 2096M holds 16 MiB x 3.
-: "${GPUFLEET_STANDIN_DEVICE_MEMORY:=2096M}"
+# The simulated GPU's memory: nccl-tests sizes its buffers from it ("Reducing maxBytes"): 2072M holds 8 MiB x 3.
+: "${GPUFLEET_STANDIN_DEVICE_MEMORY:=2072M}"
 export GPUFLEET_STANDIN_DEVICE_MEMORY
 # MPI's part of nccl-tests: rank 0 (on mpirun's host) listens at mpirun's address, a port from the job id.
 if [ -z "${GPUFLEET_STANDIN_BOOTSTRAP:-}" ] && [ -n "${OMPI_MCA_orte_hnp_uri:-}" ]; then
