@@ -20,6 +20,7 @@ import sys
 
 from gpufleet.cli import bundle
 from gpufleet.cli import demo
+from gpufleet.cli import estimate
 from gpufleet.cli import report
 from gpufleet.cli import validate
 from gpufleet.cli.common import add_output_arguments, json_output, print_json
@@ -72,7 +73,7 @@ def build_parser():
     parse_cmd.add_argument("--compact", action="store_true", help="print JSON on one line")
     add_output_arguments(parse_cmd, "\"mappings[?state=='Up'].netdev\" (ibdev2netdev)", table=False)
     parse_cmd.set_defaults(func=_cmd_parse)
-    for module in (validate, report, bundle, demo):
+    for module in (validate, report, bundle, demo, estimate):
         module.add_parser(commands)
     return parser
 
