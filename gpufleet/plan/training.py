@@ -31,8 +31,8 @@ the GPU's memory less :data:`MEMORY_RESERVE`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import Dict, Iterator, List, Optional, Tuple
 
 RECOMPUTE = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
@@ -190,7 +190,6 @@ class Estimate:
     gpu_hours: Optional[float] = None
     cost: Optional[float] = None
     nodes_needed: Optional[int] = None
-    notes: List[str] = field(default_factory=list)
 
 
 # -- FLOPs ----------------------------------------------------------------------------------------------------
@@ -422,9 +421,3 @@ def check_job(job: Job) -> None:
 def comm_share(times: StepTime) -> float:
     """The share of the step spent in exposed communication (tensor-parallel and data-parallel)."""
     return (times.tp_comm + times.dp_comm) / times.total if times.total else 0.0
-
-
-def pick(sequence: Sequence[Estimate]) -> Optional[Estimate]:
-    """The cheapest feasible estimate of several (None when none is feasible)."""
-    feasible = [item for item in sequence if item.feasible and item.cost is not None]
-    return min(feasible, key=lambda item: item.cost or 0.0) if feasible else None
