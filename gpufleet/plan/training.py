@@ -62,7 +62,8 @@ class Calibration:
 
 
 # Fitted on five runs of Narayanan et al. 2021, Table 1 (docs/baselines.md 14; tests/unit/gpufleet/plan/
-# test_training_published.py predicts the others and prints the error).
+# test_training_published.py predicts the others and prints the error, test_training_published_h100.py the H100 runs
+# of the Megatron-LM README and Llama 3, without refitting).
 CALIBRATION = Calibration(
     eta_max=0.64,
     w_half=3.0,
@@ -132,6 +133,9 @@ class Job:
     tokens: float
     precision: str = "bf16"
     grad_reduce_bytes: int = 4
+    # False: separate input embedding and output (logit) matrices, both counted in ``parameters`` (Llama; GPT with
+    # Megatron's --untie-embeddings-and-output-weights); True: one matrix for both (GPT-2, Narayanan et al. 2021)
+    tied_embeddings: bool = True
 
     @property
     def global_batch_seqs(self) -> int:
@@ -196,8 +200,11 @@ class Estimate:
 
 
 def layer_parameters(job: Job) -> float:
-    """The parameters outside the (tied) embedding: what the transformer layers' GEMMs multiply by."""
-    return max(job.parameters - job.vocab * job.hidden, 0.0)
+    """The parameters outside the embeddings: what the transformer layers' GEMMs multiply by. The input embedding is
+    a table lookup, not a GEMM; the output matrix's GEMM is the logits, counted apart (:func:`forward_flops_per_token`).
+    Tied, one ``vocab x hidden`` matrix is both; untied, ``parameters`` holds two."""
+    embeddings = (1 if job.tied_embeddings else 2) * job.vocab * job.hidden
+    return max(job.parameters - embeddings, 0.0)
 
 
 def forward_flops_per_token(job: Job) -> float:

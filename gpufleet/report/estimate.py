@@ -53,7 +53,8 @@ def job_of(section: Mapping[str, Any]) -> training.Job:
     return training.Job(numbers["parameters"], ints["layers"], ints["hidden"], ints["heads"], ints["seq_len"],
                         ints["vocab"], numbers["global_batch_tokens"], numbers["tokens"],
                         precision=str(section.get("precision", "bf16")),
-                        grad_reduce_bytes=int(section.get("grad_reduce_bytes", 4)))
+                        grad_reduce_bytes=int(section.get("grad_reduce_bytes", 4)),
+                        tied_embeddings=bool(section.get("tied_embeddings", True)))
 
 
 def _gemm(section: Mapping[str, Any], precision: str,
@@ -125,6 +126,11 @@ def answer(document: Any) -> Dict[str, Any]:
     job = job_of(document["job"])
     offer, inputs = offer_of(document["offer"], job.precision)
     got = training.estimate(job, offer, fixed)
+    return dict(estimate_fields(got), inputs=inputs)
+
+
+def estimate_fields(got: training.Estimate) -> Dict[str, Any]:
+    """An estimate as JSON fields: what ``gpufleet estimate`` prints and the report's cost view carries."""
     times = got.step_time_s
     return {
         "feasible": got.feasible,
@@ -139,5 +145,4 @@ def answer(document: Any) -> Dict[str, Any]:
         "days": got.days,
         "gpu_hours": got.gpu_hours,
         "cost": got.cost,
-        "inputs": inputs,
     }

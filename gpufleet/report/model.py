@@ -16,9 +16,11 @@ templates show, so the same results can be rendered again without running anythi
   majority flagged; the NIC table;
 - benchmark charts when benchmark records exist (single-node all-reduce busbw against its
   floor, pairwise busbw heatmap, iperf3 alone vs concurrent), each as plain geometry;
-- the cost to train reference models per node group when a claim carries ``price_per_node_hour``
-  (report/cost.py: every input with its source), and the per-GPU throughput table of the gpu_compute
-  records, fleet-relative outliers flagged.
+- the cost to train reference models per offer (accepted nodes alike) when a claim carries
+  ``price_per_node_hour`` (report/cost.py, the model of plan/training.py: the layout, memory and
+  communication share behind each figure, every input measured, claimed or assumed; nodes not
+  accepted apart), and the per-GPU throughput table of the gpu_compute records, fleet-relative
+  outliers flagged.
 
 Every string taken from a node stays a plain string here: escaping is the renderer's job
 (render.py), never done twice and never skipped.
@@ -35,9 +37,9 @@ from collections import Counter
 from gpufleet.checks.benchmarks import ALLREDUCE_KINDS, benchmark_kind, hosts_of, size_words
 from gpufleet.checks.profiles import load_profiles, profile_value
 from gpufleet.report.charts_series import burn_in_view
-from gpufleet.report.cost import (DTYPES, ReferenceJobError, cost_document, cost_view, throughput_rows,
-                                  validate_job)
-from gpufleet.results.gpu_compute import HBM_KERNELS
+from gpufleet.report.cost import ReferenceJobError, cost_document, cost_view, validate_job
+from gpufleet.report.throughput import throughput_rows
+from gpufleet.results.gpu_compute import DTYPES, HBM_KERNELS
 from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, read_json
 
 ACCEPT = "ACCEPT"
@@ -839,47 +841,96 @@ def _by_pair(iperf):
 
 
 def cost_chart_view(records, job=None):
-    """The cost-to-train view (report/cost.py :func:`cost_view`) with display text and one bar chart per reference
-    model, cheapest first; None when no claim has a price."""
+    """The cost-to-train view (report/cost.py :func:`cost_view`) with display text: per reference model a bar chart
+    of the offers that can train it, cheapest first, and per offer the layout, memory and communication share behind
+    each figure; None when no claim has a price."""
     view = cost_view(records, job)
     if view is None:
         return None
     for row in view["rows"]:
-        rate, comm = row["inputs"]["gemm_tflops"], row["inputs"]["busbw"]
-        training = row["inputs"]["training_tflops"]
-        row["sources"] = [("GEMM rate per GPU", "%.1f TFLOP/s" % rate["tflops"], rate["source"]),
-                          ("MFU", _text(row["inputs"]["mfu"]["value"]), row["inputs"]["mfu"]["source"]),
-                          ("healthy GEMM fraction", _text(row["inputs"]["healthy_gemm_fraction"]["value"]),
-                           row["inputs"]["healthy_gemm_fraction"]["source"]),
-                          ("training rate per GPU", "%.1f TFLOP/s" % training["value"], training["source"]),
-                          ("all-reduce busbw", "0 s (no all-reduce)" if comm["ranks"] < 2
-                           else "" if comm["busbw"] is None else "%.1f GB/s, %d ranks" % (comm["busbw"], comm["ranks"]),
-                           comm["source"]),
-                          ("overlap", _text(row["inputs"]["overlap"]["value"]), row["inputs"]["overlap"]["source"]),
-                          ("price per hour", "$%.2f" % row["price_per_hour"], row["price_source"])]
-        row["cells"] = [{"model": item["model"], "days": "%.1f" % item["wall_days"], "gpu_hours": "{:,.0f}".format(item["gpu_hours"]),
-                         "comm_share": "%.1f %%" % (100.0 * item["comm_s"] / item["wall_s"]) if item["wall_s"] else "",
-                         "cost": "${:,.0f}".format(item["cost"])} for item in row["estimates"]]
+        row["cells"] = [_cost_cell(item) for item in row["estimates"]]
+        row["sources"] = [_input_line(name, item) for name, item in row["inputs"].items()]
+        row["assumed"] = [INPUT_NAMES.get(name, name) for name, item in row["inputs"].items()
+                          if item["kind"] != "measured"]
+        row["not_measured"] = _not_measured(row["inputs"])
     charts = []
     for position, model in enumerate(view["models"]):
-        ordered = sorted(view["rows"], key=lambda row, at=position: (row["estimates"][at]["cost"], row["label"]))
+        able = [row for row in view["rows"] if row["estimates"][position]["cost"] is not None]
+        ordered = sorted(able, key=lambda row, at=position: (row["estimates"][at]["cost"], row["label"]))
         if not ordered:
             continue
         items = [{"label": row["label"], "cost_k": row["estimates"][position]["cost"] / 1000.0,
-                  "css": "bar-ok" if row["inputs"]["gemm_tflops"]["measured"] else "bar-assumed"} for row in ordered]
+                  "css": "bar-ok" if not row["assumed"] else "bar-assumed"} for row in ordered]
         chart = _wide_labels(bar_chart(items, "cost_k", "k$"), items, "cost_k")
         for drawn, row in zip(chart["bars"], ordered):
-            # a lower bound (communication not measured) says so on its bar: it is not a cheaper offer, only a less
-            # measured one
-            caveats = [words for words, shown in (("assumed GEMM rate", not row["inputs"]["gemm_tflops"]["measured"]),
-                                                  ("communication not measured", row["lower_bound"])) if shown]
-            cost = "${:,.0f}".format(row["estimates"][position]["cost"])
-            drawn["value"] = ("\u2265 " if row["lower_bound"] else "") + cost + ((" (%s)" % ", ".join(caveats)) if caveats else "")
+            cell = row["cells"][position]
+            drawn["value"] = "%s, %s days on %s, %s communication" % (
+                cell["cost"], cell["days"], cell["nodes"], cell["comm_share"])
         charts.append({"model": model, "chart": chart})
     view["charts"] = charts
-    view["tokens"] = "{:.3g} tokens".format(view["job"]["tokens"])
+    view["tokens"] = "{:,.0f} tokens".format(view["job"]["tokens"])
     view["batch_tokens"] = "{:,.0f}".format(view["job"]["global_batch_tokens"])
+    view["model_specs"] = ["%s: %s billion parameters, %d layers, hidden %d, %d heads, sequence %d, vocabulary %d"
+                           % (model["name"], "{:.4g}".format(model["parameters"] / 1e9), model["layers"],
+                              model["hidden"], model["heads"], model["seq_len"], model["vocab"])
+                           for model in view["job"]["models"]]
     return view
+
+
+def _not_measured(inputs):
+    """``assumed: GEMM rate per GPU, ...; claimed: price per node-hour``: what an offer's figures rest on unmeasured."""
+    kinds = []
+    for kind in ("assumed", "claimed", "unknown"):
+        names = [INPUT_NAMES.get(name, name) for name, item in inputs.items() if item["kind"] == kind]
+        if names:
+            kinds.append("%s: %s" % (kind, ", ".join(names)))
+    return "; ".join(kinds)
+
+
+def _layout_text(layout):
+    text = ("tp %(tp)d \u00b7 pp %(pp)d \u00b7 dp %(dp)d, ZeRO-%(zero_stage)d, micro-batch %(micro_batch)d, "
+            "recompute %(recompute)s" % layout)
+    if layout.get("interleave", 1) > 1:
+        text += ", interleave %d" % layout["interleave"]
+    return text
+
+
+def _cost_cell(item):
+    """One model on one offer, in words: the cost and what it rests on, or why it cannot be trained."""
+    if not item["feasible"]:
+        return {"feasible": False, "reason": item["reason"], "cost": None, "nodes": None}
+    times = item["step_time_s"]
+    return {"feasible": True, "cost": "${:,.0f}".format(item["cost"]), "days": "{:,.1f}".format(item["days"]),
+            "gpu_hours": "{:,.0f}".format(item["gpu_hours"]),
+            "nodes": "%d node%s" % (item["nodes"], "s" if item["nodes"] != 1 else ""),
+            "layout": _layout_text(item["parallelism"]), "memory": "%.1f GB" % item["memory_per_gpu_gb"],
+            "comm_share": "%.1f %%" % (100.0 * item["communication_share"]),
+            "step": "step %.2f s: compute %.2f, tensor-parallel %.2f, bubble %.2f, data-parallel %.2f"
+                    % (times["total"], times["compute"], times["tp_comm"], times["pp_bubble"], times["dp_comm"]),
+            "mfu": "" if item["mfu"] is None else "MFU %.1f %%" % (100.0 * item["mfu"])}
+
+
+INPUT_NAMES = {"gpu_model": "GPU model", "gpus_per_node": "GPUs per node", "gpu_memory_gb": "memory per GPU",
+               "nvlink_domain_gpus": "NVLink domain (GPUs)", "gemm_tflops": "GEMM rate per GPU",
+               "intra_node_busbw_gbs": "all-reduce busbw in a node", "inter_node_busbw_gbs": "all-reduce busbw "
+               "across nodes", "price_per_node_hour": "price per node-hour"}
+
+
+def _input_line(name, item):
+    value = item["value"]
+    if isinstance(value, list):
+        shown = "%d sizes, %.1f GB/s at the largest" % (len(value), max(value)[1])
+    elif name == "gemm_tflops":
+        shown = "%.1f TFLOP/s" % value
+    elif name.endswith("busbw_gbs"):
+        shown = "%.1f GB/s" % value
+    elif name == "price_per_node_hour":
+        shown = "$%.2f" % value
+    elif name == "gpu_memory_gb":
+        shown = "%s GB" % _text(value)
+    else:
+        shown = _text(value)
+    return {"name": INPUT_NAMES.get(name, name), "value": shown, "kind": item["kind"], "source": item["source"]}
 
 
 # the cost chart's labels (GPU model, interconnect, price) and values (cost and its caveats) are long: wider columns
@@ -897,7 +948,8 @@ def _wide_labels(chart, items, value_key):
 
 
 def throughput_view(records):
-    """The per-GPU throughput table (report/cost.py :func:`throughput_rows`) with display text; None when no record."""
+    """The per-GPU throughput table (report/throughput.py :func:`throughput_rows`) with display text; None when no
+    record."""
     rows = throughput_rows(records)
     if not rows:
         return None

@@ -20,10 +20,12 @@ import os
 import pytest
 import yaml
 
+from gpufleet.report.cost import cost_view
+
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
 
-ACCEPT, INCOMPLETE, REJECT = "ACCEPT", "INCOMPLETE", "REJECT"
+ACCEPT, WARNINGS, INCOMPLETE, REJECT = "ACCEPT", "ACCEPT WITH WARNINGS", "INCOMPLETE", "REJECT"
 
 # host -> (verdict, ids of the checks that fail). Reasons: inventories/simulated/README.md.
 # dgx-a100-nv12 and a100-pcie-nvlink-bridge-pairs are backed by `topo -m` (and nvlink) recordings only: their claimed
@@ -44,6 +46,10 @@ EXPECTED = {
     "i40e-sfp-speed-unknown": (REJECT, {"network.nic_speed"}),
     "hgx-h100-xid-peermem": (REJECT, {"host.memlock", "host.xid"}),
     "dgx-spark-roce-2-down": (REJECT, {"network.nic_speed", "network.rdma_port_state"}),
+    # the two priced offers of the cost view (EDITED -q without the power brake, SYNTHETIC clean IB counters): their
+    # warnings are the recording's PCIe replay counts (43-82 per GPU, one reading)
+    "hgx-h100-offer-nvlink": (WARNINGS, set()),
+    "h100-offer-pcie-only": (WARNINGS, set()),
 }
 # nothing measured on these was wrong (the INCOMPLETE ones lack evidence, not health)
 HEALTHY = sorted(host for host, (verdict, _failed) in EXPECTED.items() if verdict in (ACCEPT, INCOMPLETE))
@@ -106,8 +112,8 @@ def test_every_node_judged_and_the_fleet_rejected(run):
         hosts = yaml.safe_load(handle)["all"]["children"]["simulated"]["hosts"]
     assert sorted(hosts) == sorted(EXPECTED) == sorted(run["hosts"])
     fleet = run["fleet"]
-    assert fleet["verdict"] == REJECT and fleet["nodes"] == 12
-    assert fleet["counts"] == {"ACCEPT": 1, "ACCEPT WITH WARNINGS": 0, "INCOMPLETE": 2, "REJECT": 9, "UNREACHABLE": 0}
+    assert fleet["verdict"] == REJECT and fleet["nodes"] == 14
+    assert fleet["counts"] == {"ACCEPT": 1, "ACCEPT WITH WARNINGS": 2, "INCOMPLETE": 2, "REJECT": 9, "UNREACHABLE": 0}
     for host, (verdict, _failed) in EXPECTED.items():
         assert fleet["node_verdicts"][host]["verdict"] == verdict, host
         # the one line per node the playbook prints
@@ -358,3 +364,38 @@ def test_h100_benchmarks_replayed_from_recordings(run):
     # no other node asked for a benchmark (the demo is at level quick)
     others = [host for host in EXPECTED if host not in ("hgx-h100-nv18", "hgx-h100-rdma-down")]
     assert [host for host in others if run["hosts"][host]["benchmarks"]] == []
+
+
+def test_the_two_priced_offers_as_judged_and_as_costed(run):
+    """The demo's cost view on this run's records (report/cost.py, what the report role renders): the NVLink offer
+    at 23.5 $/h trains the 70B reference model cheaper than the same GPUs over PCIe at 21.0 $/h, and the 7B one
+    dearer; no node that is not accepted is ranked."""
+    nvlink, pcie = run["hosts"]["hgx-h100-offer-nvlink"], run["hosts"]["h100-offer-pcie-only"]
+    # mlengineering topo: NV18 in all 28 pairs; the Dell `topo -mp` matrix: no NVLink pair, as claimed (pcie)
+    assert _one(nvlink, "topology.gpu_pairs", "pass")["measured"] == "NV18"
+    assert _results(pcie, "topology.gpu_pairs", "fail") == []
+    # gpud-nvidia-smi-q-8x-h100-535.161.08-EDITED-clock-events-not-active.txt: no clock event active
+    assert _results(nvlink, "gpu.throttle", "fail") == [] and _results(pcie, "gpu.throttle", "fail") == []
+    view = cost_view([run["hosts"][host] for host in sorted(run["hosts"])])
+    assert [row["hosts"] for row in view["rows"]] == [["hgx-h100-offer-nvlink"], ["h100-offer-pcie-only"],
+                                                      ["della-h100-1gpu"]]
+    ranked = {row["hosts"][0]: row for row in view["rows"]}
+    seven = {host: ranked[host]["estimates"][0]["cost"] for host in ranked}
+    seventy = {host: ranked[host]["estimates"][1] for host in ranked}
+    assert seven["h100-offer-pcie-only"] < seven["hgx-h100-offer-nvlink"]
+    assert seventy["hgx-h100-offer-nvlink"]["cost"] < seventy["h100-offer-pcie-only"]["cost"]
+    # 70B does not fit in one node of 8 x 85.52 GB: costed on the fewest that hold it, across the claimed 8 x 400G
+    assert seventy["hgx-h100-offer-nvlink"]["nodes"] == seventy["h100-offer-pcie-only"]["nodes"] > 1
+    # level quick: no benchmark on either; the typical busbw of NVSwitch (NVLink 4) and of PCIe 5.0, assumed
+    intra = {host: ranked[host]["inputs"]["intra_node_busbw_gbs"] for host in ranked}
+    assert (intra["hgx-h100-offer-nvlink"]["value"], intra["hgx-h100-offer-nvlink"]["kind"]) == (470.0, "assumed")
+    assert (intra["h100-offer-pcie-only"]["value"], intra["h100-offer-pcie-only"]["kind"]) == (40.0, "assumed")
+    # measured: the GPUs (81,559 MiB each = 85.52 GB) and the NVLink domain (8 GPUs; 1 over PCIe)
+    assert ranked["h100-offer-pcie-only"]["inputs"]["gpu_memory_gb"] == {
+        "value": 85.52, "kind": "measured", "source": "gpu facts: 81559 MiB, the smallest GPU of the node"}
+    assert [ranked[host]["inputs"]["nvlink_domain_gpus"]["value"] for host in ("hgx-h100-offer-nvlink",
+                                                                               "h100-offer-pcie-only")] == [8, 1]
+    # the one-GPU node cannot hold either model and claims no NIC: not costed, and says why
+    assert all(not item["feasible"] for item in ranked["della-h100-1gpu"]["estimates"])
+    not_accepted = sorted(host for host, (verdict, _failed) in EXPECTED.items() if verdict in (REJECT, INCOMPLETE))
+    assert sorted(item["host"] for item in view["not_offers"]) == not_accepted

@@ -299,3 +299,58 @@ def test_screenshot_is_not_blank(demo_report, tmp_path):
     assert len(colours) > 8  # text, badges and table lines in several colours; a blank page has one
     # the REJECT colour (#b3261e: banner edge and badges) is painted, give or take colour management
     assert any(abs(colour[0] - 0xB3) <= 8 and abs(colour[1] - 0x26) <= 8 and abs(colour[2] - 0x1E) <= 8 for colour in colours)
+
+
+def _table_rows(html, row_class):
+    """The text of each cell of every ``<tr class=row_class>`` in the DOM: ``[[cell text, ...], ...]``."""
+    rows = []
+
+    class _Rows(HTMLParser):
+        row = None
+        cell = None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "tr" and row_class in (dict(attrs).get("class") or "").split():
+                self.row = []
+                rows.append(self.row)
+            elif tag == "td" and self.row is not None:
+                self.cell = []
+                self.row.append(self.cell)
+
+        def handle_endtag(self, tag):
+            if tag == "tr":
+                self.row = None
+            elif tag == "td":
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell.append(data)
+
+    _Rows(convert_charrefs=True).feed(html)
+    return [[" ".join(" ".join(cell).split()) for cell in row] for row in rows]
+
+
+def test_dom_shows_the_cost_view_offers_and_never_ranks_a_rejected_node(demo_report, tmp_path):
+    with open(demo_report / "results.json", encoding="utf-8") as handle:
+        results = json.load(handle)
+    cost = results["cost_to_train"]
+    proc = _chromium(tmp_path, "--dump-dom", (demo_report / "report.html").as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    offers = _table_rows(proc.stdout, "cost-row")
+    # ranked as results.json ranks them: the NVLink H100 offer first (cheapest 70B), then the same GPUs over PCIe
+    assert [row[2] for row in offers] == [", ".join(offer["hosts"]) for offer in cost["offers"]]
+    assert [row[2] for row in offers][:2] == ["hgx-h100-offer-nvlink", "h100-offer-pcie-only"]
+    # each cell shows the chosen layout, the memory per GPU and the communication share of the step
+    seventy = cost["offers"][0]["estimates"][1]
+    layout = tuple(seventy["parallelism"][key] for key in ("tp", "pp", "dp"))
+    assert "tp %d \u00b7 pp %d \u00b7 dp %d" % layout in offers[0][6]
+    assert "%.1f GB per GPU, %.1f %% communication" % (
+        seventy["memory_per_gpu_gb"], 100 * seventy["communication_share"]) in offers[0][6]
+    assert offers[0][-1].startswith("assumed: GEMM rate per GPU")
+    # every node not accepted is listed apart with its verdict, none is an offer
+    apart = {row[0]: row[1] for row in _table_rows(proc.stdout, "not-offer")}
+    not_accepted = {host: record["verdict"] for host, record in results["hosts"].items()
+                    if record["verdict"] not in ("ACCEPT", "ACCEPT WITH WARNINGS")}
+    assert apart == not_accepted and HOSTILE_HOST in apart
+    assert not set(apart) & {host for offer in cost["offers"] for host in offer["hosts"]}

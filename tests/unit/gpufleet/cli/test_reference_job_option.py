@@ -22,8 +22,8 @@ _SPEC = importlib.util.spec_from_file_location("cli_results", os.path.join(os.pa
 cli_results = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(cli_results)
 
-UNKNOWN_KEY = ("--reference-job: reference job: unknown key(s) mfuu (known: models, tokens, precision, mfu, "
-               "global_batch_tokens, overlap, healthy_gemm_fraction)")
+UNKNOWN_KEY = ("--reference-job: reference job: unknown key(s) mfuu (known: models, tokens, precision, "
+               "global_batch_tokens)")
 
 
 def _validate_options(*argv):
@@ -31,10 +31,10 @@ def _validate_options(*argv):
 
 
 def test_validate_hands_the_job_to_the_playbook_as_an_extra_var(tmp_path):
-    options = _validate_options("--reference-job", '{"mfu": 0.45, "tokens": 2e12}', "--level", "quick")
+    options = _validate_options("--reference-job", '{"precision": "fp8", "tokens": 2e12}', "--level", "quick")
     kwargs = validate.runner_kwargs(str(tmp_path), ["/inv/hosts.yml"], "/results/r1", options=options)
     assert kwargs["extravars"] == {"gpufleet_results_dir": "/results/r1", "gpufleet_level": "quick",
-                                   "gpufleet_reference_job": {"mfu": 0.45, "tokens": 2e12}}
+                                   "gpufleet_reference_job": {"precision": "fp8", "tokens": 2e12}}
     # not given: nothing added (the playbook records None, the report takes the defaults)
     plain = validate.runner_kwargs(str(tmp_path), ["/i"], "/r", options=_validate_options())
     assert "gpufleet_reference_job" not in plain["extravars"]
@@ -42,18 +42,18 @@ def test_validate_hands_the_job_to_the_playbook_as_an_extra_var(tmp_path):
 
 def test_the_resume_command_repeats_the_job(monkeypatch):
     monkeypatch.setattr(validate, "program", lambda: ["gpufleet"])
-    options = _validate_options("--reference-job", '{"tokens": 2e12, "mfu": 0.45}')
+    options = _validate_options("--reference-job", '{"tokens": 2e12, "precision": "fp8"}')
     line = playbook_options.resume_command(validate.validate_command(["/inv/a.yml"], options=options), "/results/r1")
     assert shlex.split(line) == ["gpufleet", "validate", "-i", "/inv/a.yml", "--reference-job",
-                                 '{"mfu": 0.45, "tokens": 2000000000000.0}', "--out", "/results/r1"]
+                                 '{"precision": "fp8", "tokens": 2000000000000.0}', "--out", "/results/r1"]
 
 
 @pytest.mark.parametrize("text, message", [
     ('{"mfuu": 1}', UNKNOWN_KEY),
-    ('{"mfu": 1.5}', "--reference-job: reference job mfu: 1.5 is outside (0, 1]"),
-    ('{"mfu": 0.4', "--reference-job: not JSON: Expecting ',' delimiter: line 1 column 12 (char 11)"),
-    ('[1]', "--reference-job: reference job: a mapping of models, tokens, precision, mfu, global_batch_tokens, "
-            "overlap, healthy_gemm_fraction expected, got list"),
+    ('{"tokens": -1}', "--reference-job: reference job tokens: -1 is outside (0, 1e+18]"),
+    ('{"tokens": 1e12', "--reference-job: not JSON: Expecting ',' delimiter: line 1 column 16 (char 15)"),
+    ('[1]', "--reference-job: reference job: a mapping of models, tokens, precision, global_batch_tokens expected, "
+            "got list"),
 ])
 def test_one_parser_refuses_what_the_cost_view_would(text, message):
     with pytest.raises(OptionsError) as raised:

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from gpufleet.report.cost import allreduce_time_s, cost_view
+from gpufleet.report.cost import cost_view
 from gpufleet.report.model import (
     ReportError,
     build_model,
@@ -72,39 +72,29 @@ def test_a_tie_has_no_majority_and_flags_both_sides(small_run):
     assert flagged[0]["majority"] == "no majority: 16 / 8"
 
 
-def test_cost_formula_by_hand(small_run):
-    model = _model(small_run)
-    cost = model["cost"]
-    assert cost["available"] and cost["unpriced"] == ["charlie"]  # no claim; delta is unreachable
-    # alpha and bravo: 8 x NVIDIA H100 80GB HBM3, NVLink between all pairs, no gpu_compute record: taken as healthy
-    # parts (GEMM 0.8 * 989.4 = 791.52 TFLOP/s), so training runs at MFU 0.4 of the published H100 SXM bf16 dense peak
-    # 989.4 TFLOP/s = 395.76 TFLOP/s per GPU; busbw 476.72 GB/s, 8 ranks.
-    # 7B:  FLOPs = 6 * 7e9 * 1e12 = 4.2e22; compute = 4.2e22 / (8 * 395.76e12) = 4.2e22 / 3.16608e15 = 13,265,615.5 s
-    #      steps = 1e12 / 4,194,304 = 238,418.58; per step 2*7/8 * 14e9 / 476.72e9 = 0.0513928 s -> 12,252.9 s
-    #      wall = 13,277,868.4 s = 3,688.297 h; cost at 23.5 $/h = 86,675.0 $
-    rows = {row["hosts"][0]: row for row in cost["rows"]}
-    assert [row["hosts"] for row in cost["rows"]] == [["bravo"], ["alpha"]]  # 20.0 $/h is cheaper than 23.5 alike
-    seven = rows["alpha"]["estimates"][0]
-    assert seven["step_allreduce_s"] == pytest.approx(0.0513928, rel=1e-5)
-    assert seven["compute_s"] == pytest.approx(13265615.5, rel=1e-6)
-    assert seven["wall_s"] == pytest.approx(13277868.4, rel=1e-6)
-    assert seven["cost"] == pytest.approx(86675.0, rel=1e-5)
-    assert rows["alpha"]["inputs"]["gemm_tflops"]["source"].startswith(
-        "assumption: no gpu_compute record; taken as a healthy part: 0.8 of the published H100 SXM")
-    assert rows["alpha"]["inputs"]["busbw"]["source"] == "measured: allreduce_single busbw 476.72 GB/s on host alpha"
-    assert "2(n\u22121)/n" in cost["formula"] and "6 \u00b7 P" in cost["formula"]
-    assert allreduce_time_s(70e9, 100.0, 2) == pytest.approx(1.4)  # 2*1/2 * 140e9 / 100e9
+def test_cost_view_ranks_the_accepted_node_only(small_run):
+    cost = _model(small_run)["cost"]
+    # alpha (ACCEPT, 23.5 $/h) is the one offer; bravo is cheaper (20.0 $/h) but REJECTed: listed apart, never ranked;
+    # charlie claims no price; delta is unreachable
+    assert cost["available"] and [row["hosts"] for row in cost["rows"]] == [["alpha"]]
+    assert cost["unpriced"] == ["charlie"]
+    apart = [(item["host"], item["verdict"]) for item in cost["not_offers"]]
+    assert apart == [("bravo", "REJECT"), ("delta", "UNREACHABLE")]
+    assert cost["not_offers"][0]["reason"] == "busbw 476.72 GB/s, expected >= 480"
+    inputs = cost["rows"][0]["inputs"]
+    # alpha's all-reduce record: its curve, measured; its GPUs (the H100 recording): 81,559 MiB = 85.52 GB each
+    intra = inputs["intra_node_busbw_gbs"]
+    assert intra["kind"] == "measured" and max(intra["value"])[1] == 476.72
+    assert inputs["gpu_memory_gb"]["value"] == 85.52 and inputs["nvlink_domain_gpus"]["value"] == 8
+    # the claim names no NIC and no multi-node run was measured: 70B, which needs several nodes, is not costed
+    assert cost["rows"][0]["cells"][0]["feasible"] and not cost["rows"][0]["cells"][1]["feasible"]
+    assert "no inter-node busbw measured or claimed" in cost["rows"][0]["cells"][1]["reason"]
 
 
-def test_cost_without_a_measured_busbw_is_a_lower_bound_and_absent_without_a_price(small_run):
+def test_cost_view_absent_without_a_price(small_run):
     results = load_results(small_run)
-    for record in results["hosts"].values():
-        record["benchmarks"] = []
     model = build_model(results)
-    assert model["cost"]["available"] is True
-    assert all(row["lower_bound"] for row in model["cost"]["rows"])
-    assert model["cost"]["rows"][0]["inputs"]["busbw"]["source"].startswith("not measured: no allreduce_single record")
-    assert model["benchmarks"]["single"] is None and model["benchmarks"]["pairwise"] is None and model["benchmarks"]["iperf"] is None
+    assert model["benchmarks"]["pairwise"] is None and model["benchmarks"]["iperf"] is None
     for record in results["hosts"].values():
         record["claim"] = None
     assert cost_view(list(results["hosts"].values())) is None

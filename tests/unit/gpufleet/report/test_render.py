@@ -48,9 +48,12 @@ def test_markdown_escapes_markdown_and_html(hostile_run, tmp_path):
     assert "<script" not in text and "<img" not in text and "<b>" not in text
     assert "&lt;script&gt;alert(\"gpu\")&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;\\*bold\\*\\|pipe" in text
     assert "node-&lt;b&gt;evil&lt;/b&gt;&amp;&lt;script&gt;alert('host')&lt;/script&gt;" in text
-    # a | from a node cannot split a table row: every summary row has the table's 8 unescaped bars (7 columns)
+    # a | from a node cannot split a table row: the summary row has the table's 8 unescaped bars (7 columns), the row
+    # of the cost view's "not offers" table its 4 (3 columns)
     rows = [line for line in text.splitlines() if line.startswith("| node-")]
-    assert rows and all(line.replace("\\|", "").count("|") == 8 for line in rows)
+    assert sorted(line.replace("\\|", "").count("|") for line in rows) == [4, 8]
+    not_offers = text.split("Not offers (not accepted, never ranked):", 1)[1]
+    assert " | REJECT | " in [line for line in not_offers.splitlines() if line.startswith("| node-")][0]
     assert md_escape("a_b*c`d[e]f|g~h#i\\j\nk") == "a\\_b\\*c\\`d\\[e\\]f\\|g\\~h\\#i\\\\j k"
 
 
