@@ -58,6 +58,7 @@ INPUT_VARIABLES = frozenset((
     # per-GPU compute and memory throughput (benchmark_tasks/gpu_compute.yml, roles/gpu_bench)
     "gpufleet_gpubench_path", "gpufleet_gpubench_size", "gpufleet_gpubench_seconds", "gpufleet_gpubench_dtypes",
     "gpufleet_gpubench_devices", "gpufleet_gpubench_timeout", "gpufleet_gpubench_sample_interval",
+    "gpufleet_gpubench_sustained_seconds", "gpufleet_gpubench_fast_accum",
     # burn-in (playbooks/burn_in.yml, roles/burn_in)
     "gpufleet_burn_in", "gpufleet_burn_in_seconds", "gpufleet_burn_in_tool", "gpufleet_burn_in_dcgmi_level",
     "gpufleet_burn_in_fact_groups", "gpufleet_dcgmi_path", "gpufleet_torch_python", "gpufleet_nvml_library_path",
@@ -111,6 +112,7 @@ SET_BY_THE_COLLECTION = frozenset((
     # gpu_compute (benchmark_tasks/gpu_compute.yml) and where roles/gpu_bench installed gpubench (its fact)
     "gpufleet_compute_argv", "gpufleet_compute_expected_s", "gpufleet_compute_samples_path", "gpufleet_compute_sampler",
     "gpufleet_compute_result", "gpufleet_compute_sampler_done", "gpufleet_gpu_bench",
+    "gpufleet_compute_sustained_by_level", "gpufleet_compute_sustained_s",
     "gpufleet_burn_in_open", "gpufleet_burn_in_dir", "gpufleet_burn_in_alone", "gpufleet_burn_in_verdict",
     "gpufleet_health_samples", "gpufleet_history", "gpufleet_prom", "gpufleet_textfile_stat",
 ))

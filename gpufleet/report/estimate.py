@@ -17,7 +17,11 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 from gpufleet.checks.compute import published_peak
 from gpufleet.plan import training
 
-HEALTHY_GEMM_FRACTION = 0.80  # docs/baselines.md 12b (H100 SXM bf16, the ml-engineering MAMF table)
+# A healthy part's GEMM rate, as a fraction of its dense peak, where no gpu_compute record measured one: H100 SXM BF16
+# at gpubench's own shape, 8192^3, runs at 80.6 % (797.8 and 797.5 TFLOP/s of 989.4, docs/baselines.md 12b), as at
+# mamf-finder's best shape (80.3 %): the figure holds for that shape. Optimistic for power-limited parts (H100 PCIe
+# 65 % at 8192^3) and for B200/GB200 (72.9-77.6 % at their best shapes): the estimate labels it an assumption.
+HEALTHY_GEMM_FRACTION = 0.80
 # Typical 8-GPU all-reduce busbw at large messages, by intra-node interconnect (GB/s, docs/baselines.md 3a).
 INTRA_TYPICAL: Dict[str, Tuple[float, str]] = {
     "nvswitch-nvlink3": (230.0, "docs/baselines.md 3a: 8x A100 SXM4 NVSwitch, 230-236 GB/s"),

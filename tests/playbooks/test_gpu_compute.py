@@ -4,23 +4,26 @@
 """The gpu_compute benchmark end to end: validate_cluster.yml at level standard, with the shipped ansible.cfg, on
 replayed nodes (no GPU here). ONE run (a module-scoped fixture) holds both nodes below: what is judged is per node,
 and the run's length is the NVML sampler's, which runs beside gpubench for the run's expected length
-(playbooks/benchmark_tasks/gpu_compute.yml: 7 x gpufleet_gpubench_seconds + 15 s, waited for in full), so the second
-node costs no extra wall time.
+(playbooks/benchmark_tasks/gpu_compute.yml: 7 x gpufleet_gpubench_seconds + the sustained phase + 15 s, waited for in
+full; 25 s here: level standard's 10 s sustained phase, the stand-in's runs for a sliver of it), so the second node
+costs no extra wall time.
 
 - hgx-8x-h100: tests/replay/nodes/gpu-h100-8x-535-fabric-throttle.yml (8x NVIDIA H100 80GB HBM3, driver 535.183.01,
   one recording of `nvidia-smi -q`). gpubench is the CPU TEST DOUBLE tests/standin/gpubench_standin.py, installed where
   roles/gpu_bench installs it (<prefix>/gpubench-<version>/bin/gpubench, the prefix inside the node's built directory)
   and recorded in the install manifest gpu_bench.json as the role writes it; no gpufleet_gpubench_path. Its GPUs are
-  named by GPUBENCH_STANDIN_GPUS (8x NVIDIA H100 80GB HBM3; the replayed nvidia-smi has no recording of the
-  --query-gpu line it asks first); its nominal figures are bf16 700, fp16 700, fp8 1400, tf32 350, fp32 50 TFLOP/s,
-  HBM copy 3000 and triad 3100 GB/s, and GPUBENCH_STANDIN_SCALE=2:0.5 halves GPU 2's. NVML is the fake
+  named by GPUBENCH_STANDIN_GPUS (8x NVIDIA H100 80GB HBM3 with the recording's bus ids, by which the checks match
+  each GPU's NVML samples; the replayed nvidia-smi has no recording of the --query-gpu line it asks first); its
+  nominal figures are bf16 700, fp16 700, fp8 1400, tf32 350, fp32 50 TFLOP/s, HBM copy 3000 and triad 3100 GB/s,
+  a steady sustained BF16 phase of 700 (gpubench -s 10 at level standard; -f 0: no fast FP8 accumulation), and
+  GPUBENCH_STANDIN_SCALE=2:0.5 halves GPU 2's. NVML is the fake
   libnvidia-ml.so (tests/fakenvml, a TEST DOUBLE) serving h100-535-8gpu-faults.data, values of the same recording:
   GPU 0 SM clock 345 MHz, GPU 2 1980 MHz and its SW power cap counter growing 0.25 s a read (SYNTHETIC there).
   Expected (gpufleet/profiles/gpu_peaks.yml, H100 SXM: bf16 989.4, fp8 1978.9, tf32 494.7, fp32 66.9 TFLOP/s, HBM
   3350 GB/s; floors 60 % GEMM, 65 % HBM): GPU 2's 350 / 350 / 700 / 175 / 25 TFLOP/s and 1500 / 1550 GB/s are each
   below its floor (593.6, 593.6, 1187.3, 296.8, 40.1, 2177.5), the other GPUs' above; so benchmarks.gpu_compute fails
   GPU2 seven times, quoting the power cap NVML saw, and the node is REJECTED. GPU 2 is also 50 % below the median of
-  the 8 GPUs (700 TFLOP/s bf16), more than the fleet-relative rule's 10 %.
+  the 8 GPUs (700 TFLOP/s bf16, and its sustained mean 350 of 700), more than the fleet-relative rule's 10 %.
 - della-h100-1gpu (inventories/simulated/nodes/, its claim from inventories/simulated/host_vars/; ACCEPT on its facts):
   no gpubench in its install manifest: INCOMPLETE, naming the gpu_compute item and the fix. It is asked for gpu_compute
   alone (gpufleet_benchmarks): benchmarks.allreduce_single judges a missing all_reduce_perf a failure, which would
@@ -51,6 +54,8 @@ BIN = os.path.dirname(sys.executable)
 EIGHT_GPUS = os.path.join(REPO_ROOT, "tests", "replay", "nodes", "gpu-h100-8x-535-fabric-throttle.yml")
 DELLA = os.path.join(REPO_ROOT, "inventories", "simulated", "nodes", "della-h100-1gpu.yml")
 H100 = "NVIDIA H100 80GB HBM3"
+# the PCI bus ids of the recording behind the replayed node and the fake NVML data (h100-535-8gpu-faults.data)
+BUSES = ["00000000:%s:00.0" % bus for bus in ("53", "64", "75", "86", "97", "A8", "B9", "CA")]
 NOMINAL = {"bf16": 700.0, "fp16": 700.0, "fp8": 1400.0, "tf32": 350.0, "fp32": 50.0}
 HALF = {"bf16": 350.0, "fp16": 350.0, "fp8": 700.0, "tf32": 175.0, "fp32": 25.0}
 
@@ -130,7 +135,8 @@ def validated_fixture(tmp_path_factory):
     della["gpufleet_benchmarks"] = ["gpu_compute"]
     results = _validate(tmp_path, {"hgx-8x-h100": hgx, "della-h100-1gpu": della}, {
         "FAKE_NVML_DATA": fakenvml.data_file("h100-535-8gpu-faults.data"),
-        "GPUBENCH_STANDIN_GPUS": ";".join([H100] * 8),
+        # the recording's bus ids (the fake NVML data's), so each GPU's samples are its own
+        "GPUBENCH_STANDIN_GPUS": ";".join("%s@%s" % (H100, bus) for bus in BUSES),
         "GPUBENCH_STANDIN_SCALE": "2:0.5",
     })
     return results, {"hgx-8x-h100": hgx_layout["dir"], "della-h100-1gpu": della_layout["dir"]}, binary
@@ -143,17 +149,22 @@ def test_a_slow_gpu_of_eight_is_rejected_by_name_with_what_nvml_saw(validated):
     [bench] = [item for item in record["benchmarks"] if item.get("kind") == "gpu_compute"]
     assert (bench["name"], bench["outcome"], bench["rc"]) == ("gpubench", "ok", 0), bench
     # the binary the install manifest names, with the task's arguments
-    assert bench["command"] == [binary, "-n", "8192", "-t", "0.1", "-g", "bf16,fp16,fp8,tf32,fp32"]
+    # level standard: a 10 s sustained phase; FP8 without fast accumulation
+    assert bench["command"] == [binary, "-n", "8192", "-t", "0.1", "-g", "bf16,fp16,fp8,tf32,fp32", "-s", "10",
+                                "-f", "0"]
     parsed = bench["parsed"]
-    assert (parsed["tool"], parsed["version"], parsed["errors"]) == ("gpubench", "1.0+cpu.standin", [])
+    assert (parsed["tool"], parsed["version"], parsed["errors"]) == ("gpubench", "1.1+cpu.standin", [])
     assert [gpu["index"] for gpu in parsed["gpus"]] == list(range(8))
     for gpu in parsed["gpus"]:
         slow = gpu["index"] == 2
-        assert gpu["name"] == H100
+        assert (gpu["name"], gpu["bus_id"], gpu["fast_accum"]) == (H100, BUSES[gpu["index"]], {"fp8": 0})
         assert gpu["gemm_tflops"] == (HALF if slow else NOMINAL), gpu
         assert gpu["hbm_gbs"] == ({"copy": 1500.0, "triad": 1550.0} if slow else {"copy": 3000.0, "triad": 3100.0}), gpu
+        steady = 350.0 if slow else 700.0
+        assert gpu["sustained"] == {"dtype": "bf16", "tflops": steady, "first": steady, "last": steady, "min": steady,
+                                    "seconds": 10.0, "windows": 10}, gpu
     assert (
-        (results / bench["raw_output_path"]).read_text(encoding="utf-8").startswith("gpubench version=1.0+cpu.standin ")
+        (results / bench["raw_output_path"]).read_text(encoding="utf-8").startswith("gpubench version=1.1+cpu.standin ")
     )
 
     # the NVML samples of the run, per GPU (fake NVML: the recording's values)
@@ -186,7 +197,7 @@ def test_a_slow_gpu_of_eight_is_rejected_by_name_with_what_nvml_saw(validated):
     assert {item["subject"] for item in failed} == {"GPU2"}
     [bf16] = [item for item in failed if item["gpu"]["figure"] == "bf16"]
     assert bf16["message"].startswith(
-        "GPU2 (H100 SXM, 00000000:1A:00.0) bf16 350 TFLOP/s is 35% of the published peak 989.4 TFLOP/s, "
+        "GPU2 (H100 SXM, 00000000:75:00.0) bf16 350 TFLOP/s is 35% of the published peak 989.4 TFLOP/s, "
         "below the floor 593.6 TFLOP/s (60% of peak); NVML during the run: power-capped "
     ), bf16["message"]
     assert re.search(r"power-capped \d+% of the run \(sw_power_cap", bf16["message"]), bf16["message"]
@@ -197,6 +208,7 @@ def test_a_slow_gpu_of_eight_is_rejected_by_name_with_what_nvml_saw(validated):
         if item["id"] == "benchmarks.gpu_compute_relative" and item["status"] == "fail"
     ]
     assert relative and {item["subject"] for item in relative} == {"GPU2"}
+    assert "sustained.bf16" in {item["gpu"]["figure"] for item in relative}
 
 
 def test_a_node_without_gpubench_is_incomplete_naming_gpu_compute(validated):
@@ -204,8 +216,9 @@ def test_a_node_without_gpubench_is_incomplete_naming_gpu_compute(validated):
     record = _json(results / "hosts" / "della-h100-1gpu.json")
     [bench] = [item for item in record["benchmarks"] if item.get("kind") == "gpu_compute"]
     assert bench["outcome"] == "missing_binary"
-    default = "/opt/gpufleet/gpubench-1.0/bin/gpubench"
-    assert bench["reason"].startswith("gpubench is not on this node (%s" % default), bench["reason"]
+    # the default install path of this gpubench version (benchmark_tasks/installed.yml, roles/gpu_bench 1.1)
+    assert re.match(r"gpubench is not on this node \(/opt/gpufleet/gpubench-1\.1/bin/gpubench", bench["reason"]), (
+        bench["reason"])
     assert record["verdict"] == "INCOMPLETE"
     incomplete = record["coverage"]["incomplete"]
     [item] = [reason for reason in incomplete if reason.startswith("benchmark per-GPU compute and memory throughput: ")]

@@ -91,7 +91,7 @@ STANDIN = os.path.join(REPO_ROOT, "tests", "standin", "all_reduce_perf_standin.p
 # the pin of roles/nccl_tests (defaults/main.yml): the archive's top directory must carry it
 NCCL_TESTS_VERSION = "2.17.1"
 # the version of roles/gpu_bench (defaults/main.yml): its install directory carries it
-GPUBENCH_VERSION = "1.0"
+GPUBENCH_VERSION = "1.1"
 # every host's NIC (see the module docstring), and the throttled host's
 NIC_RATE = "1500mbit"
 RATE = "500mbit"
