@@ -213,8 +213,11 @@ class Sampler:
     """Sample every GPU each ``interval`` seconds for ``duration`` seconds (0: one tick) and hand each record
     (header, samples, trailer) to ``emit``; ``tick_done`` is called after each tick (flush there)."""
 
-    def __init__(self, backend, interval=5.0, duration=0.0, max_samples=None, clock=time.time, monotonic=time.monotonic, sleep=time.sleep):
+    def __init__(self, backend, interval=5.0, duration=0.0, max_samples=None, clock=time.time, monotonic=time.monotonic, sleep=time.sleep,
+                 stop_when=None):
         self.backend = backend
+        # checked after each tick: True ends the run there (reason "stopped"), e.g. the sampled run has ended
+        self._stop_when = stop_when
         self.interval = float(interval)
         self.duration = float(duration)
         self.max_samples = max_samples
@@ -453,6 +456,9 @@ class Sampler:
             self.ticks += 1
             if tick_done:
                 tick_done()
+            # the tick after the sampled run ended read its counters at the end: that one is the last
+            if self._stop_when is not None and self._stop_when():
+                return "stopped"
             if self.duration <= 0 or self.interval <= 0:
                 return "duration"
             elapsed = self._monotonic() - begin

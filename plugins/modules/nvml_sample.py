@@ -46,6 +46,13 @@ options:
       - Seconds to sample for; ticks at 0, O(interval), 2 x O(interval) ... up to O(duration). V(0) takes one tick.
     type: float
     default: 0
+  stop_file:
+    description:
+      - Path of a file whose appearance ends the run after the next tick (reason V(stopped)), which reads the counters
+        at the end; a playbook creates it when the run it samples has ended, so the sampler does not go on for the
+        rest of O(duration).
+      - A file already there at the start is removed first (it is left from an earlier run).
+    type: path
   output:
     description:
       - Path of the JSON Lines file to write on the node (created or truncated; its directory must exist).
@@ -142,7 +149,7 @@ ticks:
   type: int
   sample: 720
 reason:
-  description: Why the run ended, V(duration), V(max_samples) or V(signal).
+  description: Why the run ended, V(duration), V(max_samples), V(signal) or V(stopped) (O(stop_file) appeared).
   returned: success
   type: str
   sample: duration
@@ -196,6 +203,7 @@ def main():
             "output": {"type": "path"},
             "max_samples": {"type": "int"},
             "binding": {"type": "str", "choices": ["auto", "ctypes", "nvidia-ml-py"], "default": "auto"},
+            "stop_file": {"type": "path"},
         },
         supports_check_mode=True,
     )
@@ -218,7 +226,11 @@ def main():
     max_samples = params["max_samples"]
     if max_samples is None and not output:
         max_samples = INLINE_MAX_SAMPLES
-    sampler = Sampler(backend, interval=params["interval"], duration=0 if module.check_mode else params["duration"], max_samples=max_samples)
+    stop_file = params["stop_file"]
+    if stop_file and not module.check_mode and os.path.exists(stop_file):
+        os.unlink(stop_file)  # left from an earlier run: it must not end this one
+    sampler = Sampler(backend, interval=params["interval"], duration=0 if module.check_mode else params["duration"], max_samples=max_samples,
+                      stop_when=(lambda: os.path.exists(stop_file)) if stop_file else None)
     try:
         sampler.start()
     except nvml.LibraryNotFound:

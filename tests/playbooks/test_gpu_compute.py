@@ -180,7 +180,9 @@ def test_a_slow_gpu_of_eight_is_rejected_by_name_with_what_nvml_saw(validated):
     assert samples[2]["counters_end"][power_cap] > samples[2]["counters_start"][power_cap]
     assert samples[0]["counters_end"][power_cap] == samples[0]["counters_start"][power_cap] == 0
     # and the sampler's whole file next to the run's output
-    assert (results / "raw" / "hgx-8x-h100" / "benchmarks" / "gpu_compute.nvml.jsonl").is_file()
+    nvml_file = results / "raw" / "hgx-8x-h100" / "benchmarks" / "gpu_compute.nvml.jsonl"
+    # the sampler ended at the stop file the task creates once gpubench has ended, not at the expected duration
+    assert json.loads(nvml_file.read_text().splitlines()[-1])["reason"] == "stopped"
 
     # rejected by benchmarks.gpu_compute, naming GPU 2 for each of its seven figures, and only GPU 2
     assert record["verdict"] == "REJECT" and "benchmarks.gpu_compute" in record["failed"]

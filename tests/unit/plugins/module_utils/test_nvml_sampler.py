@@ -274,6 +274,29 @@ def test_ticks_stay_on_the_interval_grid_and_end_at_duration(libs, monkeypatch):
     assert records[-1]["reason"] == "duration" and records[-1]["samples"] == 5
 
 
+def test_a_stop_request_ends_the_run_before_the_next_tick(libs, monkeypatch):
+    monkeypatch.setenv("FAKE_NVML_DATA", H100_590)
+    clock = FakeClock()
+    # SYNTHETIC: the sampled run ends 7 s in (the playbook creates the stop file then)
+    sampler = Sampler(nvml.NVML(libs["full"]), interval=5, duration=60, clock=clock.time, monotonic=clock.time,
+                      sleep=clock.sleep, stop_when=lambda: clock.now >= 1007.0)
+    sampler.start()
+    records = []
+    sampler.run(records.append, handle_signals=False)
+    sampler.close()
+    # ticks at 0 and 5 s, then the first tick after the stop (10 s, the counters at the end of the run), and no more:
+    # three ticks of a 60 s duration, not thirteen
+    assert [r["t"] for r in records if r["type"] == "sample"] == [1000.0, 1005.0, 1010.0]
+    assert records[-1]["reason"] == "stopped" and records[-1]["samples"] == 3
+    assert clock.sleeps == [5.0, 5.0]
+
+
+def test_a_stop_already_requested_ends_after_the_first_tick(libs, monkeypatch):
+    monkeypatch.setenv("FAKE_NVML_DATA", H100_590)
+    records, _sampler = run(nvml.NVML(libs["full"]), interval=5, duration=60, stop_when=lambda: True)
+    assert [r["type"] for r in records] == ["header", "sample", "end"] and records[-1]["reason"] == "stopped"
+
+
 def test_a_slow_tick_skips_the_slots_it_overran(libs, monkeypatch):
     monkeypatch.setenv("FAKE_NVML_DATA", H100_590)
     clock = FakeClock()
