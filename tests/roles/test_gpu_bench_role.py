@@ -33,7 +33,7 @@ import pytest
 import yaml
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from ansible_output import failures  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from ansible_output import changed_tasks, failures, recap  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 with open(os.path.join(REPO_ROOT, "roles", "gpu_bench", "defaults", "main.yml"), encoding="utf-8") as _handle:
@@ -131,26 +131,6 @@ def host(node_file, variables, formats=True):
     if formats:
         spec["vars"]["formats"] = H100[1]
     return spec
-
-
-def recap(stdout):
-    """{host: (ok, changed, failed)} from PLAY RECAP."""
-    return {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(5)))
-            for m in re.finditer(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", stdout, re.M)}
-
-
-def changed_tasks(stdout):
-    """[(task, host)] reported ``changed``, without the runner's own dump task."""
-    found, task = [], None
-    for line in stdout.splitlines():
-        head = re.match(r"^TASK \[(.*)\] \*+$", line)
-        if head:
-            task = head.group(1)
-            continue
-        hit = re.match(r"^changed: \[([^\]]+)\]", line)
-        if hit and task != "Dump what the test reads":
-            found.append((task, hit.group(1)))
-    return found
 
 
 def read_json(path):

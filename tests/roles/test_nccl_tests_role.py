@@ -27,7 +27,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import sys
 import tarfile
 
@@ -39,7 +38,7 @@ from gpufleet.facts.gpu import build_facts
 from gpufleet.facts.raw import RawReader
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from ansible_output import failures  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from ansible_output import changed_tasks, failures, recap  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "replay"))
@@ -140,26 +139,6 @@ TASKS = [
 def h100(node_file, variables):
     """The h100 node (its recording's GPUs) with the role's ``variables``."""
     return {"node_file": node_file(NODES["h100"][0]), "vars": dict(variables, formats=NODES["h100"][1])}
-
-
-def recap(stdout):
-    """{host: (ok, changed, failed)} from PLAY RECAP."""
-    return {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(5)))
-            for m in re.finditer(r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", stdout, re.M)}
-
-
-def changed_tasks(stdout):
-    """[(task, host)] reported ``changed``, without the runner's own dump task."""
-    found, task = [], None
-    for line in stdout.splitlines():
-        head = re.match(r"^TASK \[(.*)\] \*+$", line)
-        if head:
-            task = head.group(1)
-            continue
-        hit = re.match(r"^changed: \[([^\]]+)\]", line)
-        if hit and task != "Dump what the test reads":
-            found.append((task, hit.group(1)))
-    return found
 
 
 def read_lines(path):

@@ -15,3 +15,23 @@ def failures(stdout):
     for name, result in re.findall(r"^fatal: \[([^\]]+)\]: FAILED! => (\{.*\})$", stdout, re.M):
         found[name] = " ".join(json.loads(result).get("msg", "").split())
     return found
+
+
+def recap(stdout):
+    """{host: (ok, changed, failed)} from PLAY RECAP."""
+    line = r"^(\S+)\s+: ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)"
+    return {m.group(1): (int(m.group(2)), int(m.group(3)), int(m.group(5))) for m in re.finditer(line, stdout, re.M)}
+
+
+def changed_tasks(stdout):
+    """[(task, host)] reported ``changed``, without the runner's own dump task."""
+    found, task = [], None
+    for line in stdout.splitlines():
+        head = re.match(r"^TASK \[(.*)\] \*+$", line)
+        if head:
+            task = head.group(1)
+            continue
+        hit = re.match(r"^changed: \[([^\]]+)\]", line)
+        if hit and task != "Dump what the test reads":
+            found.append((task, hit.group(1)))
+    return found
