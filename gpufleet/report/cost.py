@@ -23,11 +23,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple
 
-from gpufleet.checks.model import ACCEPT, ACCEPT_WITH_WARNINGS, INCOMPLETE, UNREACHABLE
+from gpufleet.checks.model import ACCEPT, ACCEPT_WITH_WARNINGS, INCOMPLETE, UNREACHABLE, VERDICTS
 from gpufleet.plan import training
 from gpufleet.report import offers
 from gpufleet.report.estimate import estimate_fields
-from gpufleet.report.offers import Input
+from gpufleet.report.offers import Input, fig, largest_busbw
 
 ACCEPTED = (ACCEPT, ACCEPT_WITH_WARNINGS)
 NOT_JUDGED = "NOT JUDGED"
@@ -124,7 +124,7 @@ def validate_job(value: Any) -> Dict[str, Any]:
     for model in job["models"]:
         if job["global_batch_tokens"] < model["seq_len"]:
             raise ReferenceJobError("reference job global_batch_tokens: %s is less than one sequence of model %s "
-                                    "(%d tokens)" % (_fig(job["global_batch_tokens"]), model["name"], model["seq_len"]))
+                                    "(%d tokens)" % (fig(job["global_batch_tokens"]), model["name"], model["seq_len"]))
     return job
 
 
@@ -134,18 +134,15 @@ def training_job(job: Dict[str, Any], model: Dict[str, Any]) -> training.Job:
                         tied_embeddings=model.get("tied_embeddings", True))
 
 
-def _fig(value: Any) -> str:
-    return ("%.3f" % value).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
-
-
 # -- nodes and offers ----------------------------------------------------------------------------------------
 
 
 def verdict_of(record: Dict[str, Any]) -> str:
+    """The node's verdict: UNREACHABLE when it was and none was recorded, NOT_JUDGED when none is known."""
     verdict = record.get("verdict")
     if record.get("unreachable") and not verdict:
         return UNREACHABLE
-    return verdict if isinstance(verdict, str) and verdict else NOT_JUDGED
+    return verdict if verdict in VERDICTS else NOT_JUDGED
 
 
 def first_reason(record: Dict[str, Any]) -> str:
@@ -185,7 +182,7 @@ def node_inputs(record: Dict[str, Any], precision: str) -> Dict[str, Input]:
 def _pace(item: Input) -> float:
     """What orders two nodes' figures: the curve's largest-size busbw, else the figure."""
     value = item["value"]
-    return float(max(value)[1]) if isinstance(value, list) else float(value)
+    return float(largest_busbw(value)) if isinstance(value, list) else float(value)
 
 
 def group_inputs(nodes: List[Dict[str, Input]]) -> Dict[str, Input]:
@@ -271,7 +268,7 @@ def offer_row(job: Dict[str, Any], members: List[tuple]) -> Dict[str, Any]:
         "interconnect": interconnect_words(inputs), "price_per_node_hour": inputs["price_per_node_hour"]["value"],
         "inputs": inputs}
     row["label"] = "%s \u00d7 %s, %s, $%s/h" % (
-        row["gpus_per_node"], row["gpu_model"], row["interconnect"], _fig(row["price_per_node_hour"]))
+        row["gpus_per_node"], row["gpu_model"], row["interconnect"], fig(row["price_per_node_hour"]))
     missing = _missing(inputs)
     if missing:
         row["reason"] = missing

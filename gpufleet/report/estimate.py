@@ -37,6 +37,11 @@ OFFER_KEYS = ("gpu_model", "gpu_memory_gb", "gpus_per_node", "nodes", "nvlink_do
 PARALLELISM_KEYS = ("tp", "pp", "dp", "zero_stage", "micro_batch", "recompute", "interleave")
 
 
+def nic_busbw_gbs(line_rate_gbps: float) -> float:
+    """The all-reduce busbw (GB/s) a node's NICs give across nodes: NIC_EFFICIENCY x their line rate in GB/s."""
+    return NIC_EFFICIENCY * line_rate_gbps / 8.0
+
+
 def _need(section: Mapping[str, Any], name: str, key: str) -> Any:
     if key not in section:
         raise training.EstimateError("%s.%s is missing (needed: %s)" % (name, key, ", ".join(
@@ -91,7 +96,7 @@ def _curve(section: Mapping[str, Any], key: str, inputs: Dict[str, Dict[str, Any
     else:
         if "inter_node_gbps" not in section:
             return None
-        value = NIC_EFFICIENCY * _positive(section, "offer", "inter_node_gbps") / 8.0
+        value = nic_busbw_gbs(_positive(section, "offer", "inter_node_gbps"))
         source = "%s x offer.inter_node_gbps %s / 8 (docs/baselines.md 3b)" % (
             NIC_EFFICIENCY, section["inter_node_gbps"])
     inputs[key] = {"value": value, "kind": "assumed", "source": source}

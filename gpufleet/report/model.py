@@ -37,7 +37,8 @@ from collections import Counter
 from gpufleet.checks.benchmarks import ALLREDUCE_KINDS, benchmark_kind, hosts_of, size_words
 from gpufleet.checks.profiles import load_profiles, profile_value
 from gpufleet.report.charts_series import burn_in_view
-from gpufleet.report.cost import ReferenceJobError, cost_document, cost_view, validate_job
+from gpufleet.report.cost import NOT_JUDGED, ReferenceJobError, cost_document, cost_view, validate_job, verdict_of
+from gpufleet.report.offers import largest_busbw
 from gpufleet.report.throughput import throughput_rows
 from gpufleet.results.gpu_compute import DTYPES, HBM_KERNELS
 from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, read_json
@@ -47,7 +48,6 @@ ACCEPT_WITH_WARNINGS = "ACCEPT WITH WARNINGS"
 REJECT = "REJECT"
 UNREACHABLE = "UNREACHABLE"
 INCOMPLETE = "INCOMPLETE"
-NOT_JUDGED = "NOT JUDGED"
 VERDICTS = (ACCEPT, ACCEPT_WITH_WARNINGS, INCOMPLETE, REJECT, UNREACHABLE)
 
 # Failing first: what a reader must act on comes first, at 10 nodes or 1,000.
@@ -158,13 +158,6 @@ def results_document(results, generated=None, model=None):
 
 
 # -- small helpers -------------------------------------------------------------------------
-
-
-def _verdict(record):
-    verdict = record.get("verdict")
-    if record.get("unreachable") and not verdict:
-        return UNREACHABLE
-    return verdict if verdict in VERDICTS else NOT_JUDGED
 
 
 def _majority(values):
@@ -471,7 +464,7 @@ def _other_checks(checks):
 
 def _node(index, record):
     checks = [item for item in record.get("checks") or [] if isinstance(item, dict)]
-    verdict = _verdict(record)
+    verdict = verdict_of(record)
     reasons = sorted((item for item in checks if item.get("status") in REASON_STATUSES),
                      key=lambda item: STATUS_ORDER.get(item.get("status"), 9))
     coverage = coverage_view(record)
@@ -919,7 +912,7 @@ INPUT_NAMES = {"gpu_model": "GPU model", "gpus_per_node": "GPUs per node", "gpu_
 def _input_line(name, item):
     value = item["value"]
     if isinstance(value, list):
-        shown = "%d sizes, %.1f GB/s at the largest" % (len(value), max(value)[1])
+        shown = "%d sizes, %.1f GB/s at the largest" % (len(value), largest_busbw(value))
     elif name == "gemm_tflops":
         shown = "%.1f TFLOP/s" % value
     elif name.endswith("busbw_gbs"):
@@ -990,7 +983,7 @@ def build_model(results, profiles=None, title=None, job=None):
     run = results.get("run") or {}
     fleet = results.get("fleet")
     records = [results["hosts"][name] for name in sorted(results.get("hosts") or {})]
-    ordered = sorted(records, key=lambda record: (VERDICT_ORDER[_verdict(record)], str(record.get("host"))))
+    ordered = sorted(records, key=lambda record: (VERDICT_ORDER[verdict_of(record)], str(record.get("host"))))
     nodes = [_node(index, record) for index, record in enumerate(ordered)]
     gpu_rows, flagged = gpu_table(ordered)
     for node in nodes:

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, TypedDict
 
 from gpufleet.checks.benchmarks import benchmark_kind
 from gpufleet.checks.compute import published_peak
-from gpufleet.report.estimate import HEALTHY_GEMM_FRACTION, INTRA_TYPICAL, NIC_EFFICIENCY
+from gpufleet.report.estimate import HEALTHY_GEMM_FRACTION, INTRA_TYPICAL, NIC_EFFICIENCY, nic_busbw_gbs
 from gpufleet.results.gpu_compute import gpu_figures
 
 MEASURED, CLAIMED, ASSUMED, UNKNOWN = "measured", "claimed", "assumed", "unknown"
@@ -43,7 +43,8 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
-def _fig(value: Any) -> str:
+def fig(value: Any) -> str:
+    """A figure as the sources print it: up to 3 decimals, no trailing zeros."""
     return ("%.3f" % value).rstrip("0").rstrip(".") if isinstance(value, float) else str(value)
 
 
@@ -96,7 +97,7 @@ def gpu_memory_gb(record: Dict[str, Any]) -> Input:
     if sizes:
         smallest = min(sizes)
         return _input(round(smallest * MIB / 1e9, 2), MEASURED,
-                      "gpu facts: %s MiB, the smallest GPU of the node" % _fig(smallest))
+                      "gpu facts: %s MiB, the smallest GPU of the node" % fig(smallest))
     claimed = claim_of(record).get("gpu_memory_gb")
     if _is_number(claimed):
         return _input(float(claimed), CLAIMED, "claim gpu_memory_gb")
@@ -142,12 +143,12 @@ def gemm_tflops(record: Dict[str, Any], model: Optional[str], precision: str) ->
         slowest = min(measured, key=lambda gpu: gpu["gemm_tflops"][precision])
         gemm = slowest["gemm_tflops"][precision]
         return _input(gemm, MEASURED, "gpu_compute on %s GPU %s, the slowest of %d: %s TFLOP/s %s"
-                      % (host, slowest["index"], len(measured), _fig(gemm), precision))
+                      % (host, slowest["index"], len(measured), fig(gemm), precision))
     peak = peak_tflops(model, precision)
     if peak:
         gemm = peak * HEALTHY_GEMM_FRACTION
         return _input(gemm, ASSUMED, "no gpu_compute record: a healthy part, %s x the published %s %s dense peak %s "
-                      "TFLOP/s (docs/baselines.md 12b)" % (_fig(HEALTHY_GEMM_FRACTION), model, precision, _fig(peak)))
+                      "TFLOP/s (docs/baselines.md 12b)" % (fig(HEALTHY_GEMM_FRACTION), model, precision, fig(peak)))
     return _input(None, UNKNOWN, "no gpu_compute record and no published %s peak for %r" % (precision, model))
 
 
@@ -175,7 +176,8 @@ def curve_points(bench: Dict[str, Any]) -> List[List[float]]:
     return points
 
 
-def _largest(points: List[List[float]]) -> float:
+def largest_busbw(points: List[List[float]]) -> float:
+    """The busbw a curve gives at its largest size: the figure two curves are compared by."""
     return max(points)[1]
 
 
@@ -190,10 +192,10 @@ def measured_curve(record: Dict[str, Any], kind: str) -> Optional[Input]:
                 runs.append((points, bench))
     if not runs:
         return None
-    points, bench = min(runs, key=lambda item: _largest(item[0]))
+    points, bench = min(runs, key=lambda item: largest_busbw(item[0]))
     hosts = [str(host) for host in bench.get("hosts") or [record.get("host")]]
     return _input(points, MEASURED, "%s on %s: %d sizes, %s GB/s at %s bytes"
-                  % (kind, ", ".join(hosts), len(points), _fig(_largest(points)), _fig(max(points)[0])))
+                  % (kind, ", ".join(hosts), len(points), fig(largest_busbw(points)), fig(max(points)[0])))
 
 
 def intra_node_curve(record: Dict[str, Any], model: Optional[str], domain: int, count: Optional[int]) -> Input:
@@ -227,5 +229,5 @@ def inter_node_curve(record: Dict[str, Any]) -> Optional[Input]:
                if _is_number(nic.get("count")) and _is_number(nic.get("gbps")))
     if not gbps:
         return None
-    return _input(NIC_EFFICIENCY * gbps / 8.0, ASSUMED, "no allreduce_multi record: %s x the claimed compute NICs' "
-                  "%s Gb/s / 8 (docs/baselines.md 3b)" % (_fig(NIC_EFFICIENCY), _fig(gbps)))
+    return _input(nic_busbw_gbs(gbps), ASSUMED, "no allreduce_multi record: %s x the claimed compute NICs' "
+                  "%s Gb/s / 8 (docs/baselines.md 3b)" % (fig(NIC_EFFICIENCY), fig(gbps)))

@@ -28,6 +28,9 @@ sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs"))
 
 import render_tree  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "tools"))
+from ansible_output import changed_tasks, recap  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
 H100_RAILS = "=mlx5_0:1,mlx5_1:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1,mlx5_8:1,mlx5_9:1"
 EXPECTED_LINES = ["NCCL_IB_DISABLE=0", "NCCL_IB_HCA=" + H100_RAILS, "NCCL_SOCKET_IFNAME==ibp26s0"]
 
@@ -60,24 +63,13 @@ def _tasks(tmp_path, role_vars=None):
 
 def _recap(stdout):
     """``{host: {"changed": n, "failed": n}}`` from the PLAY RECAP."""
-    out = {}
-    for host, changed, failed in re.findall(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", stdout, re.MULTILINE):
-        out[host] = {"changed": int(changed), "failed": int(failed)}
-    return out
+    return {host: {"changed": changed, "failed": failed} for host, (_ok, changed, failed) in recap(stdout).items()}
 
 
 def _role_changes(stdout):
     """``[(task, host)]`` reported changed by the nccl_env role's tasks."""
-    out, task = [], None
-    for line in stdout.splitlines():
-        found = re.match(r"^TASK \[(.*)\] \*+", line)
-        if found:
-            task = found.group(1)
-            continue
-        found = re.match(r"^changed: \[([^\]]+)\]", line)
-        if found and task and task.startswith("gpufleet.acceptance.nccl_env : "):
-            out.append((task.split(" : ", 1)[1], found.group(1)))
-    return sorted(set(out))
+    role = "gpufleet.acceptance.nccl_env : "
+    return sorted({(task[len(role):], host) for task, host in changed_tasks(stdout) if task.startswith(role)})
 
 
 def _diff_of(stdout, host):
