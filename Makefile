@@ -31,11 +31,12 @@ demo: venv
 # The pytest suite (all but the end-to-end run) on three workers, whole files each (--dist loadfile keeps a file's
 # module-scoped fleet in one worker; tests/conftest.py gives each worker its own replayed demo fleet). Most of it waits
 # on ansible-playbook, ssh and shaped links, so a third worker fills the cores the others leave idle. testpaths lists
-# the long files' folders first, so that no long file starts last. No test asserts on CPU load: `make test` runs this
-# beside `static`.
+# the long files' folders first, and --no-loadscope-reorder keeps that order (xdist would otherwise start the files
+# with the most tests first, and the longest file, with two tests, started last and ran alone for its last 45 s).
+# No test asserts on CPU load: `make test` runs this beside `static`.
 UNIT_WORKERS ?= 3
 unit: venv
-	$(BIN)/pytest -q -n $(UNIT_WORKERS) --dist loadfile -m "not shipped_defaults" --durations=15
+	$(BIN)/pytest -q -n $(UNIT_WORKERS) --dist loadfile --no-loadscope-reorder -m "not shipped_defaults" --durations=15
 
 # The end-to-end run with the shipped defaults (root, SSH fleet): provision.yml builds nccl-tests from a source
 # archive, then validate_cluster.yml at level standard with nothing overridden, one host throttled and the others the

@@ -143,6 +143,8 @@ def parse_lines(lines):
             out["samples"].append(sample)
         elif kind == "end":
             out["end"] = {"type": "end", "t": _number(raw.get("t")), "samples": _count(raw.get("samples")), "reason": _text(raw.get("reason"))}
+            if raw.get("error") is not None:
+                out["end"]["error"] = _text(raw.get("error"))
         else:
             out["bad_lines"].append([number, "unknown line type %r" % str(kind)[:40]])
     return out

@@ -123,6 +123,9 @@ class ActionModule(ActionBase):
             time.sleep(SAMPLES_POLL_S)
         if text is None:
             return None, "%s: %s" % (args["samples_file"], why)
+        end = parse_text(text).get("end") or {}
+        if end.get("reason") == "failed":
+            return None, "%s: the sampler did not start: %s" % (args["samples_file"], end.get("error"))
         samples = run_samples(text, window)
         return samples, None if samples else "%s: no sample taken while the run went on" % args["samples_file"]
 

@@ -57,6 +57,8 @@ options:
     description:
       - Path of the JSON Lines file to write on the node (created or truncated; its directory must exist).
       - When left out the records are returned in RV(samples) instead.
+      - When the run cannot start (no NVML library, NVML refuses, no GPU) the file holds one C(end) record with
+        C(reason) V(failed) and the message in C(error), and the task fails with that message.
     type: path
   max_samples:
     description:
@@ -175,7 +177,9 @@ field_errors:
   sample: {"5": {"*": gpu_lost}, "0": {"clock_event_ns.hw_slowdown": not_supported}}
 """
 
+import json
 import os
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -192,6 +196,19 @@ START_HINTS = {
     "NVML_ERROR_NO_PERMISSION": "no permission to open the GPU devices",
     "NVML_ERROR_LIB_RM_VERSION_MISMATCH": "the NVML library and the loaded kernel driver differ in version (reload or reboot)",
 }
+
+
+def fail(module, output, msg, **extra):
+    """fail_json, after writing a lone ``end`` record (reason ``failed``, the message in ``error``) to ``output``: a
+    reader waiting for the file (bench_run's ``samples_file``) sees at once that no sample will come, and why."""
+    if output:
+        try:
+            with open(output, "w") as handle:
+                handle.write(json.dumps({"type": "end", "t": time.time(), "samples": 0, "reason": "failed",
+                                         "error": msg}) + "\n")
+        except OSError:
+            pass  # the task fails with the message either way
+    module.fail_json(msg=msg, **extra)
 
 
 def main():
@@ -219,9 +236,10 @@ def main():
     try:
         backend = open_backend(params["binding"], params["library_path"])
     except nvml.LibraryNotFound:
-        module.fail_json(msg="%s not found: is the NVIDIA driver installed?" % (params["library_path"] or nvml.LIBRARY_NAME))
+        missing = params["library_path"] or nvml.LIBRARY_NAME
+        fail(module, output, "%s not found: is the NVIDIA driver installed?" % missing)
     except ValueError as exc:
-        module.fail_json(msg=str(exc))
+        fail(module, output, str(exc))
 
     max_samples = params["max_samples"]
     if max_samples is None and not output:
@@ -234,14 +252,14 @@ def main():
     try:
         sampler.start()
     except nvml.LibraryNotFound:
-        module.fail_json(msg="%s not found: is the NVIDIA driver installed?" % nvml.LIBRARY_NAME)
+        fail(module, output, "%s not found: is the NVIDIA driver installed?" % nvml.LIBRARY_NAME)
     except nvml.NVMLError as exc:
         sampler.close()
         hint = START_HINTS.get(exc.name)
-        module.fail_json(msg="NVML did not start: %s%s" % (exc.name, ": " + hint if hint else ""), nvml_error=exc.name)
+        fail(module, output, "NVML did not start: %s%s" % (exc.name, ": " + hint if hint else ""), nvml_error=exc.name)
     if not sampler.gpus:
         sampler.close()
-        module.fail_json(msg="NVML reports no GPU on this node", header=sampler.header)
+        fail(module, output, "NVML reports no GPU on this node", header=sampler.header)
 
     records = []
     field_errors = {}

@@ -33,6 +33,7 @@ def test_nvml_sample_module(playbook, node_file, libs, tmp_path):
     out_file = str(tmp_path / "run.jsonl")
     async_file = str(tmp_path / "async.jsonl")
     check_file = str(tmp_path / "check.jsonl")
+    failed_file = str(tmp_path / "failed.jsonl")
     no_driver = tmp_path / "SYNTHETIC-driver-not-loaded.data"
     no_driver.write_text("# SYNTHETIC: nvmlInit fails as with no kernel module loaded\ninit_error 9\n")
     module = "gpufleet.acceptance.nvml_sample"
@@ -45,7 +46,8 @@ def test_nvml_sample_module(playbook, node_file, libs, tmp_path):
          "environment": h100_535, "register": "old_driver"},
         {"name": "No library", module: {"library_path": str(tmp_path / "none" / "libnvidia-ml.so.1")}, "register": "no_library",
          "ignore_errors": True},
-        {"name": "No kernel driver", module: {"library_path": full}, "environment": {"FAKE_NVML_DATA": str(no_driver)},
+        {"name": "No kernel driver", module: {"library_path": full, "output": failed_file},
+         "environment": {"FAKE_NVML_DATA": str(no_driver)},
          "register": "no_driver", "ignore_errors": True},
         {"name": "In the background, the library found by the loader", module: {"interval": 0.1, "duration": 0.3, "output": async_file,
                                                                                 "binding": "ctypes"},
@@ -99,6 +101,11 @@ def test_nvml_sample_module(playbook, node_file, libs, tmp_path):
 
     assert got["no_driver"]["failed"] is True and got["no_driver"]["nvml_error"] == "NVML_ERROR_DRIVER_NOT_LOADED"
     assert got["no_driver"]["msg"] == "NVML did not start: NVML_ERROR_DRIVER_NOT_LOADED: the NVIDIA kernel driver is not loaded"
+    # the file a run waits on says at once that no sample will come, and why
+    with open(failed_file) as handle:
+        [trailer] = [json.loads(line) for line in handle]
+    assert (trailer["type"], trailer["samples"], trailer["reason"]) == ("end", 0, "failed")
+    assert trailer["error"] == got["no_driver"]["msg"]
 
     done = got["job_done"]
     assert done["finished"] and done["reason"] == "duration" and done["ticks"] in (3, 4) and done["binding"] == "ctypes"

@@ -158,47 +158,99 @@ def source_names():
                                     if name.endswith(".h"))
 
 
-# --- the build on the node ------------------------------------------------------------------------------------------
+# --- five runs of the role back every test below -------------------------------------------------------------------
 
 
-@pytest.fixture(name="on_node", scope="module")
-def on_node_fixture(tmp_path_factory, node_file, run_playbook):
-    """One run of the node route: three nodes that build and four refused each on its own; then the first again, and
-    a node whose toolkit lost its libcublasLt since."""
-    base = tmp_path_factory.mktemp("gpu-bench-node")
-    site = make_toolkit(str(base / "site"))
-    no_header = make_toolkit(str(base / "no-header"), header=False)
-    lost = make_toolkit(str(base / "lost"))
-    prefix, gone = str(base / "opt"), str(base / "gone")
-    hosts = {
+def node_hosts(node_file, toolkits, base):
+    """The node route: three nodes that build and four refused each on its own."""
+    site, prefix, gone = toolkits["node"], str(base / "opt"), str(base / "gone")
+    return {
         "h100": host(node_file, role_vars(site, prefix)),
         # no GPU facts: the shipped portable gencode
         "nofacts": host(node_file, role_vars(site, prefix), formats=False),
         "no-toolkit": host(node_file, role_vars(site, prefix, gpu_bench_cuda_home=gone + "/cuda")),
-        "no-header": host(node_file, role_vars(no_header, prefix)),
+        "no-header": host(node_file, role_vars(toolkits["no_header"], prefix)),
         # SYNTHETIC GPU facts: a Volta (7.0) the table does not know
         "volta": host(node_file, role_vars(site, prefix, gpufleet_gpu={
             "gpus": [{"name": "NVIDIA TITAN V", "product_architecture": "Volta"}]}), formats=False),
         "bad-route": host(node_file, role_vars(site, prefix, gpu_bench_build_on="nowhere")),
-        "lost-lib": host(node_file, role_vars(lost, prefix)),
+        "lost-lib": host(node_file, role_vars(toolkits["lost"], prefix)),
     }
-    out = {"site": site, "no_header": no_header, "lost": lost, "prefix": prefix, "gone": gone}
-    out["first"] = run_playbook(base / "first", hosts, TASKS)
-    out["calls_first"] = nvcc_calls(site)
+
+
+def copy_fleet(node_file, site, prefix, build_on, names=("n1", "n2"), **extra):
+    """Nodes of a build host's route: an H100 node and a SYNTHETIC A100 node."""
+    variables = role_vars(site, prefix, gpu_bench_build_on=build_on, **extra)
+    fleet = {names[0]: host(node_file, variables)}
+    if len(names) > 1:
+        fleet[names[1]] = host(node_file, dict(variables, gpufleet_gpu=A100_FACTS), formats=False)
+    return fleet
+
+
+@pytest.fixture(name="runs", scope="module")
+def runs_fixture(tmp_path_factory, node_file, run_playbook):
+    """Five runs, each scenario in the one it needs (hosts of a play on different routes never share a build):
+
+    - first: the node route's builds and refusals, and a controller without the toolkit (two nodes refused);
+    - controller: the controller route for an H100 and an A100 node, after a host that skips the role;
+    - again: the first node and the controller's nodes again, and a node whose toolkit lost its libcublasLt since;
+    - routes: a named build host for two nodes, one node from the controller and one with its own toolkit;
+    - check: the controller route in check mode.
+    """
+    base = tmp_path_factory.mktemp("gpu-bench")
+    toolkits = {name: make_toolkit(str(base / name), header=name != "no_header")
+                for name in ("node", "no_header", "lost", "copy")}
+    site = toolkits["copy"]
+    prefix = {label: str(base / ("opt-" + label)) for label in ("controller", "named", "check", "refused", "mixed")}
+    out = {"toolkits": toolkits, "site": site, "prefix": prefix, "node_prefix": str(base / "opt"),
+           "gone": str(base / "gone"), "named_build": str(base / "named-build"),
+           "mixed_build": str(base / "mixed-build")}
+    nodes = node_hosts(node_file, toolkits, base)
+    refused = copy_fleet(node_file, site, prefix["refused"], "controller", names=("refused-n1", "refused-n2"),
+                         gpu_bench_cuda_home=out["gone"] + "/cuda")
+    out["first"] = run_playbook(base / "first", dict(nodes, **refused), TASKS)
+    out["calls_first"] = nvcc_calls(toolkits["node"])
+    controller = copy_fleet(node_file, site, prefix["controller"], "controller")
+    # first in the inventory (hosts are sorted): a host that skips the role must not stop the shared build
+    controller["a-disabled"] = host(node_file, dict(controller["n1"]["vars"], gpu_bench_enabled=False))
+    out["controller"] = run_playbook(base / "controller", controller, TASKS)
+    out["calls_controller"] = nvcc_calls(site)
     # the versioned library gone, an unversioned file left where the preflight looks
-    for name in os.listdir(os.path.join(lost["cuda"], "lib64")):
-        os.unlink(os.path.join(lost["cuda"], "lib64", name))
-    write(os.path.join(lost["cuda"], "lib64", "libcublasLt.so"), "")
-    out["again"] = run_playbook(base / "again", {"h100": hosts["h100"], "lost-lib": hosts["lost-lib"]}, TASKS)
-    out["calls_again"] = nvcc_calls(site)
+    lost = toolkits["lost"]["cuda"] + "/lib64"
+    for name in os.listdir(lost):
+        os.unlink(os.path.join(lost, name))
+    write(os.path.join(lost, "libcublasLt.so"), "")
+    out["again"] = run_playbook(base / "again", dict(controller, h100=nodes["h100"], **{"lost-lib": nodes["lost-lib"]}),
+                                TASKS)
+    out["calls_again"] = nvcc_calls(toolkits["node"])
+    out["calls_controller_again"] = nvcc_calls(site)
+    routes = copy_fleet(node_file, site, prefix["named"], "builder", names=("nb1", "nb2"),
+                        gpu_bench_build_dir=out["named_build"])
+    routes["builder"] = host(node_file, routes["nb1"]["vars"])
+    mixed = copy_fleet(node_file, site, prefix["mixed"], "controller", names=("m1", "m2"),
+                       gpu_bench_build_dir=out["mixed_build"])
+    mixed["m2"]["vars"]["gpu_bench_build_on"] = "node"
+    out["routes"] = run_playbook(base / "routes", dict(routes, **mixed), TASKS)
+    out["calls_routes"] = nvcc_calls(site)[len(out["calls_controller_again"]):]
+    check = copy_fleet(node_file, site, prefix["check"], "controller", names=("c1",),
+                       gpu_bench_build_dir=str(base / "check-build"))
+    out["check"] = run_playbook(base / "check", check, TASKS, extra_args=["--check"])
+    out["calls_check"] = nvcc_calls(site)[len(out["calls_controller_again"]) + len(out["calls_routes"]):]
     return out
 
 
-def test_node_builds_with_the_shipped_flags_and_ptx_of_its_gpu(on_node):
-    site, prefix, run = on_node["site"], on_node["prefix"], on_node["first"]
+def outputs_of(calls):
+    return [call[call.index("-o") + 1] for call in calls]
+
+
+# --- the build on the node ------------------------------------------------------------------------------------------
+
+
+def test_node_builds_with_the_shipped_flags_and_ptx_of_its_gpu(runs):
+    site, prefix, run = runs["toolkits"]["node"], runs["node_prefix"], runs["first"]
     assert recap(run.stdout)["h100"][2] == 0, run.stdout + run.stderr
     install = os.path.join(prefix, "h100", "gpubench-%s" % VERSION)
-    [argv] = [call for call in on_node["calls_first"] if install + "/bin/gpubench" in call]
+    [argv] = [call for call in runs["calls_first"] if install + "/bin/gpubench" in call]
     assert argv == ([site["cuda"] + "/bin/nvcc"] + DEFAULTS["gpu_bench_cflags"]
                     + ["-gencode", "arch=compute_90,code=[sm_90,compute_90]", "-I" + site["cuda"] + "/include",
                        "-L" + site["cuda"] + "/lib64", "-Xlinker", "-rpath=" + site["cuda"] + "/lib64",
@@ -218,43 +270,43 @@ def test_node_builds_with_the_shipped_flags_and_ptx_of_its_gpu(on_node):
     assert run.results["h100"]["gpu_bench"]["gpubench"] == install + "/bin/gpubench"
 
 
-def test_a_node_without_gpu_facts_builds_the_default_gencode(on_node):
-    run, prefix = on_node["first"], on_node["prefix"]
+def test_a_node_without_gpu_facts_builds_the_default_gencode(runs):
+    run, prefix = runs["first"], runs["node_prefix"]
     assert recap(run.stdout)["nofacts"][2] == 0, run.stdout
     install = os.path.join(prefix, "nofacts", "gpubench-%s" % VERSION)
-    [argv] = [call for call in on_node["calls_first"] if install + "/bin/gpubench" in call]
+    [argv] = [call for call in runs["calls_first"] if install + "/bin/gpubench" in call]
     assert gencode_of(argv) == DEFAULTS["gpu_bench_default_gencode"] == [
         "-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
         "-gencode", "arch=compute_100,code=[sm_100,compute_100]"]
     assert DEFAULTS["gpu_bench_cflags"] == ["-O2", "-std=c++17", "-Xcompiler=-Wall,-Wextra"]
 
 
-def test_same_inputs_build_nothing_again(on_node):
-    run = on_node["again"]
+def test_same_inputs_build_nothing_again(runs):
+    run = runs["again"]
     assert recap(run.stdout)["h100"][2] == 0, run.stdout + run.stderr
     assert [task for task, name in changed_tasks(run.stdout) if name == "h100"] == []
-    assert len(on_node["calls_again"]) == len(on_node["calls_first"]) == 2
+    assert len(runs["calls_again"]) == len(runs["calls_first"]) == 2
 
 
-def test_a_binary_whose_library_is_gone_is_not_recorded(on_node):
+def test_a_binary_whose_library_is_gone_is_not_recorded(runs):
     """The loader must find cuBLASLt on the node: the toolkit's versioned library removed since the build (the
     preflight still finds a libcublasLt.so, the stamp still matches), and ldd says what is missing."""
-    run, lost = on_node["again"], on_node["lost"]
-    assert recap(on_node["first"].stdout)["lost-lib"][2] == 0
+    run, lost = runs["again"], runs["toolkits"]["lost"]
+    assert recap(runs["first"].stdout)["lost-lib"][2] == 0
     msg = failures(run.stdout)["lost-lib"]
-    install = os.path.join(on_node["prefix"], "lost-lib", "gpubench-%s" % VERSION)
+    install = os.path.join(runs["node_prefix"], "lost-lib", "gpubench-%s" % VERSION)
     assert msg == ("gpu_bench on lost-lib: %s/bin/gpubench cannot start here: the loader does not find "
                    "libcublasLt.so.99 (ldd). It was linked against %s/lib64 (rpath): reinstall cuBLASLt there, or set "
                    "gpu_bench_build_on: controller to ship the library with the binary." % (install, lost["cuda"])), msg
 
 
-def test_preflight_names_what_is_missing_on_the_node_and_the_fix(on_node):
-    run, gone, no_header = on_node["first"], on_node["gone"], on_node["no_header"]
+def test_preflight_names_what_is_missing_on_the_node_and_the_fix(runs):
+    run, gone, no_header = runs["first"], runs["gone"], runs["toolkits"]["no_header"]
     failed = failures(run.stdout)
     for name in ("no-toolkit", "no-header", "volta", "bad-route"):
         assert recap(run.stdout)[name][2] == 1, (name, run.stdout)
         # failed before anything was built
-        assert not os.path.exists(os.path.join(on_node["prefix"], name)), name
+        assert not os.path.exists(os.path.join(runs["node_prefix"], name)), name
     msg = failed["no-toolkit"]
     assert msg.startswith("gpu_bench on no-toolkit: cannot build gpubench on this node: no nvcc at %s/cuda/bin/nvcc; "
                           "no cublasLt.h under %s/cuda/include; no libcublasLt.so (cuBLASLt) in %s/cuda/lib64. "
@@ -274,59 +326,18 @@ def test_preflight_names_what_is_missing_on_the_node_and_the_fix(on_node):
 # --- the build once, copied to every node ---------------------------------------------------------------------------
 
 
-@pytest.fixture(name="copied", scope="module")
-def copied_fixture(tmp_path_factory, node_file, run_playbook):
-    """The controller route (a first host that skips the role, an H100 and an A100 node), again; a named build host;
-    check mode; a controller without the toolkit; hosts of one play on different routes."""
-    base = tmp_path_factory.mktemp("gpu-bench-copy")
-    site = make_toolkit(str(base / "site"))
-    out = {"site": site, "prefix": {}}
-
-    def fleet(label, build_on, **extra):
-        prefix = out["prefix"].setdefault(label, str(base / ("opt-" + label)))
-        variables = role_vars(site, prefix, gpu_bench_build_on=build_on, **extra)
-        return {
-            # first in the inventory (hosts are sorted): a host that skips the role must not stop the shared build
-            "a-disabled": host(node_file, dict(variables, gpu_bench_enabled=False)),
-            "n1": host(node_file, variables),
-            "n2": host(node_file, dict(variables, gpufleet_gpu=A100_FACTS), formats=False),
-        }
-
-    out["controller"] = run_playbook(base / "controller", fleet("controller", "controller"), TASKS)
-    out["calls_controller"] = nvcc_calls(site)
-    out["controller_again"] = run_playbook(base / "controller-again", fleet("controller", "controller"), TASKS)
-    out["calls_controller_again"] = nvcc_calls(site)
-    named = fleet("named", "builder", gpu_bench_build_dir=str(base / "named-build"))
-    named["builder"] = host(node_file, named["n1"]["vars"])
-    out["named_build"] = str(base / "named-build")
-    out["named"] = run_playbook(base / "named", named, TASKS)
-    out["calls_named"] = nvcc_calls(site)
-    out["check"] = run_playbook(base / "check", fleet("check", "controller", gpu_bench_build_dir=str(base / "check-build")),
-                                TASKS, extra_args=["--check"])
-    out["calls_check"] = nvcc_calls(site)
-    out["gone"] = str(base / "gone")
-    out["refused"] = run_playbook(base / "refused", fleet("refused", "controller", gpu_bench_cuda_home=out["gone"]),
-                                  TASKS)
-    out["mixed_build"] = str(base / "mixed-build")
-    mixed = fleet("mixed", "controller", gpu_bench_build_dir=out["mixed_build"])
-    mixed["n2"]["vars"]["gpu_bench_build_on"] = "node"
-    out["mixed"] = run_playbook(base / "mixed", mixed, TASKS)
-    out["calls_end"] = nvcc_calls(site)
-    return out
-
-
-def test_controller_builds_once_for_every_gpu_and_copies_binary_and_library(copied):
-    site, run = copied["site"], copied["controller"]
+def test_controller_builds_once_for_every_gpu_and_copies_binary_and_library(runs):
+    site, run = runs["site"], runs["controller"]
     assert run.rc == 0, run.stdout + run.stderr
     build = site["root"] + "/build-dir/gpubench-%s" % VERSION
-    [argv] = copied["calls_controller"]
+    [argv] = runs["calls_controller"]
     # the capabilities of every node of the play (A100 8.0, H100 9.0), the highest also as PTX
     assert gencode_of(argv) == ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"]
     assert argv[1:1 + len(DEFAULTS["gpu_bench_cflags"])] == DEFAULTS["gpu_bench_cflags"]
     assert argv[argv.index("-Xlinker") + 1] == "-rpath=$ORIGIN/../lib" and argv[argv.index("-o") + 1] == build + "/bin/gpubench"
     with open(site["real"], "rb") as handle:
         library = handle.read()
-    prefix = copied["prefix"]["controller"]
+    prefix = runs["prefix"]["controller"]
     for name in ("n1", "n2"):
         install = os.path.join(prefix, name, "gpubench-%s" % VERSION)
         binary = install + "/bin/gpubench"
@@ -345,25 +356,30 @@ def test_controller_builds_once_for_every_gpu_and_copies_binary_and_library(copi
     assert not os.path.exists(os.path.join(prefix, "a-disabled"))
 
 
-def test_controller_route_again_changes_nothing(copied):
-    run = copied["controller_again"]
-    assert run.rc == 0, run.stdout + run.stderr
-    assert changed_tasks(run.stdout) == []
-    assert len(copied["calls_controller_again"]) == 1
+def test_controller_route_again_changes_nothing(runs):
+    run = runs["again"]
+    assert recap(run.stdout)["n1"][2] == recap(run.stdout)["n2"][2] == 0, run.stdout + run.stderr
+    # delegated tasks read "n1 -> localhost"
+    ours = ("n1", "n2", "a-disabled")
+    assert [task for task, name in changed_tasks(run.stdout) if name.split(" -> ")[0] in ours] == []
+    assert len(runs["calls_controller_again"]) == 1
 
 
-def test_a_named_build_host_builds_and_the_controller_relays(copied):
-    site, run = copied["site"], copied["named"]
+def test_a_named_build_host_builds_and_the_controller_relays(runs):
+    run = runs["routes"]
     assert run.rc == 0, run.stdout + run.stderr
-    [argv] = copied["calls_named"][len(copied["calls_controller_again"]):]
-    build = copied["named_build"] + "/gpubench-%s" % VERSION
+    build = runs["named_build"] + "/gpubench-%s" % VERSION
+    [argv] = [call for call in runs["calls_routes"] if call[call.index("-o") + 1].startswith(runs["named_build"])]
     assert argv[argv.index("-o") + 1] == build + "/bin/gpubench"
+    # one build for the build host's three nodes (A100 8.0, H100 9.0)
+    assert gencode_of(argv) == ["-gencode", "arch=compute_80,code=sm_80",
+                                "-gencode", "arch=compute_90,code=[sm_90,compute_90]"]
     # the binary and library as the build host left them, and as the controller received them on their way
     assert os.path.exists(build + "/lib/libcublasLt.so.99")
-    staged = copied["named_build"] + "/gpubench-%s-from-builder" % VERSION
+    staged = runs["named_build"] + "/gpubench-%s-from-builder" % VERSION
     assert os.path.exists(staged + "/bin/gpubench") and os.path.exists(staged + "/lib/libcublasLt.so.99")
-    prefix = copied["prefix"]["named"]
-    for name in ("builder", "n1", "n2"):
+    prefix = runs["prefix"]["named"]
+    for name in ("builder", "nb1", "nb2"):
         install = os.path.join(prefix, name, "gpubench-%s" % VERSION)
         assert run_binary(install + "/bin/gpubench").stdout.strip() == STUB_LINE, name
         manifest = read_json(os.path.join(prefix, name, "installed.d", "gpu_bench.json"))
@@ -371,20 +387,20 @@ def test_a_named_build_host_builds_and_the_controller_relays(copied):
         assert manifest["cublaslt"]["library"] == install + "/lib/libcublasLt.so.99"
 
 
-def test_check_mode_copies_and_builds_nothing(copied):
-    run = copied["check"]
+def test_check_mode_copies_and_builds_nothing(runs):
+    run = runs["check"]
     assert run.rc == 0, run.stdout + run.stderr
     assert "gpu_bench: would build gpubench %s into " % VERSION in run.stdout
     assert "gpu_bench: would copy gpubench %s and its libcublasLt, built on localhost" % VERSION in run.stdout
-    assert len(copied["calls_check"]) == len(copied["calls_named"])
-    assert not os.path.exists(copied["prefix"]["check"])
+    assert runs["calls_check"] == []
+    assert not os.path.exists(runs["prefix"]["check"])
 
 
-def test_preflight_names_what_the_build_host_lacks_on_every_node(copied):
-    run, gone = copied["refused"], copied["gone"]
-    assert run.rc != 0
+def test_preflight_names_what_the_build_host_lacks_on_every_node(runs):
+    run, gone = runs["first"], runs["gone"] + "/cuda"
     failed = failures(run.stdout)
-    for name in ("n1", "n2"):
+    for name in ("refused-n1", "refused-n2"):
+        assert recap(run.stdout)[name][2] == 1, (name, run.stdout)
         assert failed[name] == textwrap.dedent("""\
             gpu_bench on %s: cannot build gpubench on the build host localhost (gpu_bench_build_on: controller): no nvcc
             at %s/bin/nvcc; no cublasLt.h under %s/include; no libcublasLt.so (cuBLASLt) in %s/lib64. Fix: install the
@@ -392,23 +408,24 @@ def test_preflight_names_what_the_build_host_lacks_on_every_node(copied):
             point gpu_bench_cuda_home, gpu_bench_cublas_include_dir and gpu_bench_cublas_lib_dir at them (paths on the
             build host); or set gpu_bench_build_on to a host that has them (node: each node builds with its own).
             """ % (name, gone, gone, gone)).replace("\n", " ").strip()
-    assert not os.path.exists(copied["prefix"]["refused"])
+    assert not os.path.exists(runs["prefix"]["refused"])
 
 
-def test_hosts_of_one_play_may_build_each_their_own_way(copied):
-    """n1 from the controller, n2 with its own toolkit, in one play."""
-    site, run, prefix = copied["site"], copied["mixed"], copied["prefix"]["mixed"]
+def test_hosts_of_one_play_may_build_each_their_own_way(runs):
+    """m1 from the controller, m2 with its own toolkit, nb1 and nb2 from a named build host, in one play."""
+    site, run, prefix = runs["site"], runs["routes"], runs["prefix"]["mixed"]
     assert run.rc == 0, run.stdout + run.stderr
     built = {}
-    for name in ("n1", "n2"):
+    for name in ("m1", "m2"):
         manifest = read_json(os.path.join(prefix, name, "installed.d", "gpu_bench.json"))
         built[name] = (manifest["built_on"], manifest["build_host"], manifest["gencode"], manifest["cublaslt"]["library"])
     install = os.path.join(prefix, "%s", "gpubench-%s")
-    # each build for its own hosts' GPUs: n1 the H100 (9.0), n2 the A100 (8.0)
+    # each build for its own hosts' GPUs: m1 the H100 (9.0), m2 the A100 (8.0)
     assert built == {
-        "n1": ("controller", "localhost", ["-gencode", "arch=compute_90,code=[sm_90,compute_90]"],
-               install % ("n1", VERSION) + "/lib/libcublasLt.so.99"),
-        "n2": ("node", "n2", ["-gencode", "arch=compute_80,code=[sm_80,compute_80]"], site["cuda"] + "/lib64/libcublasLt.so.99")}
-    new_calls = copied["calls_end"][len(copied["calls_check"]):]
-    assert sorted(call[call.index("-o") + 1] for call in new_calls) == sorted([
-        install % ("n2", VERSION) + "/bin/gpubench", copied["mixed_build"] + "/gpubench-%s/bin/gpubench" % VERSION])
+        "m1": ("controller", "localhost", ["-gencode", "arch=compute_90,code=[sm_90,compute_90]"],
+               install % ("m1", VERSION) + "/lib/libcublasLt.so.99"),
+        "m2": ("node", "m2", ["-gencode", "arch=compute_80,code=[sm_80,compute_80]"],
+               site["cuda"] + "/lib64/libcublasLt.so.99")}
+    assert sorted(outputs_of(runs["calls_routes"])) == sorted([
+        install % ("m2", VERSION) + "/bin/gpubench", runs["mixed_build"] + "/gpubench-%s/bin/gpubench" % VERSION,
+        runs["named_build"] + "/gpubench-%s/bin/gpubench" % VERSION])

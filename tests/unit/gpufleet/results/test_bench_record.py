@@ -64,3 +64,18 @@ def test_a_run_that_failed_keeps_its_own_outcome_and_reason():
     result = {"outcome": "crash", "reason": "killed by SIGSEGV", "rc": -11, "cmd": ["all_reduce_perf"], "started": "t", "duration_s": 1.0}
     record = build_run_record(args, result, "all_reduce_perf", None, None, None, unreadable="exited 0 without nccl results")
     assert (record["outcome"], record["reason"]) == ("crash", "killed by SIGSEGV")
+
+
+def test_a_sampler_that_did_not_start_covers_the_run_at_once_and_says_why():
+    """nvml_sample writes one end record (reason failed, the message in error) when NVML cannot start: the wait for
+    the sampler's tick after the run ends at once, and the message is kept."""
+    from gpufleet.facts.nvml_samples import parse_text  # pylint: disable=import-outside-toplevel
+    from gpufleet.results.bench import samples_cover  # pylint: disable=import-outside-toplevel
+
+    text = '{"type": "end", "t": 1784020373.4, "samples": 0, "reason": "failed", "error": "NVML did not start: x"}\n'
+    parsed = parse_text(text)
+    assert parsed["end"] == {"type": "end", "t": 1784020373.4, "samples": 0, "reason": "failed",
+                             "error": "NVML did not start: x"}
+    assert samples_cover(parsed, (1784020300.0, 1784020400.0)) is True
+    # a sampler that has not written yet does not cover a run that ended after its last tick
+    assert samples_cover(parse_text(""), (1784020300.0, 1784020400.0)) is False
