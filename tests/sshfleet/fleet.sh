@@ -293,9 +293,12 @@ do_up() {
         # fleet's job was starting ("orte_session_dir failed"). Short: Open MPI's sockets live under it.
         mkdir -p "/tmp/gf${FLEET_ID}h$i"
         chmod 0700 "/tmp/gf${FLEET_ID}h$i"
+        # SHLVL=1: the login shell (root's bash) counts as nested, so it does not source ~/.bashrc for each command
+        # sshd runs (bash does for a top-level shell started by sshd). This machine's root .bashrc runs `pyenv init`,
+        # about 70 processes and 0.1 CPU-s per command: every module run over SSH paid it, a rented node's does not.
         cat > "$STATE/h$i/sshd_config" <<EOF
 # gpufleet test fleet $FLEET_ID, host $i (written by tests/sshfleet/fleet.sh)
-SetEnv TMPDIR=/tmp/gf${FLEET_ID}h$i
+SetEnv TMPDIR=/tmp/gf${FLEET_ID}h$i SHLVL=1
 ListenAddress $addr
 Port 22
 HostKey $STATE/h$i/ssh_host_ed25519_key
