@@ -78,6 +78,9 @@ hypercube).
 - ``tables`` (int): number of column headers seen.
 - ``elided`` (bool) and ``elided_lines`` (list[int]): author elision lines (``...``,
   ``[...]``) skipped.
+- ``nccl_blocks`` (list[{title, line, lines}]): NCCL's own multi-line blocks, skipped: the INFO line that announced
+  each (``Enabled NCCL Func/Proto/Algo Matrix:``, NCCL >= 2.24) and the numbers of its lines, which carry no NCCL
+  prefix and would otherwise read as broken result rows.
 - ``rank_prefix`` (str|None): launcher prefix seen: ``srun``, ``mpirun-tag-output``,
   ``mpi-rank``.
 - ``debug`` (dict|None): :func:`parse_nccl_debug` of the same text when NCCL INFO/WARN/TRACE
@@ -140,6 +143,11 @@ _FAILURE_PATTERNS = (
     re.compile(r"^(?:\S+:\s*)?(?:Error|error)\b\s*:"),
 )
 # NCCL INFO lines that mean the communicator died.
+# NCCL's multi-line blocks: an INFO line announces each and its lines follow without NCCL's prefix (NCCL >= 2.24
+# prints "Enabled NCCL Func/Proto/Algo Matrix:" under NCCL_DEBUG=INFO, one row per function: "    AllReduce |  1  2  1
+# |  1  1  0 ..."). Without this a block printed inside the results table read as broken result rows.
+_NCCL_BLOCKS = (("Func/Proto/Algo matrix", re.compile(r"Enabled NCCL Func/Proto/Algo Matrix:\s*$")),)
+_BLOCK_ROW_RE = re.compile(r"^\s*[A-Za-z][A-Za-z/ ]*\|[^|]*\|[^|]*$")
 _NCCL_ABORT_RE = re.compile(r"Abort COMPLETE|NCCL failure|Cuda failure")
 # A WARN NCCL prints on healthy runs too (graph search on machines without NVLink), never a failure's cause.
 _ROUTINE_WARN_RE = re.compile(r"Could not find a path for pattern \d+, falling back to simple order")
@@ -329,6 +337,7 @@ def _new_result():
         "tables": 0,
         "elided": False,
         "elided_lines": [],
+        "nccl_blocks": [],
         "rank_prefix": None,
         "debug": None,
         "transports": {},
@@ -353,6 +362,7 @@ class _Reader:
         self.seen_keys = set()
         self.footer_after_rows = False
         self.consumed = set()
+        self.block = None  # the NCCL multi-line block being skipped: {"title", "line", "lines"}
 
     def error(self, number, text):
         self.res["errors"].append({"line": number, "text": text})
@@ -375,6 +385,8 @@ class _Reader:
     def read_line(self, index, number, line, rank):
         """Classify one line; return the index of the next line to read."""
         stripped = line.strip()
+        if self.block is not None and self.in_block(number, line):
+            return index + 1
         if not stripped:
             return index + 1
         if is_elision(stripped):
@@ -384,6 +396,7 @@ class _Reader:
         match = match_nccl_line(stripped)
         if match:
             self.recognised = True
+            self.open_block(number, match.group("msg"))
             if match.group("level") == "WARN":
                 text = next((w["text"] for w in self.res["warnings"] if w["line"] == number), stripped)
                 self.error(number, text)
@@ -405,6 +418,26 @@ class _Reader:
             self.recognised = True
             return index + 1
         return self.read_other(index, number, stripped)
+
+    def open_block(self, number, message):
+        """An INFO line that announces one of NCCL's multi-line blocks (:data:`_NCCL_BLOCKS`): its lines follow,
+        without NCCL's prefix, up to a blank line."""
+        for title, pattern in _NCCL_BLOCKS:
+            if pattern.search(message):
+                self.block = {"title": title, "line": number, "lines": []}
+                self.res["nccl_blocks"].append(self.block)
+                return
+
+    def in_block(self, number, line):
+        """True for a line of the open block (kept in ``nccl_blocks``); a blank line or any other line closes it
+        (an INFO line of another rank between two of its lines is read as such, the block stays open)."""
+        if _BLOCK_ROW_RE.match(line):
+            self.block["lines"].append(number)
+            return True
+        if match_nccl_line(line.strip()):
+            return False
+        self.block = None
+        return not line.strip()
 
     def read_comment(self, number, stripped):
         """Banner, device, header and footer lines (``#`` possibly lost); True if read."""

@@ -27,6 +27,7 @@ from gpufleet.parsers import (
     lspci_acs,
     nccl_debug,
     nccl_tests,
+    nccl_tests_json,
     nvbandwidth,
     nvidia_smi_csv,
     nvidia_smi_nvlink,
@@ -43,7 +44,7 @@ from gpufleet.parsers.common import ParseError
 MODULES: dict[str, ModuleType] = {
     module.__name__.rsplit(".", 1)[-1]: module
     for module in (dcgmi_diag, ethtool, gpubench, ibdev2netdev, ibstat, ibstatus, ibv_devinfo, ip_addr, iperf3, kernel_log, kernel_modules,
-                   lspci, lspci_acs, nccl_debug, nccl_tests, nvbandwidth, nvidia_smi_csv, nvidia_smi_nvlink,
+                   lspci, lspci_acs, nccl_debug, nccl_tests, nccl_tests_json, nvbandwidth, nvidia_smi_csv, nvidia_smi_nvlink,
                    nvidia_smi_query_text, nvidia_smi_topo, nvidia_smi_xml, p2p_bandwidth_latency, perftest,
                    resource_limits)
 }
@@ -65,6 +66,7 @@ KINDS = {
     "ethtool-driver": ("ethtool", "parse_ethtool_driver", "ethtool -i IFACE"),
     "ip-addr": ("ip_addr", "parse_ip_addr", "ip -j addr"),
     "nccl": ("nccl_tests", "parse_nccl_tests", "nccl-tests *_perf (with NCCL_DEBUG=INFO lines when present)"),
+    "nccl-json": ("nccl_tests_json", "parse_nccl_tests_json", "nccl-tests *_perf -J FILE (its JSON document)"),
     "nccl-debug": ("nccl_debug", "parse_nccl_debug", "NCCL_DEBUG=INFO/TRACE log lines"),
     "iperf3": ("iperf3", "parse_iperf3", "iperf3 client (text or --json)"),
     "ib-bw": ("perftest", "parse_perftest_bw", "perftest ib_write_bw / ib_read_bw / ib_send_bw"),

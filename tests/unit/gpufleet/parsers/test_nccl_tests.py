@@ -771,3 +771,18 @@ def test_row_missing_leading_cells_raises(fixture_text):
     with pytest.raises(ParseError) as info:
         parse_nccl_tests(text)
     assert info.value.line == 20
+
+
+def test_nccl_func_proto_algo_matrix_inside_the_table_is_skipped_by_its_announcing_line(fixture_text):
+    """NCCL >= 2.24 prints "Enabled NCCL Func/Proto/Algo Matrix:" and its rows without NCCL's prefix; inside the
+    results (EDITED recording) they read as broken rows and the whole run was refused. The same run without the block
+    is the healthy case: the same 34 rows and figures, no block."""
+    plain = parse_nccl_tests(fixture_text("nccl/superbench-a100-sxm4-40gb-8gpu-single-node-allreduce-oldheader.txt"))
+    edited = parse_nccl_tests(fixture_text(
+        "nccl/EDITED-superbench-a100-8gpu-allreduce-with-nccl-2.27-func-proto-algo-matrix-inside-the-table.txt"))
+    assert plain["nccl_blocks"] == []
+    # the INFO line is line 17; its header and five function rows 18-23, the blank line 24 closes it
+    assert edited["nccl_blocks"] == [{"title": "Func/Proto/Algo matrix", "line": 17, "lines": [18, 19, 20, 21, 22, 23]}]
+    assert (edited["failed"], len(edited["rows"]), edited["busbw_at_largest_size_gbs"]) == (False, 34, 235.26)
+    assert [row["size_bytes"] for row in edited["rows"]] == [row["size_bytes"] for row in plain["rows"]]
+    assert edited["rows"][0]["line"] == plain["rows"][0]["line"] + 8
