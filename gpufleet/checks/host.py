@@ -193,7 +193,17 @@ def check_sxid(node):
         out.append(result(check_id, fail_status, message, measured=item["count"], expected=0, threshold_source=source,
                           subject="SXid %d" % item["sxid"]))
     fatal = {str(item["sxid"]) for item in sxid.get("fatal") or []}
-    others = sorted((int(key), count) for key, count in (sxid.get("counts") or {}).items() if key not in fatal)
+    unknown = {str(number) for number in sxid.get("severity_unknown") or []}
+    counts = sxid.get("counts") or {}
+    if unknown:
+        pairs = sorted((int(key), counts.get(key, 0)) for key in unknown)
+        listed = ", ".join("%d x%d" % pair for pair in pairs)
+        out.append(result(check_id, WARN, "NVSwitch SXids in the kernel log (%s) of unknown severity: %s: only their "
+                          "detail lines (Severity, Data) are in the log, not the headline that says Fatal or "
+                          "Non-fatal; read the switch's full log" % (xid.get("source"), listed),
+                          measured=dict((str(key), count) for key, count in pairs), expected=0,
+                          threshold_source=SXID_SOURCE, subject="SXid %s" % ",".join(str(key) for key, _ in pairs)))
+    others = sorted((int(key), count) for key, count in counts.items() if key not in fatal and key not in unknown)
     if others:
         out.append(result(check_id, WARN, "non-fatal NVSwitch SXids in the kernel log: %s"
                           % ", ".join("%d x%d" % pair for pair in others),

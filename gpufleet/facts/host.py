@@ -278,7 +278,8 @@ def xid_summary(log, source, reason=None, keep=EVENTS_KEPT):
     if log is None:
         return {"state": "unreadable", "source": None, "reason": reason, "events": [], "events_total": None,
                 "counts": {}, "fallen_off_bus": [], "critical": [], "peermem_errors": None,
-                "recovery_actions": {}, "sxid": {"events": [], "events_total": None, "counts": {}, "fatal": []}}
+                "recovery_actions": {}, "sxid": {"events": [], "events_total": None, "counts": {}, "fatal": [],
+                                                 "severity_unknown": []}}
     # critical: the Xids NVIDIA's catalog sends to a repair (gpufleet/facts/xid_catalog.yml), Xid 154 when a GPU's
     # recovery action is other than None; the same judgement as host.xid and the health re-read after stress
     recovery_actions = dict(log.get("recovery_actions") or {})
@@ -306,10 +307,12 @@ def xid_summary(log, source, reason=None, keep=EVENTS_KEPT):
 
 def sxid_summary(events, keep=EVENTS_KEPT):
     """NVSwitch SXid headlines of a ``kernel-log`` parse: counts, and the fatal ones per number and switch."""
-    counts, fatal = {}, {}
+    counts, fatal, unknown = {}, {}, set()
     for event in events:
         key = str(event["sxid"])
         counts[key] = counts.get(key, 0) + 1
+        if event["fatal"] is None:  # only its detail lines were logged: the severity is on the missing headline
+            unknown.add(event["sxid"])
         if event["fatal"]:
             entry = fatal.setdefault(event["sxid"], {"sxid": event["sxid"], "count": 0, "switches": [],
                                                      "first_message": event["message"]})
@@ -318,7 +321,7 @@ def sxid_summary(events, keep=EVENTS_KEPT):
             if where not in entry["switches"]:
                 entry["switches"].append(where)
     return {"events": events[-keep:] if keep else [], "events_total": len(events), "counts": counts,
-            "fatal": [fatal[number] for number in sorted(fatal)]}
+            "fatal": [fatal[number] for number in sorted(fatal)], "severity_unknown": sorted(unknown - set(fatal))}
 
 
 def summary(facts):

@@ -35,9 +35,10 @@
                                    # changed to ("GPU Reset Required", "None"; None when unreadable);
                                    # every Xid 154 event also carries "recovery_action"
       "sxid_events": [             # one per NVSwitch SXid headline ("..., Fatal, ..." / "..., Non-fatal, ...");
-        {line, timestamp, switch ("nvswitch3"), pci ("0000:05:00.0"), sxid: int, fatal: bool, message}
-      ],                           # the "Severity ..." / "Data {...}" lines that follow are details, not events
-      "sxid_counts": {str: int},   # "20034" -> headlines
+        {line, timestamp, switch ("nvswitch3"), pci ("0000:05:00.0"), sxid: int, fatal: bool | None, message}
+      ],                           # the "Severity ..." / "Data {...}" lines that follow are details, not events;
+                                   # a switch's SXid seen only in detail lines is one event, fatal None (unknown)
+      "sxid_counts": {str: int},   # "20034" -> events
     }
 
 Continuation lines (the indented second and third lines of a multi-line ``NVRM:`` message under
@@ -77,6 +78,12 @@ _PEERMEM_RE = re.compile(r"\b(?:nvidia[-_]peermem|nv_peer_mem)\b.*\bERROR\b")
 _SXID_RE = re.compile(r"\bnvidia-(nvswitch\d+): SXid "
                       r"\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): "
                       r"(\d+), (Fatal|Non-fatal), ?(.*)$")
+# The detail lines of an SXid: "nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Severity 1 Engine instance 60 ..."
+# and "..., Data {0x10000000, ...}". A log may hold them without their headline (rate-limited or cut): the SXid
+# still happened, its severity unknown.
+_SXID_DETAIL_RE = re.compile(r"\bnvidia-(nvswitch\d+): SXid "
+                             r"\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): "
+                             r"(\d+), ((?:Severity|Data)\b.*)$")
 # Xid 154 (R570+): "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)".
 _RECOVERY_RE = re.compile(r"recovery action changed from .*? to (0x[0-9A-Fa-f]+) \(([^)]*)\)")
 
@@ -160,6 +167,7 @@ def parse_kernel_log(text):
         records.append([number, timestamp, message.strip(), [(number, line)]])
 
     last_named = None  # (record index, address) of the last record naming a GPU address
+    details = {}  # (switch, SXid number) -> (line, timestamp, match) of its first detail line
     for index, (number, timestamp, message, lines) in enumerate(records):
         named = _GPU_ADDR_RE.search(message)
         if named:
@@ -183,11 +191,29 @@ def parse_kernel_log(text):
                                           "pci": pci.lower(), "sxid": int(number_text),
                                           "fatal": severity == "Fatal", "message": rest.strip()})
             result["sxid_counts"][number_text] = result["sxid_counts"].get(number_text, 0) + 1
+        else:
+            detail = _SXID_DETAIL_RE.search(message)
+            if detail:
+                details.setdefault((detail.group(1), detail.group(3)), (number, timestamp, detail))
         if _PEERMEM_RE.search(message):
             result["peermem_errors"] += 1
             if result["peermem_first_line"] is None:
                 result["peermem_first_line"] = number
+    _sxids_from_details(result, details)
     return result
+
+
+def _sxids_from_details(result, details):
+    """One event (``fatal`` None: the severity is on the headline) for each switch and SXid number whose detail lines
+    the log holds without any headline."""
+    headlines = {(event["switch"], str(event["sxid"])) for event in result["sxid_events"]}
+    for (switch, number_text), (number, timestamp, detail) in sorted(details.items(), key=lambda item: item[1][0]):
+        if (switch, number_text) in headlines:
+            continue
+        result["sxid_events"].append({"line": number, "timestamp": timestamp, "switch": switch,
+                                      "pci": detail.group(2).lower(), "sxid": int(number_text), "fatal": None,
+                                      "message": "only its detail lines are in the log: " + detail.group(4).strip()})
+        result["sxid_counts"][number_text] = result["sxid_counts"].get(number_text, 0) + 1
 
 
 def _add_once(items, value):

@@ -220,3 +220,24 @@ def test_fatal_sxid_fails_per_number(fixture_text):
     assert [(item["status"], item["subject"]) for item in host.check_xid(both)] == [(FAIL, "Xid 79")]
     # a kernel log without SXid lines passes
     assert [item["status"] for item in host.check_sxid(ctx(host_facts(fixture_text)))] == [PASS]
+
+
+SXID_DETAILS_ONLY = "misc/gpud-sxid-readme-dmesg-sxid-20034-detail-lines-only-EDITED.txt"
+
+
+def test_sxid_seen_only_in_its_detail_lines_still_counts(fixture_text):
+    """The log holds SXid 20034's Severity/Data lines of nvswitch2 and nvswitch0 but none of its headlines (EDITED):
+    before, nothing was counted and host.sxid passed. Now one event per switch, of unknown severity: a warning that
+    says why. The full log (the healthy reading) keeps its four Fatal headlines and nothing of unknown severity."""
+    node = ctx(host_facts(fixture_text, log=SXID_DETAILS_ONLY, log_source="dmesg"))
+    sxid = node.group("host")["xid"]["sxid"]
+    assert (sxid["counts"], sxid["fatal"], sxid["severity_unknown"]) == ({"20034": 2}, [], [20034])
+    assert [(event["line"], event["switch"], event["pci"], event["fatal"]) for event in sxid["events"]] == [
+        (6, "nvswitch2", "0000:07:00.0", None), (7, "nvswitch0", "0000:05:00.0", None)]
+    [result] = host.check_sxid(node)
+    assert (result["status"], result["subject"], result["measured"]) == (WARN, "SXid 20034", {"20034": 2})
+    assert result["message"] == ("NVSwitch SXids in the kernel log (dmesg) of unknown severity: 20034 x2: only their "
+                                 "detail lines (Severity, Data) are in the log, not the headline that says Fatal or "
+                                 "Non-fatal; read the switch's full log")
+    full = ctx(host_facts(fixture_text, log=SXID_AND_XID_79, log_source="dmesg")).group("host")["xid"]["sxid"]
+    assert (full["counts"], full["severity_unknown"], full["fatal"][0]["count"]) == ({"20034": 4}, [], 4)
