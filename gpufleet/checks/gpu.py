@@ -9,7 +9,7 @@ check says so, or skips when no GPU printed it.
 
 | id | judges | status |
 |---|---|---|
-| ``gpu.count`` | GPUs NVML lists vs the claim's ``gpu_count`` / profile ``expect.gpu_count`` | fail |
+| ``gpu.count`` | GPUs NVML lists vs the claim's ``gpu_count`` / profile ``expect.gpu_count``; ``topo -m`` showing another count fails as inconsistent evidence | fail |
 | ``gpu.visible`` | NVIDIA GPUs on the PCI bus (lspci) vs GPUs NVML lists: fell off the bus, driver not bound | fail |
 | ``gpu.model`` | each GPU's name vs the claim's ``gpu_model`` / profile ``expect.gpu_name`` (regex) | fail |
 | ``gpu.memory`` | each GPU's memory vs the claim's ``gpu_memory_gb`` (as sold: 10^9 bytes) / ``expect.gpu_memory_min`` | fail |
@@ -85,10 +85,23 @@ def _collapse(check_id, items, judged, pass_message, skip_message, **pass_fields
     return [result(check_id, PASS, pass_message, **pass_fields)]
 
 
+def _topology_gpu_count(node):
+    """GPUs in the node's ``nvidia-smi topo -m`` matrix, None when no matrix was read."""
+    gpus = (node.facts.get("topology") or {}).get("gpus")
+    return len(gpus) if isinstance(gpus, list) and gpus else None
+
+
 @node_check("gpu.count", requires=("gpu",))
 def count(node):
-    """GPUs NVML lists against the claim/profile."""
+    """GPUs NVML lists against the claim/profile; first, the node's own evidence must agree: as many GPUs in
+    ``nvidia-smi topo -m`` as ``nvidia-smi -q`` lists (a matrix of another machine, or a forged one, is not judged)."""
     measured = node.group("gpu").get("gpu_count")
+    in_matrix = _topology_gpu_count(node)
+    if in_matrix is not None and measured is not None and in_matrix != measured:
+        return [result("gpu.count", FAIL, "inconsistent evidence: nvidia-smi topo -m shows %d GPU(s), nvidia-smi -q "
+                       "lists %d: the two came from different machines or one is damaged; gather both again on the "
+                       "node" % (in_matrix, measured), measured=measured, expected=in_matrix,
+                       threshold_source="the node's own nvidia-smi topo -m")]
     expected, source = expectation(node, "gpu_count", "expect.gpu_count")
     if expected is None:
         return [result("gpu.count", SKIP, "not judged: no claim and profile %s sets no expect.gpu_count; %s GPU(s) seen"

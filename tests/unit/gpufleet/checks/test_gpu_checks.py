@@ -250,3 +250,25 @@ def test_pcie_replays_warn_at_facts_time_and_growth_fails(shipped, facts):
     assert [(item["status"], item["subject"], item["measured"]) for item in grown] == [("fail", "GPU0", 3)]
     assert grown[0]["message"] == "GPU0: PCIe replays grew by 3 (67 -> 70)"
     assert [item["status"] for item in checks.pcie_replay_growth(before, before)] == ["pass"]
+
+
+def test_a_matrix_with_another_gpu_count_than_nvml_is_inconsistent_evidence(shipped, facts, fixture_text):
+    """SYNTHETIC pairing of two real recordings: the 8-GPU `topo -m` of an HGX H100 with the `nvidia-smi -q` of a
+    1-GPU H100 node, claimed as 1 GPU. Before, the claim matched NVML and gpu.count passed on evidence that cannot
+    both be this node's. The healthy pairing (that matrix with an 8-GPU `-q`, claimed as 8) stays a pass."""
+    from gpufleet.facts.topology import analyse_topology  # pylint: disable=import-outside-toplevel
+
+    parsed = parse("topo", fixture_text("topo/mlengineering-8x-h100-nv18-2numa-ht-no-legend.txt"))
+    matrix = dict(parsed, **analyse_topology(parsed))
+    assert len(matrix["gpus"]) == 8
+    one = NodeContext("n1", facts={"gpu": facts(DELLA_H100), "topology": matrix}, claim=dict(H100_CLAIM, gpu_count=1),
+                      profile=shipped["generic"])
+    [result] = checks.count(one)
+    assert (result["status"], result["measured"], result["expected"]) == ("fail", 1, 8)
+    assert result["message"] == ("inconsistent evidence: nvidia-smi topo -m shows 8 GPU(s), nvidia-smi -q lists 1: the "
+                                 "two came from different machines or one is damaged; gather both again on the node")
+    eight = NodeContext("n1", facts={"gpu": facts(H100_BRAKE), "topology": matrix}, claim=H100_CLAIM,
+                        profile=shipped["generic"])
+    assert [(item["status"], item["measured"], item["expected"]) for item in checks.count(eight)] == [("pass", 8, 8)]
+    # no matrix read: judged on NVML and the claim alone, as before
+    assert checks.count(_node(shipped, facts(DELLA_H100), dict(H100_CLAIM, gpu_count=1)))[0]["status"] == "pass"
