@@ -69,7 +69,7 @@ THRESHOLD_DIMENSIONS = {
     "d2h_bandwidth": "gpu_bandwidth",
     "p2p_bandwidth": "gpu_bandwidth",
 }
-THRESHOLD_FIELDS = ("floor", "warn_below", "message_size", "algorithm", "nvls", "source")
+THRESHOLD_FIELDS = ("floor", "warn_below", "message_size", "algorithm", "nvls", "nodes", "source")
 
 # Per-GPU keys of gpufleet_gpu.gpus[] that fleet.consistent_gpu_fields may name.
 GPU_FIELDS = (
@@ -281,7 +281,21 @@ def _threshold(name, value, origin):
         entry["algorithm"] = _str(value["algorithm"], key + ".algorithm", origin)
     if value.get("nvls") is not None:
         entry["nvls"] = _bool(value["nvls"], key + ".nvls", origin)
+    entry["nodes"] = _threshold_nodes(name, value.get("nodes"), key, origin)
     return entry
+
+
+def _threshold_nodes(name, value, key, origin):
+    """``nodes``: the node count a multi-node floor was measured on (a published figure is for its own count);
+    None: every node count. Only ``allreduce_multi_node`` has one."""
+    if value is None:
+        return None
+    if name != "allreduce_multi_node":
+        _fail(origin, key + ".nodes", "only thresholds.allreduce_multi_node takes a node count")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 2:
+        _fail(origin, key + ".nodes",
+              "a node count of 2 or more (got %r); leave it out for every node count" % (value,))
+    return value
 
 
 def validate_profile(data, origin="<profile>"):

@@ -355,3 +355,41 @@ def test_a_pair_run_over_fewer_ranks_than_its_gpus_fails_on_its_own_and_is_no_fi
                                          full).startswith("16 ranks for 12 GPUs in the pair run")
     # GPU count unknown on one node: nothing to compare with
     assert benchmarks.pair_ranks_problem({"c": gpu_node("c", []), "d": NodeContext("d")}, full) is None
+
+
+def test_a_multi_node_floor_is_never_dropped_without_a_word(fixture_text):
+    """The shipped thresholds.allreduce_multi_node is a published two-node figure (nodes: 2): at 12 nodes the NIC-bound
+    floor judges, and the result says why the profile's was not used (before, it fell back without a word). An
+    operator's override with nodes: null applies to every node count; nodes: 12 applies to 12."""
+    from gpufleet.checks.profiles import apply_overrides  # pylint: disable=import-outside-toplevel
+
+    hosts = ["n%d" % index for index in range(1, 13)]
+    rec = _multi(fixture_text, hosts, busbw=365.8)  # SYNTHETIC figure on the real 16-rank envelope
+
+    def judged(prof):
+        fleet = [node(host, [rec] if host == "n1" else [], prof=prof) for host in hosts]
+        return benchmarks.check_allreduce_multi(fleet)["n7"][0]
+
+    shipped = judged(profile())
+    assert (shipped["status"], shipped["expected"]) == (PASS, 338.4)
+    assert shipped["threshold_source"].endswith(
+        "; thresholds.allreduce_multi_node (440 GB/s) is for 2 nodes (its nodes), not 12")
+    every = apply_overrides(profile(), {"thresholds": {"allreduce_multi_node": {"floor": "380 GB/s", "nodes": None}}})
+    mine = judged(every)
+    assert (mine["status"], mine["expected"]) == (FAIL, 380.0)
+    assert "below the profile's multi-node floor (every node count) 380 GB/s" in mine["message"]
+    assert mine["threshold_source"] == "gpufleet_profile_overrides (replaces the profile's value)"
+    twelve = apply_overrides(profile(), {"thresholds": {"allreduce_multi_node": {"floor": "300 GB/s", "nodes": 12}}})
+    assert (judged(twelve)["status"], judged(twelve)["expected"]) == (PASS, 300.0)
+
+
+@pytest.mark.parametrize("nodes, message", [
+    (1, "a node count of 2 or more (got 1); leave it out for every node count"),
+    ("two", "a node count of 2 or more (got 'two'); leave it out for every node count"),
+])
+def test_a_multi_node_floor_node_count_is_refused_when_it_is_not_one(nodes, message):
+    from gpufleet.checks.profiles import ProfileError, apply_overrides  # pylint: disable=import-outside-toplevel
+
+    with pytest.raises(ProfileError) as caught:
+        apply_overrides(profile(), {"thresholds": {"allreduce_multi_node": {"floor": "380 GB/s", "nodes": nodes}}})
+    assert "thresholds.allreduce_multi_node.nodes" in str(caught.value) and message in str(caught.value)
