@@ -9,7 +9,7 @@ check says so, or skips when no GPU printed it.
 
 | id | judges | status |
 |---|---|---|
-| ``gpu.count`` | GPUs NVML lists vs the claim's ``gpu_count`` / profile ``expect.gpu_count``; ``topo -m`` showing another count fails as inconsistent evidence | fail |
+| ``gpu.count`` | GPUs NVML lists vs the claim's ``gpu_count`` / ``expect.gpu_count``; a ``topo -m`` count apart fails | fail |
 | ``gpu.visible`` | NVIDIA GPUs on the PCI bus (lspci) vs GPUs NVML lists: fell off the bus, driver not bound | fail |
 | ``gpu.model`` | each GPU's name vs the claim's ``gpu_model`` / profile ``expect.gpu_name`` (regex) | fail |
 | ``gpu.memory`` | each GPU's memory vs the claim's ``gpu_memory_gb`` (as sold: 10^9 bytes) / ``expect.gpu_memory_min`` | fail |
@@ -31,6 +31,8 @@ check says so, or skips when no GPU printed it.
 (volatile or aggregate) fails, SRAM correctable over 10000 or DRAM counts over 20000000 fail.
 ``pcie_replay_growth`` compares two readings (the health re-read after stress, checks/after_stress.py): any
 growth fails.
+``gpu.count`` first compares the GPUs of the node's ``nvidia-smi topo -m`` (when read) with those NVML lists: another
+count fails as inconsistent evidence, before the claim is compared.
 """
 
 from __future__ import annotations

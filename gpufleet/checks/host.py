@@ -202,7 +202,7 @@ def check_sxid(node):
                           "detail lines (Severity, Data) are in the log, not the headline that says Fatal or "
                           "Non-fatal; read the switch's full log" % (xid.get("source"), listed),
                           measured=dict((str(key), count) for key, count in pairs), expected=0,
-                          threshold_source=SXID_SOURCE, subject="SXid %s" % ",".join(str(key) for key, _ in pairs)))
+                          threshold_source=SXID_SOURCE, subject="SXid %s" % ",".join(str(pair[0]) for pair in pairs)))
     others = sorted((int(key), count) for key, count in counts.items() if key not in fatal and key not in unknown)
     if others:
         out.append(result(check_id, WARN, "non-fatal NVSwitch SXids in the kernel log: %s"
