@@ -323,16 +323,13 @@ def multi_node_floor(nodes, count) -> dict | None:
     threshold = profile_value(nodes[0].profile, "thresholds.allreduce_multi_node")[0] if nodes else None
     if threshold is not None and threshold.get("nodes") not in (None, count):
         # never silently: the result says which floor judged it and why the profile's was not used
-        if bound is None:
-            return None
-        note = "; thresholds.allreduce_multi_node (%s GB/s) is for %d nodes (its nodes), not %d" % (
-            num(threshold["floor"]), threshold["nodes"], count)
-        return {"floor": bound["floor"], "source": bound["source"] + note,
-                "rule": "the NIC-bound floor for %d nodes" % count}
-    if threshold is not None and threshold.get("nodes") is None:
+        if bound is not None:
+            bound = dict(bound, source=bound["source"] + "; thresholds.allreduce_multi_node (%s GB/s) is for %d nodes "
+                         "(its nodes), not %d" % (num(threshold["floor"]), threshold["nodes"], count))
+    elif threshold is not None and threshold.get("nodes") is None:
         return {"floor": threshold["floor"], "source": threshold.get("source"),
                 "rule": "the profile's multi-node floor (every node count)"}
-    if threshold is not None:
+    elif threshold is not None:
         rail = profile_value(nodes[0].profile, "expect.compute_rail")[0]
         profile_gbs = rail["count"] * float(rail["rate"]) / 8.0 if rail else None
         smallest = min((agg["gbs"] for agg in aggregates if agg), default=None)

@@ -89,7 +89,7 @@ def _collapse(check_id, items, judged, pass_message, skip_message, **pass_fields
 
 def _topology_gpu_count(node):
     """GPUs in the node's ``nvidia-smi topo -m`` matrix, None when no matrix was read."""
-    gpus = (node.facts.get("topology") or {}).get("gpus")
+    gpus = (node.group("topology") or {}).get("gpus")
     return len(gpus) if isinstance(gpus, list) and gpus else None
 
 

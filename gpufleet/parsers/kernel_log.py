@@ -75,15 +75,13 @@ _CONTINUATION_RECORDS = 3
 _PEERMEM_RE = re.compile(r"\b(?:nvidia[-_]peermem|nv_peer_mem)\b.*\bERROR\b")
 # NVSwitch driver: "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 20034, Fatal, Link 48 LTSSM Fault Up"; the
 # lines after the headline repeat the number with "Severity ...", "Data {...}" (details, not new events).
-_SXID_RE = re.compile(r"\bnvidia-(nvswitch\d+): SXid "
-                      r"\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): "
-                      r"(\d+), (Fatal|Non-fatal), ?(.*)$")
+_SXID_HEAD = (r"\bnvidia-(nvswitch\d+): SXid "
+              r"\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): (\d+), ")
+_SXID_RE = re.compile(_SXID_HEAD + r"(Fatal|Non-fatal), ?(.*)$")
 # The detail lines of an SXid: "nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Severity 1 Engine instance 60 ..."
 # and "..., Data {0x10000000, ...}". A log may hold them without their headline (rate-limited or cut): the SXid
 # still happened, its severity unknown.
-_SXID_DETAIL_RE = re.compile(r"\bnvidia-(nvswitch\d+): SXid "
-                             r"\((?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): "
-                             r"(\d+), ((?:Severity|Data)\b.*)$")
+_SXID_DETAIL_RE = re.compile(_SXID_HEAD + r"((?:Severity|Data)\b.*)$")
 # Xid 154 (R570+): "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)".
 _RECOVERY_RE = re.compile(r"recovery action changed from .*? to (0x[0-9A-Fa-f]+) \(([^)]*)\)")
 

@@ -114,16 +114,18 @@ class ActionModule(ActionBase):
         ``samples_wait`` seconds for the sampler's tick after the run."""
         window = run_window(module_result)
         deadline = time.monotonic() + max(0.0, float(args["samples_wait"]))
+        parsed = {}
         while True:
             text, why = self._read_node_file(args["samples_file"], task_vars)
-            if text is not None and samples_cover(parse_text(text), window):
+            parsed = parse_text(text) if text is not None else {}
+            if text is not None and samples_cover(parsed, window):
                 break
             if time.monotonic() + SAMPLES_POLL_S > deadline:
                 break
             time.sleep(SAMPLES_POLL_S)
         if text is None:
             return None, "%s: %s" % (args["samples_file"], why)
-        end = parse_text(text).get("end") or {}
+        end = parsed.get("end") or {}
         if end.get("reason") == "failed":
             return None, "%s: the sampler did not start: %s" % (args["samples_file"], end.get("error"))
         samples = run_samples(text, window)
