@@ -304,10 +304,12 @@ def test_throttled_link_named_by_round_robin(fleet):
     runs = pair_runs(records)
     print("pairs: %s" % describe(runs))
     rounds = check_schedule(runs, "round_robin", seed, names)
-    # the circle method over 4 hosts: every pair once in rounds 0-2, then the confirmation of the slow one
+    # the circle method over 4 hosts: every pair once in rounds 0-2, then the confirmation of the slow one: in round 3,
+    # or later when a healthy pair sharing a host with it dipped and is confirmed first (one idle run: gf5h1-gf5h4 in
+    # round 3 beside the throttled gf5h2-gf5h4)
     assert sorted(pair for rnd in (0, 1, 2) for pair in rounds[rnd]) == sorted((a, b) for i, a in enumerate(names) for b in names[i + 1:])
     assert all(len(rounds[rnd]) == 2 for rnd in (0, 1, 2))
-    assert link in rounds[3]
+    assert [rnd for rnd in range(3, len(rounds)) if link in rounds[rnd]], rounds
     for _rnd, pair, value, _group in runs:
         if pair == link:
             assert value <= THROTTLED_MAX, (pair, value)
