@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Dict, Iterator, List, NamedTuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, NamedTuple, Optional, TypedDict
 
 if TYPE_CHECKING:  # only for the annotations; imported where a template is read
     import textfsm
@@ -174,6 +174,70 @@ def strip_rank_prefix(text, kind):
         match = BENCH_RANK_PREFIX_RE.match(line)
         cleaned.append((n, line[match.end():] if match else line))
     return cleaned
+
+
+# ------------------------------------------------------------------------------------------
+# Foreign lines: text a person or a script put around a tool's output, never part of any format.
+# A parser consults foreign_line() only for a line its format does not accept, so a format's own
+# separators ("-----" in perftest, "#" in nccl-tests) are never taken for one.
+
+# Placeholders people paste instead of a value: never read as one.
+PLACEHOLDERS = frozenset({"...", "\u2026", "<masked>", "<redacted>", "<removed>", "xxx", "***"})
+
+# (why, pattern), tried in order; the first match names the line.
+_FOREIGN_PATTERNS = (
+    # "$ ibstat", "root@h:~# ibstat", "(venv) user@h:~$ nvidia-smi -q", "[root@h ~]# lsmod"
+    ("shell prompt", PROMPT_RE),
+    # bash -x echoes each command with "+" per nesting level: "+ nvidia-smi topo -m", "++ hostname"
+    ("echoed command", re.compile(r"^\s*\+{1,3} [\w./-]")),
+    # a rule of punctuation alone: "-----", "=====", "*****", "#####", "~~~~"
+    ("separator", re.compile(r"^\s*([=\-#*~_])\1{2,}\s*$")),
+    # a title between rules: "===== node-07 : GPU 3 =====", "### ibstat ###", "--- mlx5_0 ---"
+    ("banner", re.compile(r"^\s*([=\-#*~])\1{2,}\s*\S.*?\s*\1{2,}\s*$")),
+    # "==> /sys/class/net/eth0/speed <==" (head/tail over several files)
+    ("file header", re.compile(r"^\s*==> .* <==\s*$")),
+    # an author's note or an elision in a pasted block: "<-- note", "// note", "# note", "[snip]", "... (cut)"
+    ("note", re.compile(r"^\s*(?:<-+|-+>|//|#+\s|\[(?:snip|snipped|truncated|cut|\.\.\.|\u2026)\]|\((?:snip|cut|truncated)\))",
+                        re.IGNORECASE)),
+    ("elision", re.compile(r"^\s*(?:\.{3,}|\u2026)(?:\s*[\[(].*[\])])?\s*$")),
+)
+
+
+class IgnoredLine(TypedDict):
+    """A line a parser skipped as foreign: its 1-based number, its text (cut to 200) and why."""
+
+    line: int
+    text: str
+    why: str
+
+
+def foreign_line(line: str) -> Optional[str]:
+    """Why ``line`` is clearly not any tool's output (a prompt, a banner, a note...), or None."""
+    for why, pattern in _FOREIGN_PATTERNS:
+        if pattern.match(line):
+            return why
+    return None
+
+
+def skip_foreign(ignored: List[IgnoredLine], number: int, line: str) -> bool:
+    """Record ``line`` in ``ignored`` and say True when it is foreign; False leaves the refusal to the parser."""
+    why = foreign_line(line)
+    if why is None:
+        return False
+    ignored.append({"line": number, "text": line.strip()[:200], "why": why})
+    return True
+
+
+def with_ignored(result: dict, ignored: List[IgnoredLine]) -> dict:
+    """``result`` with ``ignored_lines`` set when a line was skipped (absent otherwise)."""
+    if ignored:
+        result["ignored_lines"] = list(ignored)
+    return result
+
+
+def is_placeholder(value: Optional[str]) -> bool:
+    """True for a value someone pasted instead of the real one (``...``, ``<masked>``)."""
+    return value is not None and value.strip().lower() in PLACEHOLDERS
 
 
 # ------------------------------------------------------------------------------------------
