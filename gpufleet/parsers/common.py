@@ -197,8 +197,8 @@ _FOREIGN_PATTERNS = (
     # "==> /sys/class/net/eth0/speed <==" (head/tail over several files)
     ("file header", re.compile(r"^\s*==> .* <==\s*$")),
     # an author's note or an elision in a pasted block: "<-- note", "// note", "# note", "[snip]", "... (cut)"
-    ("note", re.compile(r"^\s*(?:<-+|-+>|//|#+\s|\[(?:snip|snipped|truncated|cut|\.\.\.|\u2026)\]|\((?:snip|cut|truncated)\))",
-                        re.IGNORECASE)),
+    ("note", re.compile(r"^\s*(?:<-+|-+>|//|#+\s"
+                        r"|\[(?:snip|snipped|truncated|cut|\.\.\.|\u2026)\]|\((?:snip|cut|truncated)\))", re.IGNORECASE)),
     ("elision", re.compile(r"^\s*(?:\.{3,}|\u2026)(?:\s*[\[(].*[\])])?\s*$")),
 )
 

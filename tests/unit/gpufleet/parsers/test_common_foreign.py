@@ -50,7 +50,8 @@ def test_skip_foreign_lists_what_it_skipped_and_leaves_the_rest():
     assert skip_foreign(ignored, 4, "  ===== GPU 1 =====  ")
     assert not skip_foreign(ignored, 5, "Speed: fast")
     assert ignored == [{"line": 4, "text": "===== GPU 1 =====", "why": "banner"}]
-    assert with_ignored({"a": 1}, ignored) == {"a": 1, "ignored_lines": [{"line": 4, "text": "===== GPU 1 =====", "why": "banner"}]}
+    assert with_ignored({"a": 1}, ignored) == {"a": 1, "ignored_lines": [
+        {"line": 4, "text": "===== GPU 1 =====", "why": "banner"}]}
     assert with_ignored({"a": 1}, []) == {"a": 1}
 
 
