@@ -664,8 +664,11 @@ class IbWriteBwJudge(PairJudge):
 
     def __init__(self, nodes):
         super().__init__(nodes)
+        # the size the profiles name (a profile without the threshold names none); several: none of them is judged,
+        # and every message says so
         sizes = {(profile_value(node.profile, "thresholds.ib_write_bw")[0] or {}).get("message_size") for node in nodes}
-        self.size = sizes.pop() if len(sizes) == 1 else None
+        self.mixed_sizes = sorted(size for size in sizes if size is not None)
+        self.size = self.mixed_sizes.pop() if len(self.mixed_sizes) == 1 else None
 
     def ends(self, record):
         return _rail_ends(record)
@@ -677,8 +680,12 @@ class IbWriteBwJudge(PairJudge):
     def notes(self, parsed):
         row, exact = bw_row(parsed, self.size)
         out = []
-        if row is not None:
-            out.append("at %s bytes%s" % (num(row.get("bytes")), "" if exact else ", the largest size printed; the threshold names another"))
+        if row is not None and self.mixed_sizes:
+            out.append("at %s bytes, the largest size printed; the profiles' thresholds.ib_write_bw.message_size differ "
+                       "(%s bytes), so none was applied" % (num(row.get("bytes")), ", ".join(num(size) for size in self.mixed_sizes)))
+        elif row is not None:
+            out.append("at %s bytes%s" % (num(row.get("bytes")), "" if exact else ", the largest size printed; thresholds.ib_write_bw."
+                                          "message_size %s bytes is not in the output" % num(self.size)))
         if parsed.get("gpu_direct"):
             out.append("GPUDirect")
         return out

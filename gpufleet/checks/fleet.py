@@ -307,12 +307,27 @@ RELATIVE_FIGURES = {
 }
 
 
+def cohort_relative(members, values_by_node, check_id, what, unit=""):
+    """:func:`fleet_relative` over one cohort, each node held to its own profile's ``fleet.max_below_median``.
+
+    The median is the whole cohort's; the limit is the node's, so a host's ``gpufleet_profile_overrides`` applies to
+    that host even when another host of its cohort comes first (its limit was once read off the first member only).
+    """
+    by_limit = {}
+    for node in members:
+        by_limit.setdefault(profile_value(node.profile, "fleet.max_below_median"), []).append(node.name)
+    out = {}
+    for (limit, source), names in by_limit.items():
+        judged = fleet_relative(values_by_node, limit, source, check_id=check_id, what=what, unit=unit)
+        out.update({name: judged[name] for name in names})
+    return out
+
+
 def _relative(check_id, nodes):
     what, unit, figure = RELATIVE_FIGURES[check_id]
     out = {}
     for members in cohorts(nodes).values():
-        limit, source = profile_value(members[0].profile, "fleet.max_below_median")
-        out.update(fleet_relative({node.name: figure(node) for node in members}, limit, source, check_id=check_id, what=what, unit=unit))
+        out.update(cohort_relative(members, {node.name: figure(node) for node in members}, check_id, what, unit))
     return out
 
 

@@ -10,7 +10,9 @@ eight) is refused naming the key. Units are case-sensitive for that reason. Afte
 every quantity is in its canonical unit (see ``CANONICAL``) and every number has a citation in
 ``sources`` (the threshold entries carry theirs in ``source`` as well). A profile with an unknown
 key, a wrong unit, a missing value or a number without a source raises :class:`ProfileError`
-naming the key, before anything runs. See docs/profiles.md.
+naming the key, before anything runs; so does a key no check reads (a threshold field outside
+``THRESHOLD_APPLIES``, a key of ``NOT_READ``), naming why: every key set applies to every case it
+names, or is refused. See docs/profiles.md.
 """
 
 from __future__ import annotations
@@ -70,6 +72,34 @@ THRESHOLD_DIMENSIONS = {
     "p2p_bandwidth": "gpu_bandwidth",
 }
 THRESHOLD_FIELDS = ("floor", "warn_below", "message_size", "algorithm", "nvls", "nodes", "source")
+# Threshold name -> the fields of THRESHOLD_FIELDS its check reads (every check reads floor and source). A field
+# no check reads for that threshold is refused naming the threshold, so an operator's number is never ignored.
+THRESHOLD_APPLIES = {
+    # benchmarks.allreduce_single (floor, warn band, size of the sweep judged), benchmarks.allreduce_algo (nvls)
+    "allreduce_single_node": ("floor", "warn_below", "message_size", "nvls", "source"),
+    # benchmarks.allreduce_multi through multi_node_floor: the node count the floor is for
+    "allreduce_multi_node": ("floor", "nodes", "source"),
+    # bench_network.ib_write_bw: the row of that size
+    "ib_write_bw": ("floor", "message_size", "source"),
+    # bench_network.nvbandwidth: every copy of the testcase against the floor and the warn band
+    "h2d_bandwidth": ("floor", "warn_below", "source"),
+    "d2h_bandwidth": ("floor", "warn_below", "source"),
+    "p2p_bandwidth": ("floor", "warn_below", "source"),
+}
+# (threshold, field) -> why no check reads it; a field alone: for every threshold that does not take it.
+NOT_APPLIED = {
+    ("allreduce_multi_node", "warn_below"): "benchmarks.allreduce_multi has no warning band (below the floor fails)",
+    ("ib_write_bw", "warn_below"): "bench_network.ib_write_bw has no warning band (a rail below the floor fails)",
+    ("allreduce_multi_node", "message_size"): "benchmarks.allreduce_multi judges the largest size of the sweep "
+                                              "(gpufleet_allreduce_max_size)",
+    ("h2d_bandwidth", "message_size"): "bench_network.nvbandwidth judges every copy at nvbandwidth's own buffer size",
+    ("d2h_bandwidth", "message_size"): "bench_network.nvbandwidth judges every copy at nvbandwidth's own buffer size",
+    ("p2p_bandwidth", "message_size"): "bench_network.nvbandwidth judges every copy at nvbandwidth's own buffer size",
+    "nvls": "benchmarks.allreduce_algo reads it for the single-node floor only",
+    "nodes": "only thresholds.allreduce_multi_node takes a node count",
+    "algorithm": "no check reads it: the runs' NCCL_ALGO is gpufleet_nccl_algo, which benchmarks.allreduce_algo "
+                 "reports",
+}
 
 # Per-GPU keys of gpufleet_gpu.gpus[] that fleet.consistent_gpu_fields may name.
 GPU_FIELDS = (
@@ -228,8 +258,6 @@ SCHEMA = {
         "compute_rail": (_compute_rail, True),
         "nic_pcie_gen": (_int, True),
         "nic_pcie_width": (_int, True),
-        # GPUs in one NVLink domain (72 on GB200 NVL72: the domain spans the rack's compute trays).
-        "nvlink_domain_gpus": (_int, True),
         # Where every GPU must share one fabric ClusterUUID + CliqueId: the node, or the whole
         # NVLink domain (multi-node NVLink: all the trays of one rack), judged by nvlink.fabric_domain.
         "fabric_clique_scope": (_choice(FABRIC_CLIQUE_SCOPES), False),
@@ -247,6 +275,14 @@ SCHEMA = {
 }
 
 
+# Keys a profile once took that no check reads: refused with the reason (not as an unknown key). Move one back into
+# SCHEMA when a check reads it.
+NOT_READ = {
+    "expect.nvlink_domain_gpus": "no check reads it: nvlink.fabric_domain judges one ClusterUUID/CliqueId per "
+                                 "NVLink domain, not the domain's GPU count",
+}
+
+
 def _known(mapping, allowed, key, origin):
     for name in mapping:
         if name not in allowed:
@@ -257,6 +293,7 @@ def _threshold(name, value, origin):
     key = "thresholds.%s" % name
     _mapping(value, key, origin)
     _known(value, THRESHOLD_FIELDS, key, origin)
+    _applicable_fields(name, value, key, origin)
     dimension = THRESHOLD_DIMENSIONS[name]
     if value.get("floor") is None:
         _fail(origin, key + ".floor", "missing value (%s)" % DIMENSION_WORDS[dimension])
@@ -277,21 +314,32 @@ def _threshold(name, value, origin):
             _fail(origin, key + ".warn_below", "the warning band must lie above the floor (%s < %s)" % (value["warn_below"], value["floor"]))
     if value.get("message_size") is not None:
         entry["message_size"] = parse_quantity(value["message_size"], "bytes", key + ".message_size", origin)
-    if value.get("algorithm") is not None:
-        entry["algorithm"] = _str(value["algorithm"], key + ".algorithm", origin)
     if value.get("nvls") is not None:
         entry["nvls"] = _bool(value["nvls"], key + ".nvls", origin)
-    entry["nodes"] = _threshold_nodes(name, value.get("nodes"), key, origin)
+    entry["nodes"] = _threshold_nodes(value.get("nodes"), key, origin)
     return entry
 
 
-def _threshold_nodes(name, value, key, origin):
+def _applicable_fields(name, value, key, origin):
+    """Refuse a field set (not null) that no check reads for threshold ``name`` (THRESHOLD_APPLIES)."""
+    for field, given in value.items():
+        if given is not None and field in THRESHOLD_FIELDS and field not in THRESHOLD_APPLIES[name]:
+            _fail(origin, "%s.%s" % (key, field), _not_applied_words(name, field))
+
+
+def _not_applied_words(name, field):
+    """Why ``thresholds.<name>.<field>`` is refused: no check reads it there, and where it does apply."""
+    takers = [other for other, fields in THRESHOLD_APPLIES.items() if field in fields]
+    why = NOT_APPLIED.get((name, field)) or NOT_APPLIED.get(field) or "no check reads it"
+    where = "applies only to %s" % ", ".join(takers) if takers else "applies to no threshold"
+    return "%s %s, not %s: %s; leave it out" % (field, where, name, why)
+
+
+def _threshold_nodes(value, key, origin):
     """``nodes``: the node count a multi-node floor was measured on (a published figure is for its own count);
-    None: every node count. Only ``allreduce_multi_node`` has one."""
+    None: every node count. Only ``allreduce_multi_node`` has one (THRESHOLD_APPLIES)."""
     if value is None:
         return None
-    if name != "allreduce_multi_node":
-        _fail(origin, key + ".nodes", "only thresholds.allreduce_multi_node takes a node count")
     if isinstance(value, bool) or not isinstance(value, int) or value < 2:
         _fail(origin, key + ".nodes",
               "a node count of 2 or more (got %r); leave it out for every node count" % (value,))
@@ -328,6 +376,9 @@ def validate_profile(data, origin="<profile>"):
                 _fail(origin, "match", "missing value")
             continue
         _mapping(given, section, origin)
+        for key in given:
+            if "%s.%s" % (section, key) in NOT_READ:
+                _fail(origin, "%s.%s" % (section, key), NOT_READ["%s.%s" % (section, key)] + "; leave it out")
         _known(given, tuple(keys), section, origin)
         for key, value in given.items():
             dotted = "%s.%s" % (section, key)
@@ -462,6 +513,8 @@ def apply_overrides(profile, overrides, origin="gpufleet_profile_overrides"):
         return profile
     if not isinstance(overrides, dict):
         raise ProfileError("%s: expected a mapping, got %r" % (origin, type(overrides).__name__))
+    merged_origin = "%s + %s" % (profile["origin"], origin)
+    _refuse_what_cannot_apply(profile, overrides, merged_origin)
     document = copy.deepcopy(profile["document"])
     _merge(document, overrides)
     given_sources = overrides.get("sources") or {}
@@ -475,7 +528,24 @@ def apply_overrides(profile, overrides, origin="gpufleet_profile_overrides"):
         if isinstance(entry, dict) and "source" not in entry and isinstance(document["thresholds"].get(tname), dict):
             document["thresholds"][tname]["source"] = "%s (replaces the profile's value)" % origin
             sources.pop("thresholds.%s" % tname, None)
-    return validate_profile(document, origin="%s + %s" % (profile["origin"], origin))
+    return validate_profile(document, origin=merged_origin)
+
+
+def _refuse_what_cannot_apply(profile, overrides, origin):
+    """Refuse overrides no merge can make apply: a ``match`` (the profile is chosen before its overrides apply), a
+    threshold field no check reads, and a threshold the profile lacks given without its floor."""
+    if "match" in overrides:
+        _fail(origin, "match", "the profile is chosen before its overrides apply, so match cannot change the choice: "
+              "name the profile with gpufleet_profile")
+    for name, entry in (overrides.get("thresholds") or {}).items():
+        if name not in THRESHOLD_DIMENSIONS or not isinstance(entry, dict):
+            continue  # validate_profile names the unknown threshold or the wrong shape
+        key = "thresholds.%s" % name
+        _applicable_fields(name, entry, key, origin)
+        if name not in profile["thresholds"] and entry.get("floor") is None:
+            given = ", ".join(sorted(entry)) or "nothing"
+            _fail(origin, key, "profile %s has no %s to adjust (given: %s): give its floor and source too, or name a "
+                  "profile that has one with gpufleet_profile" % (profile["name"], key, given))
 
 
 def expectation(node, claim_key, dotted):

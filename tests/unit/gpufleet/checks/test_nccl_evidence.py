@@ -258,4 +258,6 @@ def test_warn_bands_sit_below_the_typical_figures():
         single = profiles[name]["thresholds"]["allreduce_single_node"]
         assert single["floor"] < single["warn_below"] < lowest_typical
     multi = profiles["dgx-a100-8"]["thresholds"]["allreduce_multi_node"]
-    assert multi["message_size"] == 10 * 2 ** 30 and "1 GiB and 10 GiB rows" in multi["source"]
+    # OCI's figure averages the 1 GiB and 10 GiB rows (its source says so); no size is set: benchmarks.allreduce_multi
+    # judges the largest size of the sweep, so a message_size there is refused (test_profile_keys.py)
+    assert multi["message_size"] is None and "1 GiB and 10 GiB rows" in multi["source"]
