@@ -5,7 +5,9 @@
 
 The node returns raw text only; here it is checked (tool
 missing? non-zero exit? timed out?) and parsed, and every failure becomes a short message
-naming the tool, the line and the host, never a traceback.
+naming the tool, the line and the host, never a traceback. The lines a parser skipped as
+foreign (a banner, a prompt: its ``ignored_lines``) are kept on the reader with the command
+they came from, for the group's facts (``gpufleet.facts.node.build_group``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class RawReader:
     def __init__(self, host, raw):
         self.host = host
         self.raw = raw
+        # {"command", "line", "text", "why"} of every line a parse skipped as foreign, in parse order
+        self.ignored_lines: list[dict] = []
 
     def command_label(self, key):
         entry = self.raw.get(key) or {}
@@ -57,11 +61,22 @@ class RawReader:
         """Parse collected command ``key`` as ``kind``; FactError names tool, line and host."""
         text = self.output(key, allow_rc=allow_rc)
         try:
-            return parse(kind, text)
+            result = parse(kind, text)
         except ParseError as exc:
             where = " line %d:" % exc.line if exc.line is not None else ""
             raise FactError("%s: cannot read `%s` output:%s %s%s" % (self.host, self.command_label(key), where, exc.message,
                                                                      self.truncation(key))) from None
+        if isinstance(result, dict):
+            label = self.command_label(key)
+            self.ignored_lines.extend(dict(entry, command=label) for entry in result.pop("ignored_lines", ()))
+        return result
+
+    def attach_ignored(self, facts: dict) -> dict:
+        """``facts`` (``{"gpufleet_<group>": {...}}``) with this reader's ``ignored_lines`` in its group dict, when any."""
+        for group_facts in facts.values():
+            if self.ignored_lines and isinstance(group_facts, dict):
+                group_facts["ignored_lines"] = list(self.ignored_lines)
+        return facts
 
     def truncation(self, key: str) -> str:
         """`` (output truncated: ...)`` when the node cut command ``key``'s output at its cap, else ""."""

@@ -219,12 +219,17 @@ def foreign_line(line: str) -> Optional[str]:
     return None
 
 
+def ignore_line(ignored: List[IgnoredLine], number: int, line: str, why: str) -> None:
+    """Record ``line`` in ``ignored`` as skipped for ``why`` (a parser's own rule, e.g. a bare command line)."""
+    ignored.append({"line": number, "text": line.strip()[:200], "why": why})
+
+
 def skip_foreign(ignored: List[IgnoredLine], number: int, line: str) -> bool:
     """Record ``line`` in ``ignored`` and say True when it is foreign; False leaves the refusal to the parser."""
     why = foreign_line(line)
     if why is None:
         return False
-    ignored.append({"line": number, "text": line.strip()[:200], "why": why})
+    ignore_line(ignored, number, line, why)
     return True
 
 

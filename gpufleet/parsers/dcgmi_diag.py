@@ -16,7 +16,10 @@ The document (DCGM's nvvs JSON output, documented in DCGM's NvvsCommon.h)::
         "runtime_error": str (optional), "version": str (3.x)},
      "metadata": {"version": str, "Driver Version Detected": str} (4.x)}
 
-Text dcgmi prints before the document (a warning line) is skipped: the first ``{`` starts it.
+Text dcgmi prints before the document (a warning line) is skipped: the first ``{`` outside a foreign line starts
+it. Foreign lines before and after the document (a shell prompt, a banner, a note: common's ``foreign_line``) are
+listed in ``ignored_lines`` (``{line, text, why}``, present only when there is one); inside it, any text is broken
+JSON.
 
 ``parse_dcgmi_diag(text)`` returns:
 
@@ -37,7 +40,7 @@ from __future__ import annotations
 
 import json
 
-from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.common import IgnoredLine, ParseError, skip_foreign, with_ignored
 
 KIND = "dcgmi-diag"
 ROOT_KEYS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
@@ -80,22 +83,42 @@ def _test(category: str, test: dict) -> dict:
     return {"category": category, "name": str(test.get("name") or "?"), "status": status, "entities": entities}
 
 
+def _document_start(text: str, ignored: list[IgnoredLine]) -> int:
+    """Offset of the ``{`` that opens the document (-1 when none); foreign lines before it are listed in ``ignored``."""
+    offset = 0
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not skip_foreign(ignored, number, line.rstrip("\r")) and "{" in line:
+            return offset + line.index("{")
+        offset += len(line) + 1
+    return -1
+
+
+def _after_document(text: str, end: int, ignored: list[IgnoredLine]) -> None:
+    """List the foreign lines after the document, which ends at offset ``end``; other text there is left unread."""
+    number = text.count("\n", 0, end) + 1
+    for line in text[end:].split("\n")[1:]:
+        number += 1
+        skip_foreign(ignored, number, line.rstrip("\r"))
+
+
 def parse_dcgmi_diag(text: str) -> dict:
     """Parse ``dcgmi diag -j`` output; see the module docstring for the keys."""
     if not isinstance(text, str) or not text.strip():
         raise ParseError("empty input", kind=KIND)
-    start = text.find("{")
+    ignored: list[IgnoredLine] = []
+    start = _document_start(text, ignored)
     if start < 0:
         raise ParseError("no JSON document in the output (dcgmi diag was not run with -j, "
                          "or it failed before printing one)", kind=KIND)
     try:
-        document, _end = json.JSONDecoder().raw_decode(text[start:])
+        document, end = json.JSONDecoder().raw_decode(text[start:])
     except ValueError as exc:
         line = text.count("\n", 0, start) + getattr(exc, "lineno", 1)
         raise ParseError("broken JSON: %s" % getattr(exc, "msg", exc), line=line, kind=KIND) from None
     root_key = next((key for key in ROOT_KEYS if isinstance(document, dict) and key in document), None)
     if root_key is None or not isinstance(document[root_key], dict):
         raise ParseError("no %s key in the JSON document" % " / ".join(repr(key) for key in ROOT_KEYS), kind=KIND)
+    _after_document(text, start + end, ignored)
     root = document[root_key]
     metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
     tests = []
@@ -108,10 +131,10 @@ def parse_dcgmi_diag(text: str) -> dict:
     counts: dict[str, int] = {}
     for test in tests:
         counts[test["status"]] = counts.get(test["status"], 0) + 1
-    return {
+    return with_ignored({
         "version": metadata.get("version") or root.get("version"),
         "driver_version": metadata.get("Driver Version Detected"),
         "runtime_error": root.get("runtime_error") or None,
         "tests": tests,
         "counts": counts,
-    }
+    }, ignored)

@@ -29,7 +29,9 @@ run, whose first one is also the result's ``cause``, as nccl-tests' parser names
 record's reason gives it); a timeout is such an error (``"gpu 5 bf16: timeout: ..."``) and the GPU's other figures
 stay. An output without its ``end`` line (the run was cut off) adds the error ``"output ends before the end line:
 the run did not finish"``. Blank lines and ``#`` comments are ignored (so are ``gpubench-standin`` comments of the
-CPU test double).
+CPU test double). A foreign line (common's ``foreign_line``: a prompt, a banner or rule, a note) where an unknown
+record, a text before the header or a line after ``end`` would be refused is skipped and listed in
+``ignored_lines`` (``[{line, text, why}]``, present only when there is one).
 
 Raises ParseError (1-based line): empty input; a first record that is not the ``gpubench`` header; an unknown
 record; a word without ``=``; a missing or unparseable field; a figure that is not a finite number >= 0; an unknown
@@ -43,7 +45,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.common import IgnoredLine, ParseError, skip_foreign, with_ignored
 
 KIND = "gpubench"
 DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32")
@@ -234,8 +236,12 @@ def parse_gpubench(text: str) -> dict[str, Any]:
     result: dict[str, Any] = {"tool": "gpubench", "version": None, "cuda": None, "driver": None, "order": None,
                               "gpus": [], "errors": []}
     gpus: dict[int, dict[str, Any]] = {}
+    ignored: list[IgnoredLine] = []
     header_seen = ended = False
     for number, raw, record, rest in _lines(text):
+        unread = ended or (not header_seen and record != "gpubench") or record not in _RECORDS
+        if unread and skip_foreign(ignored, number, raw):
+            continue
         if ended:
             raise _fail("output after the end line", number, raw)
         if not header_seen and record != "gpubench":
@@ -255,4 +261,4 @@ def parse_gpubench(text: str) -> dict[str, Any]:
         raise ParseError("no gpubench header", kind=KIND)
     if not ended:
         result["errors"].append("output ends before the end line: the run did not finish")
-    return result
+    return with_ignored(result, ignored)

@@ -25,6 +25,9 @@
   - ``sum`` (float|None): the ``SUM <name> <value>`` (or ``&&&& PERF <name> <value>``) line.
 
 - ``warnings`` (list of str): ``Warning: ...`` / ``NOTE: ...`` lines.
+- ``ignored_lines`` (list of dict, ONLY when one was skipped): ``{line, text, why}`` of each foreign
+  line (common's ``foreign_line``: a prompt, a banner, a note, an elision); between a description and
+  its header or between a matrix's rows such a line is skipped, not taken for the end of the matrix.
 
 Variants handled: the README-era output without version/device header and without SUM;
 label column widths as printed by any version; TABs; CRLF; ANSI escapes; prompt/command
@@ -41,7 +44,14 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import strip_rank_prefix, ParseError, is_not_available
+from gpufleet.parsers.common import (
+    ParseError,
+    foreign_line,
+    is_not_available,
+    skip_foreign,
+    strip_rank_prefix,
+    with_ignored,
+)
 
 KIND = "nvbandwidth"
 
@@ -85,13 +95,14 @@ def parse_nvbandwidth(text):
     result = {"version": None, "git_version": None, "cuda_runtime_version": None, "cuda_driver_version": None,
               "driver_version": None, "devices": [], "device_count": None, "testcases": [], "warnings": []}
     testcases = result["testcases"]
+    ignored: list = []
     current: dict | None = None
     state = None  # None | "desc" (waiting for the matrix header) | "matrix" (reading rows) | "done"
     last_line = max(n for n, line in pairs if line.strip())
 
     for n, line in pairs:
         stripped = line.strip()
-        if current is not None and stripped:
+        if current is not None and stripped and not foreign_line(stripped):
             current.update(_last=n)
         if not stripped:
             if state == "matrix" and current is not None and current.get("rows"):
@@ -131,6 +142,9 @@ def parse_nvbandwidth(text):
             state = "summed"
             continue
         if state in ("desc", "matrix"):
+            # A foreign line between a matrix's rows would end the matrix early (its rows then read as missing).
+            if skip_foreign(ignored, n, stripped):
+                continue
             if _matrix_line(current, state, n, stripped):
                 state = "matrix"
                 continue
@@ -154,7 +168,8 @@ def parse_nvbandwidth(text):
             current["status"] = "error"
             current["message"] = stripped
             continue
-        # Anything else (prompt lines, blank banners, continuation text) carries no figures.
+        # Anything else (prompt lines, banners, continuation text) carries no figures; the foreign ones are listed.
+        skip_foreign(ignored, n, stripped)
     _close(current, state, last_line)
     if not testcases:
         raise _err("no nvbandwidth testcase found")
@@ -168,7 +183,7 @@ def parse_nvbandwidth(text):
         testcase.pop("_closed", None)
     if result["devices"]:
         result["device_count"] = len(result["devices"])
-    return result
+    return with_ignored(result, ignored)
 
 
 def _header_line(result, stripped):

@@ -17,6 +17,7 @@ Returned keys (public contract)
       "rows": [{field: str}],         # every cell as printed, whitespace-trimmed
       "gpus": [gpu],                  # one per row, see below
       "warnings": [str],
+      "ignored_lines": [{line, text, why}],  # ONLY when a command or foreign line was skipped
     }
 
 Each ``gpu`` has the per-GPU keys shared with the ``nvidia-smi -q`` text and XML parsers, None
@@ -50,6 +51,11 @@ tools, the bare ``nvidia-smi ...``) are skipped; when such a line holds ``--quer
 output has no header, its field list is used. A line is the header when every cell looks like a
 field name (lower-case first letter, letters/digits/``_``/``.``, optional `` [unit]``).
 
+Foreign lines (common's ``foreign_line``: a banner, a prompt, a note, an elision) before the header
+or among the rows are skipped and listed with the command lines in ``ignored_lines``; a row is
+checked for one before its cells are counted. A placeholder (``<masked>``, ``...``) reads as None in
+a text field and is refused in a numeric one.
+
 ``fields=`` (list or comma-separated string) names the columns of ``noheader`` output; with a
 header present it must match it.
 
@@ -64,8 +70,15 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import ParseError, is_not_available, parse_number
-from gpufleet.parsers.nvidia_smi_nvlink import is_command_line, prepare_lines
+from gpufleet.parsers.common import (
+    ParseError,
+    is_not_available,
+    is_placeholder,
+    parse_number,
+    skip_foreign,
+    with_ignored,
+)
+from gpufleet.parsers.nvidia_smi_nvlink import prepare_lines, skip_command_or_foreign
 
 KIND = "query-gpu"
 
@@ -125,11 +138,11 @@ class _Row:
         return any(name in self.cells for name in names)
 
     def text(self, *names):
-        """First present field among ``names``; None for N/A spellings and "[...]" messages."""
+        """First present field among ``names``; None for N/A spellings, "[...]" messages and pasted placeholders."""
         for name in names:
             if name in self.cells:
                 value = self.cells[name]
-                if is_not_available(value) or (value.startswith("[") and value.endswith("]")):
+                if is_not_available(value) or (value.startswith("[") and value.endswith("]")) or is_placeholder(value):
                     return None
                 return value
         return None
@@ -138,6 +151,8 @@ class _Row:
         for name in names:
             if name not in self.cells:
                 continue
+            if is_placeholder(self.cells[name]):
+                raise ParseError("%s: %r stands in for a number" % (name, self.cells[name]), line=self.line, kind=KIND)
             value = self.text(name)
             if value is None:
                 return None
@@ -291,12 +306,13 @@ def parse_query_gpu_csv(text, fields=None):
     lines = [(n, line.rstrip()) for n, line in groups[0][1] if line.strip()]
     command_fields = None
     noheader_command = False
-    while lines and is_command_line(lines[0][1]):
-        match = _QUERY_RE.search(lines[0][1])
+    ignored = []
+    while lines and skip_command_or_foreign(ignored, *lines[0]):
+        _number, line = lines.pop(0)
+        match = _QUERY_RE.search(line)
         if match:
             command_fields = [name for name in match.group(1).split(",") if name]
-            noheader_command = bool(_NOHEADER_RE.search(lines[0][1]))
-        lines.pop(0)
+            noheader_command = bool(_NOHEADER_RE.search(line))
     if not lines:
         raise ParseError("no CSV content", kind=KIND)
     first_n, first = lines[0]
@@ -328,7 +344,12 @@ def parse_query_gpu_csv(text, fields=None):
         "gpus": [],
         "warnings": [],
     }
+    first_row_line = None
     for n, line in lines:
+        # Checked before the cells are counted: a foreign line may split into as many cells as the
+        # header has (always, for a one-field query). No cell of --query-gpu output looks like one.
+        if skip_foreign(ignored, n, line):
+            continue
         values = _split(line)
         if len(values) != len(names):
             if len(values) == 1:
@@ -339,6 +360,7 @@ def parse_query_gpu_csv(text, fields=None):
         gpu = _normalise(row, result["warnings"])
         result["rows"].append(cells)
         result["gpus"].append(gpu)
+        first_row_line = first_row_line or n
         label = gpu["index"] if gpu["index"] is not None else len(result["gpus"]) - 1
         # "[GPU is lost]", "[Unknown Error]", ... read as None but must not pass unnoticed
         messages = sorted({v for v in values if v.startswith("[") and v.endswith("]") and v.lower() not in _QUIET_BRACKETS})
@@ -346,7 +368,7 @@ def parse_query_gpu_csv(text, fields=None):
             result["warnings"].append("GPU %s printed %s for some fields" % (label, message))
     if not result["rows"]:
         raise ParseError("CSV header without any data row", line=header_line, kind=KIND)
-    first_row = _Row(result["rows"][0], units, lines[0][0])
+    first_row = _Row(result["rows"][0], units, first_row_line)
     result["driver_version"] = first_row.text("driver_version")
     result["timestamp"] = first_row.text("timestamp")
     result["attached_gpus"] = first_row.number("count")
@@ -356,4 +378,4 @@ def parse_query_gpu_csv(text, fields=None):
             result["warnings"].append("rows disagree on %s: %s" % (field, sorted(str(value) for value in seen)))
     if result["attached_gpus"] is not None and result["attached_gpus"] != len(result["rows"]):
         result["warnings"].append("count says %s GPUs, %s rows printed" % (result["attached_gpus"], len(result["rows"])))
-    return result
+    return with_ignored(result, ignored)

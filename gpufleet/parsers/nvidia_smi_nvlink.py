@@ -28,6 +28,7 @@ Returned keys (public contract)
       ],
       "elided": bool,              # any "[...]" elision in the text: links are missing, none invented
       "warnings": [str],
+      "ignored_lines": [{line, text, why}],  # ONLY when a command, banner, elision or foreign line was skipped
     }
 
 ``parse_nvlink_errors(text)`` returns the same shape, except that each link is::
@@ -41,20 +42,30 @@ tool printed a decimal/exponent, e.g. a BER; None when printed as N/A). A satura
 A "Link N: <inactive>" line in ``-e`` output gives ``{"link": N, "active": False}``.
 
 Both raise :class:`ParseError` (with the 1-based line) for: empty text, text before the first
-"GPU N:" line that is neither a command/prompt line nor a banner (error text such as
+"GPU N:" line that is neither a command/prompt line, a banner nor a foreign line (error text such as
 "NVIDIA-SMI has failed ..." is quoted), a damaged "GPU N:" or "Link N:" line, a link listed
 twice, a speed without "GB/s", a counter that is not a number, text between a GPU's links,
 and (``-e``) a link that lacks counters the GPU's other links have (a cut-off output).
 
-The helpers ``prepare_lines`` and ``is_command_line`` are shared with the other parsers of this
-group (``nvidia_smi_xml``, ``nvidia_smi_csv``).
+The helpers ``prepare_lines``, ``is_command_line`` and ``skip_command_or_foreign`` are shared with
+the other parsers of this group (``nvidia_smi_xml``, ``nvidia_smi_csv``).
 """
 
 from __future__ import annotations
 
 import re
+from typing import List
 
-from gpufleet.parsers.common import ParseError, numbered_lines, parse_number, strip_ansi
+from gpufleet.parsers.common import (
+    IgnoredLine,
+    ParseError,
+    foreign_line,
+    ignore_line,
+    numbered_lines,
+    parse_number,
+    strip_ansi,
+    with_ignored,
+)
 
 KIND_STATUS = "nvlink-status"
 KIND_ERRORS = "nvlink-errors"
@@ -85,6 +96,22 @@ _COUNTER_RE = re.compile(r"^(.*?[A-Za-z].*?)\s*:\s*(\S.*)$")
 def is_command_line(line):
     """True when ``line`` is a shell prompt + nvidia-smi command (or the bare command)."""
     return bool(_COMMAND_RE.match(line))
+
+
+def skip_command_or_foreign(ignored: List[IgnoredLine], number: int, line: str) -> bool:
+    """True, listing ``line`` in ``ignored``, for the nvidia-smi command line copied with its output or a
+    foreign line (common's foreign_line); False for anything else.
+
+    A command line common's foreign_line does not name (the bare "nvidia-smi nvlink -s", "sudo nvidia-smi
+    ...") is an "echoed command"; one behind a prompt is a "shell prompt", as foreign_line says.
+    """
+    why = foreign_line(line)
+    if is_command_line(line) and why not in ("shell prompt", "echoed command"):
+        why = "echoed command"
+    if why is None:
+        return False
+    ignore_line(ignored, number, line, why)
+    return True
 
 
 def prepare_lines(text, kind):
@@ -130,18 +157,19 @@ def _classify_message(message):
 def _parse(text, kind):
     groups = prepare_lines(text, kind)
     result = {"gpus": [], "elided": False, "warnings": []}
+    ignored = []
     for rank, lines in groups:
-        gpus = _parse_group(lines, kind, result)
+        gpus = _parse_group(lines, kind, result, ignored)
         if rank is not None:
             for gpu in gpus:
                 gpu["rank"] = rank
         result["gpus"].extend(gpus)
     if not result["gpus"]:
         raise ParseError("no 'GPU N: ...' line found", line=None, kind=kind)
-    return result
+    return with_ignored(result, sorted(ignored, key=lambda entry: entry["line"]))
 
 
-def _parse_group(lines, kind, result):
+def _parse_group(lines, kind, result, ignored):
     gpus = []
     gpu = None
     state = {}  # per-GPU bookkeeping: link -> {"line": last line, "counters": set}
@@ -150,6 +178,7 @@ def _parse_group(lines, kind, result):
         if not line:
             continue
         if _ELIDED_RE.match(line):
+            ignore_line(ignored, n, line, "elision")
             result["elided"] = True
             if gpu is not None:
                 gpu["elided"] = True
@@ -173,7 +202,11 @@ def _parse_group(lines, kind, result):
             state = {}
             gpus.append(gpu)
             continue
-        if is_command_line(line) or _BANNER_RE.match(line):
+        # Before a GPU's message is read: a foreign line there would be taken for NVML's text.
+        if skip_command_or_foreign(ignored, n, line):
+            continue
+        if _BANNER_RE.match(line):  # a title opened by a rule and not closed by one ("=== GPU 0 errors")
+            ignore_line(ignored, n, line, "banner")
             continue
         if gpu is None:
             raise ParseError("expected a 'GPU N: ...' line, the tool printed", line=n, kind=kind, text=raw)

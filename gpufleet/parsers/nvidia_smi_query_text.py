@@ -13,13 +13,16 @@
     gpus             list[dict]   one per "GPU <PCI bus id>" section, in output order
     warnings         list[str]    things that are legal but worth a look, e.g. the
                                   "Attached GPUs" count differing from the sections present
+    ignored_lines    list[dict]   ONLY when a line was skipped: {line, text, why} of each foreign
+                                  line (a banner, prompt, echoed command, note, elision) and each
+                                  command line copied with the output (also in the fragments' results)
 
 Each GPU dict (the same key names as the XML and CSV parsers; None when absent or N/A):
 
     index                                int   0-based order in the output
     pci_bus_id                           str   from the section header, e.g. "00000000:53:00.0"
     name, product_brand, product_architecture, uuid, serial, board_part_number,
-    vbios_version                        str
+    vbios_version                        str   (None for a pasted placeholder: "<masked>", "...")
     minor_number                         int
     persistence_mode                     bool
     mig_mode_current                     str   "MIG Mode / Current" as printed ("Enabled", ...)
@@ -86,7 +89,17 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import ParseError, is_not_available, numbered_lines, parse_number, strip_ansi
+from gpufleet.parsers.common import (
+    ParseError,
+    ignore_line,
+    is_not_available,
+    is_placeholder,
+    numbered_lines,
+    parse_number,
+    skip_foreign,
+    strip_ansi,
+    with_ignored,
+)
 
 KIND = "nvidia-smi-q"
 
@@ -96,7 +109,8 @@ _BUS_ID_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]
 # `srun -l` ("0: ") and `mpirun --tag-output` ("[1,0]<stdout>:") prefixes.
 _SRUN_RE = re.compile(r"^ *(\d+):(?: |$)")
 _MPI_RE = re.compile(r"^\[(\d+),(\d+)\]<(?:stdout|stderr)>:")
-# A shell prompt / command line a capture may carry ("$ nvidia-smi -q", "root@h:~# ...").
+# A prompt with nothing after it ("root@h:~#", "$"), which common's foreign_line() leaves alone:
+# it names a prompt by the command that follows.
 _PROMPT_RE = re.compile(r"^\S*[$#%>](?:\s|$)")
 # "Key: value" with no space before the colon (re-spaced pastes); the key must look like a label.
 _LOOSE_KV_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 ._()/+-]*?)\s*:\s+(\S.*)$")
@@ -180,8 +194,12 @@ def _err(message, line=None, text=None):
 # Text -> lines -> tree
 
 
-def _prepare(text):
-    """(line number, line) pairs with ANSI escapes and rank prefixes removed, right-stripped."""
+def _prepare(text, ignored):
+    """(line number, line) pairs with ANSI escapes and rank prefixes removed, right-stripped.
+
+    A line without the rank prefix inside rank-prefixed output is refused unless it is foreign
+    (a banner the collecting script printed between ranks): that one is listed in ``ignored``.
+    """
     if text is None or not text.strip():
         raise _err("empty input")
     lines = [(n, strip_ansi(line).rstrip()) for n, line in numbered_lines(text)]
@@ -205,6 +223,9 @@ def _prepare(text):
             continue
         match = regex.match(line)
         if not match:
+            if skip_foreign(ignored, n, line):
+                out.append((n, ""))
+                continue
             raise _err("line without the rank prefix inside rank-prefixed output", line=n, text=line)
         if match.groups() != rank:
             raise _err(
@@ -236,12 +257,17 @@ def _split(line):
     return content, None, None, False
 
 
-def _build_tree(lines, lenient_root=False):
-    """Build the indentation tree; raise on indentation or column damage."""
+def _build_tree(lines, ignored, lenient_root=False):
+    """Build the indentation tree; raise on indentation or column damage.
+
+    The tree takes any line as a node, so a foreign line (a banner, a note, an elision) would be
+    refused later as damage (an indentation out of line, a section cut short): it is skipped here
+    and listed in ``ignored``. No line nvidia-smi -q prints has the shape of one; its own
+    "NVSMI LOG" banner and grep's "--" are read first.
+    """
     root = _Node("", None, 0, -1)
     stack = [root]
     banners = []
-    skipped = []
     for n, raw in lines:
         if not raw.strip():
             continue
@@ -256,9 +282,11 @@ def _build_tree(lines, lenient_root=False):
         if content == "--":  # grep -A/-B group separator
             stack = [root]
             continue
+        if skip_foreign(ignored, n, content):
+            continue
         key, value, colon, padded = _split(line)
         if value is None and indent == 0 and ("nvidia-smi" in content or _PROMPT_RE.match(content)):
-            skipped.append(n)
+            ignore_line(ignored, n, content, "echoed command" if "nvidia-smi" in content else "shell prompt")
             continue
         while stack[-1].indent >= indent:
             stack.pop()
@@ -283,7 +311,7 @@ def _build_tree(lines, lenient_root=False):
                 )
         parent.children.append(node)
         stack.append(node)
-    return root, banners, skipped
+    return root, banners
 
 
 def _check_tail(root):
@@ -319,7 +347,8 @@ def _to_raw(node):
 
 
 def _text(node):
-    if node is None or node.value is None or is_not_available(node.value):
+    """The value as printed; None for N/A spellings and for a pasted placeholder ("<masked>", "...")."""
+    if node is None or node.value is None or is_not_available(node.value) or is_placeholder(node.value):
         return None
     return node.value
 
@@ -349,7 +378,7 @@ def _int(node, unit=None):
 
 
 def _bool(node, words):
-    if node is None or node.value is None or is_not_available(node.value):
+    if _text(node) is None:
         return None
     word = _norm(node.value)
     if word not in words:
@@ -521,7 +550,7 @@ def _process_fields(process, nodes):
         if key == "type":
             process["type"] = _text(node)
         elif key == "name":
-            process["name"] = node.value if node.value else None
+            process["name"] = node.value if node.value and not is_placeholder(node.value) else None
         elif key == "used gpu memory":
             process["used_memory_mib"] = _int(node, "MiB")
 
@@ -613,8 +642,9 @@ def _gpu(section, index, pci_bus_id, warnings):
 
 def parse_query_text(text):
     """Parse ``nvidia-smi -q`` text (whole, ``-d`` or ``-i`` subset). See the module docstring."""
-    lines = _prepare(text)
-    root, banners, _skipped = _build_tree(lines)
+    ignored = []
+    lines = _prepare(text, ignored)
+    root, banners = _build_tree(lines, ignored)
     warnings = []
     top = {"timestamp": None, "driver_version": None, "cuda_version": None, "attached_gpus": None}
     top_keys = {"timestamp": "timestamp", "driver version": "driver_version", "cuda version": "cuda_version"}
@@ -676,7 +706,7 @@ def parse_query_text(text):
     result = dict(top)
     result["gpus"] = gpus
     result["warnings"] = warnings
-    return result
+    return with_ignored(result, ignored)
 
 
 def _check_sections_complete(sections):
@@ -735,8 +765,9 @@ def parse_fabric_fragment(text):
     Returns ``{"fabric": [{state, status, clique_id, cluster_uuid}, ...]}`` in order; fields
     grep cut off (or printed as N/A) are None.
     """
-    lines = _prepare(text)
-    root, _banners, _skipped = _build_tree(lines, lenient_root=True)
+    ignored = []
+    lines = _prepare(text, ignored)
+    root, _banners = _build_tree(lines, ignored, lenient_root=True)
     blocks = []
     for node in root.walk():
         if node.is_error:
@@ -745,14 +776,15 @@ def parse_fabric_fragment(text):
             blocks.append(node)
     if not blocks:
         raise _err("no 'Fabric' block found")
-    return {"fabric": [_fabric(block) for block in blocks]}
+    return with_ignored({"fabric": [_fabric(block) for block in blocks]}, ignored)
 
 
 def parse_clock_event_fragment(text):
     """Parse a pasted "Clocks Event Reasons"/"Clocks Throttle Reasons" block of one GPU,
     with the "Clocks" / "Max Clocks" blocks when present. See the module docstring."""
-    lines = _prepare(text)
-    root, _banners, _skipped = _build_tree(lines, lenient_root=True)
+    ignored = []
+    lines = _prepare(text, ignored)
+    root, _banners = _build_tree(lines, ignored, lenient_root=True)
     reason_blocks, clocks, max_clocks = [], [], []
     for node in root.walk():
         if node.is_error:
@@ -772,7 +804,7 @@ def parse_clock_event_fragment(text):
     warnings = []
     clock = clocks[0] if clocks else None
     max_clock = max_clocks[0] if max_clocks else None
-    return {
+    return with_ignored({
         "clock_event_reasons": _reasons(reason_blocks[0], warnings),
         "reasons_block": reason_blocks[0].key,
         "clocks_graphics_mhz": _int(clock.child("Graphics"), "MHz") if clock else None,
@@ -782,4 +814,4 @@ def parse_clock_event_fragment(text):
         "clocks_max_sm_mhz": _int(max_clock.child("SM"), "MHz") if max_clock else None,
         "clocks_max_mem_mhz": _int(max_clock.child("Memory"), "MHz") if max_clock else None,
         "warnings": warnings,
-    }
+    }, ignored)

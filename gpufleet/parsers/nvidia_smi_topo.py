@@ -29,6 +29,9 @@ KIND ``topo`` -- :func:`parse_topo_matrix` reads ``nvidia-smi topo -m`` and
                                      # ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
       "legend": {CODE: str}|None,    # "Legend:" entries as printed ("NV#": "Connection traversing ..."); None if absent
       "nic_legend": {NAME: str}|None # "NIC Legend:" entries (NIC0 -> mlx5_0); None if absent
+      "notes": [str],                # what the matrix does not show ("no NIC rows: ...", "no NUMA Affinity
+                                     # column: ..."): the GPU part it shows is judged alone; [] when complete
+      "ignored_lines": [{line, text, why}]  # ONLY when a foreign line was skipped (as in topo-p2p's result)
     }
 
 KIND ``topo-p2p`` -- :func:`parse_p2p_matrix` reads ``nvidia-smi topo -p2p r|w|n|a|p``::
@@ -45,15 +48,27 @@ KIND ``topo-p2p`` -- :func:`parse_p2p_matrix` reads ``nvidia-smi topo -p2p r|w|n
 
 Both accept tab-separated output as nvidia-smi prints it and re-spaced copies, CRLF,
 ANSI escapes, trailing whitespace, leading prompt/command lines and ``srun -l`` /
-``mpirun --tag-output`` rank prefixes. Anything that cannot be read with certainty raises
-:class:`ParseError` naming the 1-based line (see docs/parsers/nvidia_smi_topo.md).
+``mpirun --tag-output`` rank prefixes. Foreign lines (common's ``foreign_line``) before the
+header, where a row is due, inside a legend and after the matrix are skipped and listed.
+Anything that cannot be read with certainty raises :class:`ParseError` naming the 1-based
+line (see docs/parsers/nvidia_smi_topo.md).
 """
 
 from __future__ import annotations
 
 import re
+from typing import List, Tuple
 
-from gpufleet.parsers.common import ParseError, is_not_available, parse_number, strip_rank_prefix
+from gpufleet.parsers.common import (
+    IgnoredLine,
+    ParseError,
+    foreign_line,
+    is_not_available,
+    parse_number,
+    skip_foreign,
+    strip_rank_prefix,
+    with_ignored,
+)
 
 KIND_TOPO = "topo"
 KIND_P2P = "topo-p2p"
@@ -192,17 +207,17 @@ def _find_legend(lines, start):
         match = _LEGEND_ENTRY_RE.match(line)
         if match:
             legend[match.group(1)] = match.group(2)
-        elif line.strip():
+        elif line.strip() and not foreign_line(line):
             break
     return legend
 
 
-def _read_sections(lines, start, kind):
+def _read_sections(lines, start, kind, ignored):
     """Read what follows the matrix: ``Legend:`` and ``NIC Legend:`` blocks.
 
     Returns ``(legend, nic_legend)``: ``{code: text}|None`` and ``{NICn: (device, line)}|None``.
-    Other trailing text (a shell prompt, an exit-code note) is ignored, except a second
-    matrix header, which raises (two outputs in one text).
+    Other trailing text is ignored, except a second matrix header, which raises (two outputs in
+    one text); a foreign line (a prompt, a note) is listed in ``ignored`` and does not end a block.
     """
     legend = None
     nic_legend = None
@@ -237,6 +252,8 @@ def _read_sections(lines, start, kind):
                 raise _fail("%s twice in the NIC Legend" % name, line=number, kind=kind, text=line)
             nic_legend[name] = (match.group(2), number)
             continue
+        if skip_foreign(ignored, number, line):
+            continue
         section = None
         if _is_header_candidate(line):
             raise _fail("a second matrix follows the first; parse one output at a time", line=number, kind=kind, text=line)
@@ -254,12 +271,13 @@ def _codes_with_legend(base, legend):
     return codes
 
 
-def _read_rows(lines, header_index, names, kind, codes, row_values=None):
+def _read_rows(lines, header_index, names, kind, codes, ignored, row_values=None):
     """Read and check one row per matrix name after the header, in order.
 
     Each row is checked completely (link codes, X on the diagonal only, symmetric with
     the rows above, then ``row_values`` for its trailing cells) before the next one, so
-    an error names the first damaged line. Returns ``(links, values, next_index)``:
+    an error names the first damaged line. A foreign line where a row is due is listed in
+    ``ignored`` and passed over. Returns ``(links, values, next_index)``:
     ``{name: {name: code}}``, ``{name: row_values(...) result}`` and the index after the rows.
     """
     links = {}
@@ -267,6 +285,8 @@ def _read_rows(lines, header_index, names, kind, codes, row_values=None):
     index = header_index + 1
     last_number = lines[header_index][0]
     for i, expected in enumerate(names):
+        while index < len(lines) and skip_foreign(ignored, *lines[index]):
+            index += 1
         if index >= len(lines):
             raise _fail("matrix ends before the row of %s (%d of %d rows)" % (expected, i, len(names)),
                         line=last_number + 1, kind=kind)
@@ -366,6 +386,29 @@ def _expand_list(value, number, line):
     return nodes
 
 
+def _foreign_before(lines: List[Tuple[int, str]], header_index: int) -> List[IgnoredLine]:
+    """The foreign lines before the header (a prompt, a banner), as ``ignored_lines`` entries.
+
+    Other text there (a heading of the author's) stays unread and unlisted, as before.
+    """
+    ignored: List[IgnoredLine] = []
+    for number, line in lines[:header_index]:
+        skip_foreign(ignored, number, line)
+    return ignored
+
+
+def _missing_parts(nics: List[dict], titles: List[str]) -> List[str]:
+    """Notes on what a ``topo -m`` matrix does not show: the checks judge the GPU part it does show."""
+    notes = []
+    if not nics:
+        notes.append("no NIC rows: the GPU-to-NIC paths are not judged from this matrix")
+    if _CPU_AFFINITY not in titles:
+        notes.append("no CPU Affinity column: the matrix gives no CPU list per GPU")
+    if _NUMA_AFFINITY not in titles:
+        notes.append("no NUMA Affinity column: the GPUs' NUMA placement is not judged from this matrix")
+    return notes
+
+
 def _topo_format(lines, header_index, links, legend):
     for _number, line in lines[:header_index]:
         match = _TOPO_CMD_RE.search(line)
@@ -415,14 +458,15 @@ def parse_topo_matrix(text):
     """Parse ``nvidia-smi topo -m`` / ``topo -mp`` text; see the module docstring for the keys."""
     lines = strip_rank_prefix(text, KIND_TOPO)
     header_index = _find_header(lines, KIND_TOPO, "topology matrix")
+    ignored = _foreign_before(lines, header_index)
     header_number, header_line = lines[header_index]
     names, titles = _parse_header(header_number, header_line, KIND_TOPO, _codes_with_legend(_TOPO_CODES, None),
                                   allow_titles=True)
     # The legend follows the matrix; peek at it so codes it defines are accepted.
     codes = _codes_with_legend(_TOPO_CODES, _find_legend(lines, header_index + 1))
-    links, values, next_index = _read_rows(lines, header_index, names, KIND_TOPO, codes,
+    links, values, next_index = _read_rows(lines, header_index, names, KIND_TOPO, codes, ignored,
                                            _topo_row_values(titles, codes, names))
-    legend, nic_entries = _read_sections(lines, next_index, KIND_TOPO)
+    legend, nic_entries = _read_sections(lines, next_index, KIND_TOPO, ignored)
     nic_legend = None
     if nic_entries is not None:
         nic_legend = {}
@@ -442,7 +486,7 @@ def parse_topo_matrix(text):
             nics.append({"name": name, "device": device, "cpu_affinity": entry["cpu_affinity"],
                          "numa_affinity": entry["numa_affinity"]})
 
-    return {
+    return with_ignored({
         "format": _topo_format(lines, header_index, links, legend),
         "gpus": gpus,
         "nics": nics,
@@ -451,13 +495,15 @@ def parse_topo_matrix(text):
         "columns": list(titles),
         "legend": legend,
         "nic_legend": nic_legend,
-    }
+        "notes": _missing_parts(nics, titles),
+    }, ignored)
 
 
 def parse_p2p_matrix(text):
     """Parse ``nvidia-smi topo -p2p r|w|n|a|p`` text; see the module docstring for the keys."""
     lines = strip_rank_prefix(text, KIND_P2P)
     header_index = _find_header(lines, KIND_P2P, "p2p status matrix")
+    ignored = _foreign_before(lines, header_index)
     header_number, header_line = lines[header_index]
     names, _titles = _parse_header(header_number, header_line, KIND_P2P, _P2P_CODES | {"NV#"}, allow_titles=False)
     for name in names:
@@ -466,8 +512,8 @@ def parse_p2p_matrix(text):
     codes = set(_P2P_CODES)
     codes.update(code for code in (_find_legend(lines, header_index + 1) or {})
                  if "#" not in code and code not in _TOPO_CODES)
-    status, _values, next_index = _read_rows(lines, header_index, names, KIND_P2P, codes)
-    legend, nic_entries = _read_sections(lines, next_index, KIND_P2P)
+    status, _values, next_index = _read_rows(lines, header_index, names, KIND_P2P, codes, ignored)
+    legend, nic_entries = _read_sections(lines, next_index, KIND_P2P, ignored)
     if nic_entries:
         raise _fail("a NIC Legend in a p2p status output", line=min(n for _d, n in nic_entries.values()), kind=KIND_P2P)
 
@@ -483,7 +529,7 @@ def parse_p2p_matrix(text):
         row: {col: (None if row == col else code == "OK") for col, code in cols.items()}
         for row, cols in status.items()
     }
-    return {
+    return with_ignored({
         "mode": mode,
         "capability": _P2P_MODES.get(mode) if mode else None,
         "gpus": list(names),
@@ -491,4 +537,4 @@ def parse_p2p_matrix(text):
         "ok": ok,
         "all_ok": all(value is not False for cols in ok.values() for value in cols.values()),
         "legend": legend,
-    }
+    }, ignored)

@@ -15,6 +15,7 @@ Returned keys (public contract)
       "dtd": str | None,              # "nvsmi_device_v12.dtd" from the DOCTYPE line, when present
       "gpus": [gpu],                  # one per <gpu> element, in document order
       "warnings": [str],              # e.g. attached_gpus differs from the number of <gpu> elements
+      "ignored_lines": [{line, text, why}],  # ONLY when a foreign or command line around the document was left out
     }
 
 Each ``gpu`` carries the per-GPU keys shared with the ``nvidia-smi -q`` text and CSV parsers
@@ -68,7 +69,9 @@ Safety and variants: the text is parsed with the standard library's expat (what
 ``<!ENTITY`` declaration or DOCTYPE internal subset is refused (ParseError) before parsing; the
 ``<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_vNN.dtd">`` line is blanked, never resolved. ANSI
 escapes, a BOM, CRLF, TAB or space indentation, srun -l / mpirun --tag-output prefixes (one rank),
-and leading shell command lines (``$ nvidia-smi -q -x``) are handled.
+and the shell command line (``$ nvidia-smi -q -x``) and foreign lines (a banner, a prompt, a note:
+common's ``foreign_line``) before and after the document are handled. A placeholder (``...``) reads
+as None in a text field and is refused in a numeric one.
 
 Raises :class:`ParseError` (1-based line) for: empty input, text that is not XML (quoted, e.g.
 "NVIDIA-SMI has failed ..."), malformed XML (expat's line: truncation, junk after the document,
@@ -79,10 +82,18 @@ the element too deep), a root other than <nvidia_smi_log>, no <gpu> element, a n
 from __future__ import annotations
 
 import re
+from typing import List
 from xml.parsers import expat
 
-from gpufleet.parsers.common import ParseError, is_not_available, parse_number
-from gpufleet.parsers.nvidia_smi_nvlink import is_command_line, prepare_lines
+from gpufleet.parsers.common import (
+    IgnoredLine,
+    ParseError,
+    is_not_available,
+    is_placeholder,
+    parse_number,
+    with_ignored,
+)
+from gpufleet.parsers.nvidia_smi_nvlink import prepare_lines, skip_command_or_foreign
 
 KIND = "nvidia-smi-xml"
 # Real output nests about 6 deep (nvidia_smi_log/gpu/clocks_event_reasons/...); the tree is walked recursively,
@@ -208,7 +219,7 @@ def _text(node, path):
     if found is None or found.children:
         return None
     value = found.text
-    if is_not_available(value):
+    if is_not_available(value) or is_placeholder(value):
         return None
     return value
 
@@ -487,14 +498,27 @@ def _normalise(gpu, position):
     }
 
 
-def _prepare(text):
-    """Return (xml text, input line number of each of its lines, dtd name) from the raw input."""
+def _outside_document(ignored: List[IgnoredLine], number: int, line: str) -> bool:
+    """True for a line around the document that is no part of it (blank, foreign, the nvidia-smi command);
+    each one but a blank line is listed in ``ignored``."""
+    return not line.strip() or skip_command_or_foreign(ignored, number, line)
+
+
+def _prepare(text, ignored):
+    """Return (xml text, input line number of each of its lines, dtd name) from the raw input.
+
+    Lines before and after the document that are no part of it (a prompt, a banner, the command)
+    are left out and listed in ``ignored``; any other text around it stays and is refused.
+    """
     groups = prepare_lines(text, KIND)
     if len(groups) > 1:
         raise ParseError("output of %d ranks in one text; parse each rank separately" % len(groups), kind=KIND)
     lines = list(groups[0][1])
-    while lines and (not lines[0][1].strip() or is_command_line(lines[0][1])):
+    while lines and _outside_document(ignored, *lines[0]):
         lines.pop(0)
+    while lines and _outside_document(ignored, *lines[-1]):
+        lines.pop()
+    ignored.sort(key=lambda entry: entry["line"])
     if not lines:
         raise ParseError("no XML content", kind=KIND)
     first_n, first = lines[0]
@@ -519,7 +543,8 @@ def _prepare(text):
 
 def parse_query_xml(text):
     """Parse ``nvidia-smi -q -x`` output (see the module docstring)."""
-    body, linemap, dtd = _prepare(text)
+    ignored = []
+    body, linemap, dtd = _prepare(text, ignored)
     root = _build_tree(body, linemap)
     if root.tag != "nvidia_smi_log":
         raise ParseError("root element is <%s>, not <nvidia_smi_log>" % root.tag, line=root.line, kind=KIND)
@@ -540,4 +565,4 @@ def parse_query_xml(text):
             "attached_gpus is %d but the output has %d <gpu> element(s); indexes are positions in this output"
             % (result["attached_gpus"], len(gpus))
         )
-    return result
+    return with_ignored(result, ignored)

@@ -25,6 +25,9 @@
 - ``complete`` (bool): the closing ``NOTE: The CUDA Samples are not meant for performance
   measurements`` line was seen (the run reached its end).
 - ``errors`` (list of str): CUDA error lines (``Cuda failure ...``, ``CUDA error ...``).
+- ``ignored_lines`` (list of dict, ONLY when one was skipped): ``{line, text, why}`` of each foreign
+  line (common's ``foreign_line``: a prompt, a banner, a note, an elision); inside a matrix such a
+  line is skipped instead of refused.
 
 Variants handled: TAB after the row label in the connectivity matrix, trailing spaces,
 CRLF, ANSI escapes, prompt/command lines, srun/mpirun rank prefixes (one rank).
@@ -40,7 +43,7 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import strip_rank_prefix, ParseError
+from gpufleet.parsers.common import ParseError, skip_foreign, strip_rank_prefix, with_ignored
 
 KIND = "p2p-bandwidth"
 
@@ -88,6 +91,7 @@ def parse_p2p_bandwidth_latency(text):
     matrices = []  # finished _Matrix objects
     current = None  # _Matrix being read
     latency_base = None  # "latency_p2p_disabled" etc. while inside a latency block
+    ignored = []
     last_line = max(n for n, line in pairs if line.strip())
 
     def finish(matrix):
@@ -157,11 +161,14 @@ def parse_p2p_bandwidth_latency(text):
             result["complete"] = True
             continue
         if current is not None and current.columns is not None and len(current.rows) < len(current.columns):
+            if skip_foreign(ignored, n, stripped):
+                continue
             raise _err("unexpected line inside %s" % current.key, line=n, text=stripped)
         if _ERROR_RE.search(stripped):
             result["errors"].append(stripped)
             continue
-        # Other lines (the sample's banner, NOTE text, prompts) carry no figures.
+        # Other lines (the sample's banner, NOTE text, prompts) carry no figures; the foreign ones are listed.
+        skip_foreign(ignored, n, stripped)
     finish(current)
     if latency_base is not None and not any(m.key == latency_base + "_cpu_us" for m in matrices):
         raise _err("%s has a GPU matrix but no CPU matrix (truncated?)" % latency_base, line=last_line)
@@ -181,7 +188,7 @@ def parse_p2p_bandwidth_latency(text):
         result[matrix.key] = matrix.rows
         result["matrices"].append(matrix.key)
     result["device_count"] = count
-    return result
+    return with_ignored(result, ignored)
 
 
 def _row(matrix, stripped, n):

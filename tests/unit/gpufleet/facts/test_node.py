@@ -12,7 +12,8 @@ import pytest
 from ansible.errors import AnsibleConnectionFailure
 
 from ansible_collections.gpufleet.acceptance.plugins.action import node_facts
-from gpufleet.facts import node
+from gpufleet.facts import node, topology
+from gpufleet.facts.raw import RawReader
 from gpufleet.results.store import RunDir, record_host_facts
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
@@ -38,6 +39,41 @@ def test_each_group_parsed_or_failed_on_its_own():
     assert groups["nic"] == {"changed": False, "failed": True, "msg": "no class/net under /nosys: is sysfs mounted there?", "raw": {}}
     assert groups["gpu"]["skipped"] and groups["host"]["skipped"]
     assert groups["gpu"]["skip_reason"] == "gpu is not in groups"
+
+
+def test_foreign_lines_skipped_by_a_parser_are_in_the_group_facts_with_their_command():
+    with open(TOPO, encoding="utf-8") as handle:
+        topo = handle.read()
+    # EDITED: a collecting script's banner before the recording, whose own line 1 is "$ nvidia-smi topo -m"
+    edited = "===== node-07 : nvidia-smi topo -m =====\n" + topo  # the banner is line 1
+    raw = {"topo_m": _entry(["nvidia-smi", "topo", "-m"], edited)}
+    facts = node.build_group("h1", "topology", topology.build_facts, raw)["gpufleet_topology"]
+    banner = "===== node-07 : nvidia-smi topo -m ====="
+    assert facts["ignored_lines"] == [
+        {"command": "nvidia-smi topo -m", "line": 1, "text": banner, "why": "banner"},
+        {"command": "nvidia-smi topo -m", "line": 2, "text": "$ nvidia-smi topo -m", "why": "shell prompt"},
+    ]
+    # the facts are those of the recording: NV18 between all 8 H100s, no NIC row (noted)
+    assert (facts["summary"]["gpu_count"], facts["summary"]["min_nvlinks"], facts["summary"]["nic_count"]) == (8, 18, 0)
+    assert facts["notes"] == ["no NIC rows: the GPU-to-NIC paths are not judged from this matrix"]
+    # a text with nothing foreign in it: no ignored_lines key at all
+    clean = "\n".join(topo.split("\n")[1:])
+    raw = {"topo_m": _entry(["nvidia-smi", "topo", "-m"], clean)}
+    assert "ignored_lines" not in node.build_group("h1", "topology", topology.build_facts, raw)["gpufleet_topology"]
+
+
+def test_a_single_group_action_keeps_the_ignored_lines_too():
+    # the single-group fact actions (gpufleet.facts.action) build through RawReader.attach_ignored as build_group does
+    raw = {"topo_m": _entry(["nvidia-smi", "topo", "-m"], "+ nvidia-smi topo -m\n" + _read(TOPO))}
+    reader = RawReader("h1", raw)
+    facts = reader.attach_ignored(topology.build_facts(reader))["gpufleet_topology"]
+    assert [(item["line"], item["why"]) for item in facts["ignored_lines"]] == [(1, "echoed command"), (2, "shell prompt")]
+    assert facts["summary"]["gpu_count"] == 8
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 def test_output_that_cannot_be_read_fails_that_group_with_the_parser_message():

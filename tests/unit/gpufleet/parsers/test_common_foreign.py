@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.parsers.common import foreign_line, is_placeholder, skip_foreign, with_ignored
+from gpufleet.parsers.common import foreign_line, ignore_line, is_placeholder, skip_foreign, with_ignored
 
 
 @pytest.mark.parametrize("line, why", [
@@ -59,3 +59,12 @@ def test_skip_foreign_lists_what_it_skipped_and_leaves_the_rest():
                                              ("0", False), ("N/A", False), (None, False), ("H100", False)])
 def test_placeholders(value, expected):
     assert is_placeholder(value) is expected
+
+
+def test_ignore_line_records_a_parser_s_own_reason_beside_skip_foreign():
+    # a parser's own rule (nvidia-smi's bare command line) names its line as skip_foreign does
+    ignored = []
+    ignore_line(ignored, 1, "  nvidia-smi nvlink -s  ", "echoed command")
+    assert skip_foreign(ignored, 2, "-----")
+    assert ignored == [{"line": 1, "text": "nvidia-smi nvlink -s", "why": "echoed command"},
+                       {"line": 2, "text": "-----", "why": "separator"}]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.gpufleet.acceptance.plugins.filter.dcgmi_diag_load import dcgmi_diag_load
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.checks.burn_in_flags import check_load
 from gpufleet.checks.model import ERROR, FAIL, PASS
 from gpufleet.parsers.common import ParseError
@@ -100,3 +101,31 @@ def test_a_hang_stays_a_hang_and_text_output_is_not_verified():
 
 def test_the_role_filter_gives_the_same_verdict(fixture_text):
     assert dcgmi_diag_load(fixture_text(ALL_SKIP), "ok", "") == dcgmi_load(fixture_text(ALL_SKIP), "ok", "")
+
+
+def test_foreign_lines_around_the_document_are_listed_and_change_no_value(fixture_text):
+    # EDITED: the DGX Spark recording (129 lines) behind a prompt and a banner, with a rule and a prompt after it
+    text = fixture_text(PASS_FAIL)
+    edited = insert_lines(text, {
+        1: "(venv) ubuntu@spark-01:~$ dcgmi diag -r 2 -j",
+        2: "===== spark-01 : dcgmi diag -r 2 -j =====",
+        132: "-----",
+        133: "root@spark-01:~# echo $?",
+    })
+    parsed = parse_dcgmi_diag(edited)
+    assert parsed.pop("ignored_lines") == [
+        {"line": 1, "text": "(venv) ubuntu@spark-01:~$ dcgmi diag -r 2 -j", "why": "shell prompt"},
+        {"line": 2, "text": "===== spark-01 : dcgmi diag -r 2 -j =====", "why": "banner"},
+        {"line": 132, "text": "-----", "why": "separator"},
+        {"line": 133, "text": "root@spark-01:~# echo $?", "why": "shell prompt"},
+    ]
+    assert parsed == parse_dcgmi_diag(text)
+    assert parsed["counts"] == {"fail": 1, "pass": 2} and parsed["version"] == "4.5.2"
+
+
+def test_a_foreign_line_inside_the_document_is_broken_json_at_its_line(fixture_text):
+    # EDITED: a prompt first (the document then starts at line 2) and a note at line 6, inside the document
+    edited = insert_lines(fixture_text(PASS_FAIL), {1: "$ dcgmi diag -r 2 -j", 6: "<-- the Deployment tests"})
+    with pytest.raises(ParseError, match="broken JSON") as info:
+        parse_dcgmi_diag(edited)
+    assert info.value.line == 6

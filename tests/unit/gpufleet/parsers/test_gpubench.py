@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.checks import compute
 from gpufleet.checks.model import SKIP, NodeContext
 from gpufleet.parsers.common import ParseError
@@ -256,3 +257,37 @@ def test_no_output_is_an_error(text):
     with pytest.raises(ParseError) as caught:
         parse_gpubench(text)
     assert caught.value.line is None
+
+
+def test_foreign_lines_are_listed_and_change_no_value():
+    # EDITED: the contract's records (no recording of the program on a GPU is in the repository) behind a prompt,
+    # with a note after the A100's FP8 error, a rule and a prompt after the end line
+    edited = insert_lines(VERSION_1_1, {
+        1: "(venv) ubuntu@node-07:~$ /opt/gpufleet/gpubench-1.1/bin/gpubench -t 3",
+        9: "<-- the A100 has no FP8",
+        15: "-----",
+        16: "root@node-07:~# echo $?",
+    })
+    parsed = parse_gpubench(edited)
+    assert parsed.pop("ignored_lines") == [
+        {"line": 1, "text": "(venv) ubuntu@node-07:~$ /opt/gpufleet/gpubench-1.1/bin/gpubench -t 3",
+         "why": "shell prompt"},
+        {"line": 9, "text": "<-- the A100 has no FP8", "why": "note"},
+        {"line": 15, "text": "-----", "why": "separator"},
+        {"line": 16, "text": "root@node-07:~# echo $?", "why": "shell prompt"},
+    ]
+    assert parsed == parse_gpubench(VERSION_1_1)
+    assert parsed["gpus"][0]["gemm_tflops"] == {"bf16": 712.3, "fp8": 1402.6}
+    assert parsed["gpus"][0]["hbm_gbs"] == {"copy": 2950.1}
+
+
+def test_damage_beside_foreign_lines_is_still_refused_at_its_line():
+    # EDITED: a prompt first, and the hbm record (line 8, 9 with the prompt) cut after "grid"
+    cut = VERSION_1_1.replace("grid=1056 threads=256 iters=200 seconds=0.291 gbs=2950.1", "grid")
+    with pytest.raises(ParseError) as info:
+        parse_gpubench(insert_lines(cut, {1: "$ gpubench -t 3"}))
+    assert info.value.line == 9 and "expected key=value" in str(info.value)
+    # EDITED: a line no rule names foreign after the end line is still refused (line 13)
+    with pytest.raises(ParseError) as info:
+        parse_gpubench(insert_lines(VERSION_1_1, {13: "done"}))
+    assert info.value.line == 13 and "after the end line" in str(info.value)

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.nvbandwidth import parse_nvbandwidth
 from gpufleet.parsers.registry import parse
@@ -176,3 +177,37 @@ def test_empty_and_noise():
         parse_nvbandwidth("")
     with pytest.raises(ParseError):
         parse_nvbandwidth("hello\nworld\n")
+
+
+def test_foreign_lines_are_listed_and_change_no_value(fixture_text):
+    # EDITED: the README output (11 lines) behind a prompt, with a note between rows 3 and 4 and a banner after it
+    text = fixture_text(README)
+    edited = insert_lines(text, {
+        1: "(venv) ubuntu@node-07:~/nvbandwidth$ ./nvbandwidth -t device_to_device_memcpy_write_ce",
+        9: "<-- GPUs 4-7 on the second board",
+        14: "===== node-07 done =====",
+    })
+    result = parse_nvbandwidth(edited)
+    assert result.pop("ignored_lines") == [
+        {"line": 1, "text": "(venv) ubuntu@node-07:~/nvbandwidth$ ./nvbandwidth -t device_to_device_memcpy_write_ce",
+         "why": "shell prompt"},
+        {"line": 9, "text": "<-- GPUs 4-7 on the second board", "why": "note"},
+        {"line": 14, "text": "===== node-07 done =====", "why": "banner"},
+    ]
+    assert result == parse_nvbandwidth(text)
+    case = result["testcases"][0]
+    assert case["rows"] == ["0", "1", "2", "3", "4", "5", "6", "7"] and case["matrix"]["6"]["0"] == 274.89
+
+
+def test_damage_beside_foreign_lines_is_still_refused_at_its_line(fixture_text):
+    lines = _lines(fixture_text(README))
+    # EDITED: a prompt first, and row 6 (line 10, 11 with the prompt) cut after three cells
+    cut = "\n".join(lines[:9] + ["6    274.89    276.41    276.38"] + lines[10:])
+    with pytest.raises(ParseError) as info:
+        parse_nvbandwidth(insert_lines(cut, {1: "$ ./nvbandwidth"}))
+    assert info.value.line == 11 and "3 cells" in str(info.value)
+    # EDITED: row 4 (line 8) replaced by an elision: skipped, and the GPU x GPU matrix is then short of a row
+    elided = "\n".join(lines[:7] + ["..."] + lines[8:])
+    with pytest.raises(ParseError) as info:
+        parse_nvbandwidth(elided)
+    assert "7 rows for 8 columns" in str(info.value)

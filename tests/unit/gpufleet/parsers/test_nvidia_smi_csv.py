@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.nvidia_smi_csv import parse_query_gpu_csv
 from gpufleet.parsers.registry import parse
@@ -298,3 +299,45 @@ def test_two_ranks_raise():
     text = "0: index, name\n1: index, name\n0: 0, A\n1: 0, B\n"
     with pytest.raises(ParseError):
         parse_query_gpu_csv(text)
+
+
+# Foreign lines: what a collecting script or a person put around and between the rows
+
+
+def test_foreign_lines_are_listed_and_change_no_value(fixture_text):
+    # EDITED: the H100 capture (its command line, the header, one row) with a banner first, a note between the
+    # header and the row, and a prompt after it
+    text = fixture_text(H100)
+    edited = insert_lines(text, {1: "===== node-07 : GPU 0 =====", 4: "<-- the only GPU", 6: "root@node-07:~# exit"})
+    result = parse_query_gpu_csv(edited)
+    ignored = result.pop("ignored_lines")
+    # the capture tool's "# $ nvidia-smi --query-gpu=..." line (6137 characters, kept to 200) was skipped before too
+    assert [(entry["line"], entry["why"]) for entry in ignored] == [
+        (1, "banner"), (2, "shell prompt"), (4, "note"), (6, "shell prompt")]
+    assert ignored[1]["text"].startswith("# $ nvidia-smi --query-gpu=timestamp,driver_version,")
+    assert len(ignored[1]["text"]) == 200
+    assert [ignored[i]["text"] for i in (0, 2, 3)] == [
+        "===== node-07 : GPU 0 =====", "<-- the only GPU", "root@node-07:~# exit"]
+    unedited = parse_query_gpu_csv(text)
+    assert [entry["line"] for entry in unedited.pop("ignored_lines")] == [1]  # the command line alone
+    assert result == unedited
+    assert result["gpus"][0]["name"] == "NVIDIA H100 80GB HBM3" and result["driver_version"] == "590.48.01"
+
+
+def test_a_row_cut_short_beside_foreign_lines_is_still_refused_at_its_line(fixture_text):
+    # EDITED: a banner first, and the row (line 3, 4 with the banner) cut after its 100th cell
+    lines = fixture_text(H100).split("\n")
+    lines[2] = ",".join(lines[2].split(",")[:100])
+    with pytest.raises(ParseError) as info:
+        parse_query_gpu_csv(insert_lines("\n".join(lines), {1: "===== node-07 ====="}))
+    assert info.value.line == 4 and "row has 100 cells, the header 212" in str(info.value)
+
+
+def test_a_placeholder_is_never_a_value():
+    # EDITED: SMALL with a masked bus id (read as absent) and an elided memory total (refused at its line)
+    masked = SMALL.replace("00000000:18:00.0", "<masked>")
+    assert parse_query_gpu_csv(masked)["gpus"][0]["pci_bus_id"] is None
+    with pytest.raises(ParseError) as info:
+        parse_query_gpu_csv(SMALL.replace("0, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 81559 MiB",
+                                          "0, NVIDIA H100 80GB HBM3, 00000000:18:00.0, ..."))
+    assert info.value.line == 2 and "memory.total" in str(info.value)

@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.nvidia_smi_nvlink import parse_nvlink_errors, parse_nvlink_status
 from gpufleet.parsers.registry import parse
@@ -324,3 +325,55 @@ def test_status_text_among_links(fixture_text):
     with pytest.raises(ParseError) as info:
         parse_nvlink_status("\n".join(lines))
     assert info.value.line == 4
+
+
+# ---------------------------------------------------------------- foreign lines
+
+
+def test_status_foreign_lines_are_listed_and_change_no_value(fixture_text):
+    # EDITED: the 8x A100 recording (103 lines) with bash -x's echo first, a note after GPU 0's link 5, a banner
+    # before GPU 1 and a prompt after the end
+    text = fixture_text(SMI + "gpud-nvlink-status-8x-a100-sxm4-80gb.txt")
+    edited = insert_lines(text, {
+        1: "+ nvidia-smi nvlink -s",
+        9: "         <-- link 5 flapped yesterday",
+        16: "===== node-07 : GPU 1 =====",
+        107: "(venv) ubuntu@node-07:~$ nvidia-smi nvlink -e",
+    })
+    result = parse_nvlink_status(edited)
+    assert result.pop("ignored_lines") == [
+        {"line": 1, "text": "+ nvidia-smi nvlink -s", "why": "echoed command"},
+        {"line": 9, "text": "<-- link 5 flapped yesterday", "why": "note"},
+        {"line": 16, "text": "===== node-07 : GPU 1 =====", "why": "banner"},
+        {"line": 107, "text": "(venv) ubuntu@node-07:~$ nvidia-smi nvlink -e", "why": "shell prompt"},
+    ]
+    assert result == parse_nvlink_status(text)
+    assert [gpu["index"] for gpu in result["gpus"]] == list(range(8))
+    assert _links(result["gpus"][0]) == [(n, True, 25.0) for n in range(12)]
+
+
+def test_errors_banner_and_note_are_listed(fixture_text):
+    # the recording's line 1 is a script's "=== GPU 0 NVLink Errors ==="; EDITED: a note after link 1's counters
+    text = fixture_text(SMI + "cloudvm-a100-40gb-nvlink-e-all-zero-PARTIAL-gpu0.txt")
+    result = parse_nvlink_errors(insert_lines(text, {10: "<-- all zero since the reset"}))
+    assert result.pop("ignored_lines") == [
+        {"line": 1, "text": "=== GPU 0 NVLink Errors ===", "why": "banner"},
+        {"line": 10, "text": "<-- all zero since the reset", "why": "note"},
+    ]
+    unedited = parse_nvlink_errors(text)
+    assert unedited.pop("ignored_lines") == [{"line": 1, "text": "=== GPU 0 NVLink Errors ===", "why": "banner"}]
+    assert result == unedited
+    assert result["gpus"][0]["links"][1] == {"link": 1, "replay_errors": 0, "recovery_errors": 0, "crc_errors": 0}
+
+
+def test_damage_beside_foreign_lines_is_still_refused_at_its_line(fixture_text):
+    # EDITED: a banner first, and GPU 0's "Link 3: 25 GB/s" (line 5, 6 with the banner) cut to "25 GB"
+    text = fixture_text(SMI + "gpud-nvlink-status-8x-a100-sxm4-80gb.txt").replace("Link 3: 25 GB/s", "Link 3: 25 GB", 1)
+    with pytest.raises(ParseError) as info:
+        parse_nvlink_status(insert_lines(text, {1: "===== node-07 ====="}))
+    assert info.value.line == 6 and "GB/s" in str(info.value)
+    # EDITED: text among the links that no rule names foreign is still refused (line 4)
+    with pytest.raises(ParseError) as info:
+        parse_nvlink_status(insert_lines(fixture_text(SMI + "gpud-nvlink-status-8x-a100-sxm4-80gb.txt"),
+                                         {4: "flapping"}))
+    assert info.value.line == 4 and "among the links" in str(info.value)

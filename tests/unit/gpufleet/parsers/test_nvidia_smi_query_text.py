@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers import registry
 from gpufleet.parsers.nvidia_smi_query_text import parse_clock_event_fragment, parse_fabric_fragment, parse_query_text
@@ -377,19 +378,24 @@ def test_registry_dispatches_kind(fixture_text):
 def test_fabric_fragment_in_progress_over_indented(fixture_text):
     text = fixture_text(FABRIC_IN_PROGRESS)
     assert parse_fabric_fragment(text) == {
-        "fabric": [{"state": "In Progress", "status": None, "clique_id": None, "cluster_uuid": None}]}
+        "fabric": [{"state": "In Progress", "status": None, "clique_id": None, "cluster_uuid": None}],
+        "ignored_lines": [{"line": 1, "text": "/run/nvidia/driver/bin/nvidia-smi -q -i 0 | grep -i -A 2 Fabric",
+                           "why": "echoed command"}]}
     error = _raises(text)  # the main parser points at the fragment reader
     assert "parse_fabric_fragment" in str(error)
 
 
 def test_fabric_fragment_narrow_column(fixture_text):
     assert parse_fabric_fragment(fixture_text(FABRIC_NARROW)) == {
-        "fabric": [{"state": "Completed", "status": "Success", "clique_id": None, "cluster_uuid": None}]}
+        "fabric": [{"state": "Completed", "status": "Success", "clique_id": None, "cluster_uuid": None}],
+        "ignored_lines": [{"line": 1, "text": "$ nvidia-smi -q -i 0 | grep -i -A 2 Fabric", "why": "shell prompt"}]}
 
 
 def test_fabric_fragment_wide_column(fixture_text):
     assert parse_fabric_fragment(fixture_text(FABRIC_WIDE)) == {
-        "fabric": [{"state": "Completed", "status": "Success", "clique_id": None, "cluster_uuid": None}]}
+        "fabric": [{"state": "Completed", "status": "Success", "clique_id": None, "cluster_uuid": None}],
+        "ignored_lines": [{"line": 1, "text": "/run/nvidia/driver/bin/nvidia-smi -q -i 0 | grep -i -A 2 Fabric",
+                           "why": "echoed command"}]}
 
 
 def test_fabric_fragment_azure_insufficient_resources(fixture_text):
@@ -666,3 +672,62 @@ def test_fabric_fragment_key_colon_without_space(fixture_text):
     assert "Status: Insufficient Resources" in text
     assert parse_fabric_fragment(text)["fabric"][0]["status"] == "Insufficient Resources"
     assert parse_fabric_fragment(text)["fabric"][0]["clique_id"] == 0
+
+
+# --------------------------------------------------------------------------------------
+# Foreign lines: what a collecting script or a person put around and inside the output
+
+
+def test_foreign_lines_in_a_recording_are_listed_and_change_no_value(fixture_text):
+    # EDITED: the 8x H100 recording with lines put in: a venv prompt and bash -x's echo first, a banner before
+    # GPU 0's header, a note inside its PCI block, a rule between GPU 0 and GPU 1, an elision inside GPU 2, a
+    # prompt with no command after the end.
+    text = fixture_text(H100_161)
+    edited = insert_lines(text, {
+        1: "(venv) ubuntu@gpu-node-3:~$ nvidia-smi -q",
+        2: "+ nvidia-smi -q",
+        11: "===== node-07 : GPU 0 =====",
+        78: "        <-- 67 replays on this one",
+        218: "-----",
+        426: "    ...",
+        1654: "root@gpu-node-3:~# ",
+    })
+    result = parse_query_text(edited)
+    assert result.pop("ignored_lines") == [
+        {"line": 1, "text": "(venv) ubuntu@gpu-node-3:~$ nvidia-smi -q", "why": "shell prompt"},
+        {"line": 2, "text": "+ nvidia-smi -q", "why": "echoed command"},
+        {"line": 11, "text": "===== node-07 : GPU 0 =====", "why": "banner"},
+        {"line": 78, "text": "<-- 67 replays on this one", "why": "note"},
+        {"line": 218, "text": "-----", "why": "separator"},
+        {"line": 426, "text": "...", "why": "elision"},
+        {"line": 1654, "text": "root@gpu-node-3:~#", "why": "shell prompt"},
+    ]
+    assert result == parse_query_text(text)
+    # the recording: 8 GPUs, GPU 0 at 19:00.0 with 67 replays, GPU 1 at 3B:00.0
+    assert [gpu["pci_bus_id"] for gpu in result["gpus"][:2]] == ["00000000:19:00.0", "00000000:3B:00.0"]
+    assert len(result["gpus"]) == 8 and result["gpus"][0]["replays_since_reset"] == 67
+    assert "ignored_lines" not in parse_query_text(text)
+
+
+def test_damage_beside_foreign_lines_is_still_refused_at_its_line(fixture_text):
+    text = fixture_text(H100_161)
+    # EDITED: a banner first, and GPU 0's "Total : 81559 MiB" (line 95, 96 with the banner) cut to "815".
+    cut = insert_lines(text, {1: "===== node-07 ====="}).replace(
+        "        Total                             : 81559 MiB", "        Total                             : 815", 1)
+    error = _raises(cut)
+    assert error.line == 96 and "MiB" in str(error)
+    # EDITED: a key-value line whose colon is out of line with its siblings is damage, not a foreign line.
+    shifted = text.replace("Reserved                          : 551", "Reserved                        : 551", 1)
+    assert _raises(shifted).line == 96
+
+
+def test_a_placeholder_is_never_a_value(fixture_text):
+    text = fixture_text(H100_161)
+    # EDITED: GPU 0's serial number masked, as people paste it: read as absent.
+    masked = text.replace("Serial Number                         : 1650124031592",
+                          "Serial Number                         : <masked>", 1)
+    gpus = parse_query_text(masked)["gpus"]
+    assert gpus[0]["serial"] is None and gpus[1]["serial"] == "1650124008135"
+    # EDITED: GPU 0's memory total elided: a number cannot be read from "...", the line is named.
+    elided = text.replace("Total                             : 81559 MiB", "Total                             : ...", 1)
+    assert _raises(elided).line == 95

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.nvidia_smi_topo import parse_p2p_matrix, parse_topo_matrix
 from gpufleet.parsers.registry import parse
@@ -686,3 +687,70 @@ def test_tab_row_missing_affinity_cell(fixture_text):
     # Synthetic: header gains a NUMA Affinity column the rows do not have (one field too few, line 2).
     error = _raises(parse_topo_matrix, text.replace("\tCPU Affinity", "\tCPU Affinity\tNUMA Affinity"))
     assert error.line == 2
+
+
+# --------------------------------------------------------------------------- foreign lines
+
+
+def test_foreign_lines_around_and_inside_the_matrix_are_listed_and_change_no_value(fixture_text):
+    # EDITED: the DGX A100 recording (31 lines, TAB-separated) with a banner and a prompt before the header, a note
+    # between the GPU7 and mlx5_0 rows, an elision inside the legend and a prompt after the end
+    text = fixture_text(T + "gengwg-dgx-a100-nv12-12xmlx5-tabs-numa.txt")
+    edited = insert_lines(text, {
+        1: "===== node-07 : nvidia-smi topo -m =====",
+        2: "(venv) ubuntu@node-07:~$ nvidia-smi topo -m",
+        12: "<-- GPU6 and GPU7 share mlx5_8 and mlx5_9",
+        30: "  ...",
+        36: "root@node-07:~# echo done",
+    })
+    result = parse_topo_matrix(edited)
+    assert result.pop("ignored_lines") == [
+        {"line": 1, "text": "===== node-07 : nvidia-smi topo -m =====", "why": "banner"},
+        {"line": 2, "text": "(venv) ubuntu@node-07:~$ nvidia-smi topo -m", "why": "shell prompt"},
+        {"line": 12, "text": "<-- GPU6 and GPU7 share mlx5_8 and mlx5_9", "why": "note"},
+        {"line": 30, "text": "...", "why": "elision"},
+        {"line": 36, "text": "root@node-07:~# echo done", "why": "shell prompt"},
+    ]
+    assert result == parse_topo_matrix(text)
+    # the elision did not end the legend: its seven codes, NV# last, are all read
+    assert list(result["legend"]) == ["X", "SYS", "NODE", "PHB", "PXB", "PIX", "NV#"]
+    assert result["links"]["GPU7"]["mlx5_8"] == "PXB" and len(result["nics"]) == 12
+
+
+def test_p2p_foreign_line_between_rows_is_listed(fixture_text):
+    # the recording's line 1 is "$ nvidia-smi topo -p2p r"; EDITED: a note between the GPU3 and GPU4 rows (line 7)
+    text = fixture_text(P2P_OK)
+    result = parse_p2p_matrix(insert_lines(text, {7: "<-- second socket"}))
+    assert result.pop("ignored_lines") == [
+        {"line": 1, "text": "$ nvidia-smi topo -p2p r", "why": "shell prompt"},
+        {"line": 7, "text": "<-- second socket", "why": "note"},
+    ]
+    assert result["mode"] == "r" and result["all_ok"] is True and len(result["gpus"]) == 8
+
+
+def test_a_fused_cell_beside_a_foreign_line_is_still_refused_at_its_line(fixture_text):
+    # the recording's line 7 (GPU5) has two cells fused into "PIXNODE"; EDITED: a note at line 3 moves it to line 8
+    text = fixture_text(T + "hgx-h100-12nic-numa-off-aihub0008-PASTE-DAMAGED.txt")
+    error = _raises(parse_topo_matrix, insert_lines(text, {3: "<-- GPU0 row above"}))
+    assert error.line == 8 and "PIXNODE" in str(error)
+    # EDITED: a row that no rule names foreign where GPU1's row is due is refused as before
+    error = _raises(parse_topo_matrix, insert_lines(text, {3: "GPU0 again"}))
+    assert error.line == 3 and "where the row of GPU1 was expected" in str(error)
+
+
+def test_a_matrix_without_nic_rows_or_affinity_columns_says_so_in_notes(fixture_text):
+    # the recordings: 8 PCIe GPUs with no NIC rows and no affinity columns; 8 H100 with CPU/NUMA columns, no NIC
+    bare = parse_topo_matrix(fixture_text(T + "8gpu-pcie-pix-phb-sys-NO-affinity-columns-old-legend.txt"))
+    assert bare["notes"] == [
+        "no NIC rows: the GPU-to-NIC paths are not judged from this matrix",
+        "no CPU Affinity column: the matrix gives no CPU list per GPU",
+        "no NUMA Affinity column: the GPUs' NUMA placement is not judged from this matrix",
+    ]
+    assert bare["links"]["GPU0"]["GPU1"] == "PIX" and len(bare["gpus"]) == 8
+    h100 = parse_topo_matrix(fixture_text(T + "mlengineering-8x-h100-nv18-2numa-ht-no-legend.txt"))
+    assert h100["notes"] == ["no NIC rows: the GPU-to-NIC paths are not judged from this matrix"]
+    assert h100["gpus"][4]["numa_affinity"] == "1"
+    # the old driver's matrix with NIC rows and a CPU Affinity column but no NUMA Affinity
+    tensorflow = parse_topo_matrix(fixture_text(T + "tensorflow-gdr-4x-k40m-phb-soc-mlx4-old-legend.txt"))
+    assert tensorflow["notes"] == ["no NUMA Affinity column: the GPUs' NUMA placement is not judged from this matrix"]
+    assert parse_topo_matrix(fixture_text(T + "gengwg-dgx-a100-nv12-12xmlx5-tabs-numa.txt"))["notes"] == []

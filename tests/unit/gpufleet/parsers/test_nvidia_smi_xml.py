@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.nvidia_smi_xml import parse_query_xml
 from gpufleet.parsers.registry import parse
@@ -341,3 +342,48 @@ def test_deep_nesting_is_refused_with_its_line_not_a_recursion_error():
     # <nvidia_smi_log> (line 2) and <gpu> (line 3) are depths 1 and 2: the 65th element opens on line 2 + 64
     assert caught.value.line == 66
     assert "nested more than 64 deep" in caught.value.message
+
+
+# ---------------------------------------------------------------- foreign lines around the document
+
+
+def test_foreign_lines_around_the_document_are_listed_and_change_no_value(fixture_text):
+    # EDITED: the A10G recording (355 lines) behind a prompt and a banner, with a rule and a prompt after it
+    text = fixture_text(A10G)
+    edited = insert_lines(text, {
+        1: "(venv) ubuntu@node-07:~$ nvidia-smi -q -x",
+        2: "===== node-07 : nvidia-smi -q -x =====",
+        358: "-----",
+        359: "[root@node-07 ~]# exit",
+    })
+    result = parse_query_xml(edited)
+    assert result.pop("ignored_lines") == [
+        {"line": 1, "text": "(venv) ubuntu@node-07:~$ nvidia-smi -q -x", "why": "shell prompt"},
+        {"line": 2, "text": "===== node-07 : nvidia-smi -q -x =====", "why": "banner"},
+        {"line": 358, "text": "-----", "why": "separator"},
+        {"line": 359, "text": "[root@node-07 ~]# exit", "why": "shell prompt"},
+    ]
+    assert result == parse_query_xml(text)
+    assert result["gpus"][0]["name"] == "NVIDIA A10G" and result["gpus"][0]["memory_total_mib"] == 23028
+    assert "ignored_lines" not in parse_query_xml(text)
+
+
+def _raises(text):
+    with pytest.raises(ParseError) as info:
+        parse_query_xml(text)
+    return info.value
+
+
+def test_text_inside_or_after_the_document_that_is_not_foreign_is_still_refused(fixture_text):
+    text = fixture_text(A10G)
+    # EDITED: a note inside the document is damaged XML (line 10 of the edited text)
+    error = _raises(insert_lines(text, {1: "$ nvidia-smi -q -x", 10: "<-- this GPU"}))
+    assert error.line == 10 and "malformed XML" in str(error)
+    # EDITED: a word after the document that no rule names foreign: junk after the document (line 356)
+    error = _raises(insert_lines(text, {356: "Done."}))
+    assert error.line == 356 and "malformed XML" in str(error)
+    # EDITED: a placeholder where a number belongs is refused at its line (9 <product_name>, 94 <total>)
+    elided = text.replace("<total>23028 MiB</total>", "<total>...</total>", 1)
+    assert _raises(elided).line == 94
+    masked = parse_query_xml(text.replace("<serial>0000000000000</serial>", "<serial>...</serial>", 1))
+    assert masked["gpus"][0]["serial"] is None

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.p2p_bandwidth_latency import (
     parse_p2p_bandwidth_latency,
@@ -169,3 +170,31 @@ def test_empty_and_noise():
         parse_p2p_bandwidth_latency("")
     with pytest.raises(ParseError):
         parse_p2p_bandwidth_latency("nothing\nhere\n")
+
+
+def test_foreign_lines_are_listed_and_change_no_value(fixture_text):
+    # EDITED: the A100 output (77 lines) behind a prompt, with a note between rows 1 and 2 of the
+    # P2P=Disabled unidirectional matrix and a banner after it
+    text = fixture_text(A100)
+    edited = insert_lines(text, {
+        1: "[root@node-07 ~]# ./p2pBandwidthLatencyTest",
+        33: "     <-- pairs 0-1 and 2-3 bridged",
+        80: "===== node-07 done =====",
+    })
+    result = parse_p2p_bandwidth_latency(edited)
+    assert result.pop("ignored_lines") == [
+        {"line": 1, "text": "[root@node-07 ~]# ./p2pBandwidthLatencyTest", "why": "shell prompt"},
+        {"line": 33, "text": "<-- pairs 0-1 and 2-3 bridged", "why": "note"},
+        {"line": 80, "text": "===== node-07 done =====", "why": "banner"},
+    ]
+    assert result == parse_p2p_bandwidth_latency(text)
+    assert result["unidirectional_p2p_disabled_gbs"]["2"]["1"] == 21.55 and result["complete"] is True
+
+
+def test_damage_beside_foreign_lines_is_still_refused_at_its_line(fixture_text):
+    # EDITED: a prompt first, and row 3 of the P2P=Disabled unidirectional matrix (line 33, 34 with it) cut short
+    lines = _lines(fixture_text(A100))
+    text = "\n".join(lines[:32] + ["     3  21.49  21.6"] + lines[33:])
+    with pytest.raises(ParseError) as info:
+        parse_p2p_bandwidth_latency(insert_lines(text, {1: "$ ./p2pBandwidthLatencyTest"}))
+    assert info.value.line == 34 and "2 cells for 4 columns" in str(info.value)
