@@ -13,7 +13,9 @@ Per phase (``benchmarks``, ``burn_in``) two check ids:
 - ``after_stress.<phase>``: what changed, each result naming the counter, its value before and after - new Xid and
   NVSwitch SXid lines in the kernel log, ECC and remapped-row counters that grew, a GPU gone from the bus, a PCIe link
   narrower (fail) or at a lower generation (warn: idle power saving lowers it too) than before, PCIe replay counters
-  that grew (fail), NVLink replay / recovery / CRC counters that grew, IB port error counters that grew and ports no
+  that grew (fail; the message gives the growth per minute between the readings against DCGM's health-watch limit of
+  8 per minute, gpu.py ``pcie_replay_growth``), NVLink replay / recovery / CRC counters that grew, IB port error
+  counters that grew and ports no
   longer Active. A new Xid is judged by the bucket of NVIDIA's catalog (gpufleet/facts/xid_catalog.yml) as host.xid
   judges it: a repair fails, an application-level one warns.
 - ``after_stress.<phase>.reading``: whether the re-read covered every part the first reading had (pass), or why not
@@ -31,6 +33,7 @@ leaves the item unverified: the node is INCOMPLETE (checks/evidence.py), never a
 
 from __future__ import annotations
 
+import datetime
 from collections import Counter
 from typing import Any
 
@@ -119,7 +122,7 @@ def new_events(before: dict, after: dict, number_key: str = "xid") -> tuple[list
     return fresh, total
 
 
-def _kernel_log(check_id: str, before: dict, after: dict, phase: str) -> list[dict]:
+def _kernel_log(check_id: str, before: dict, after: dict, phase: str, _window_s: float | None = None) -> list[dict]:
     xid_before, xid_after = before.get("xid") or {}, after.get("xid") or {}
     out = []
     fresh, count = new_events(xid_before, xid_after, "xid")
@@ -250,7 +253,7 @@ def _gpu_changes(check_id: str, old: dict, new: dict, phase: str) -> list[dict]:
     return out
 
 
-def _gpus(check_id: str, before: dict, after: dict, phase: str) -> list[dict]:
+def _gpus(check_id: str, before: dict, after: dict, phase: str, window_s: float | None = None) -> list[dict]:
     old_gpus = {_gpu_key(gpu): gpu for gpu in before.get("gpus") or [] if isinstance(gpu, dict)}
     new_gpus = {_gpu_key(gpu): gpu for gpu in after.get("gpus") or [] if isinstance(gpu, dict)}
     out = []
@@ -273,9 +276,9 @@ def _gpus(check_id: str, before: dict, after: dict, phase: str) -> list[dict]:
         if key in old_gpus:
             out.extend(_gpu_changes(check_id, old_gpus[key], gpu, phase))
     # PCIe replay counters: any growth between the readings fails (gpu.py pcie_replay_growth, also used elsewhere)
-    for item in pcie_replay_growth(list(old_gpus.values()), list(new_gpus.values()), check_id):
+    for item in pcie_replay_growth(list(old_gpus.values()), list(new_gpus.values()), check_id, window_s=window_s,
+                                   during=PHASE_WORDS[phase]):
         if item["status"] == FAIL:
-            item["message"] += " during %s" % PHASE_WORDS[phase]
             out.append(item)
     if not out:
         out.append(result(check_id, PASS, "%d GPUs: no ECC, remapped-row, PCIe link, PCIe replay or NVLink counter "
@@ -298,7 +301,7 @@ def _ports(nic: dict) -> dict:
     return ports
 
 
-def _ib(check_id: str, before: dict, after: dict, phase: str) -> list[dict]:
+def _ib(check_id: str, before: dict, after: dict, phase: str, _window_s: float | None = None) -> list[dict]:
     old_ports, new_ports = _ports(before), _ports(after)
     out = []
     for name in sorted(old_ports):
@@ -338,6 +341,20 @@ def _readable(group: str, facts: dict | None) -> bool:
 
 
 COMPARE = {"host": _kernel_log, "gpu": _gpus, "nic": _ib}
+
+
+def _seconds_between(first: Any, then: Any) -> float | None:
+    """Seconds from the first reading's time to the re-read's (the run record's ``%Y-%m-%dT%H:%M:%SZ``), else None.
+
+    The first time is when the facts phase finished, just after the counters were read: the window is about the
+    time between the two readings of the counters.
+    """
+    try:
+        start, end = (datetime.datetime.strptime(str(value), "%Y-%m-%dT%H:%M:%SZ") for value in (first, then))
+    except ValueError:
+        return None
+    seconds = (end - start).total_seconds()
+    return seconds if seconds > 0 else None
 
 
 def judge_phase(node, phase: str) -> list[dict]:
@@ -390,7 +407,7 @@ def judge_phase(node, phase: str) -> list[dict]:
             lost.append("%s (%s): %s" % (group, GROUP_WORDS[group], why))
             continue
         compared.append(group)
-        out.extend(compare(check_id, before, after, phase))
+        out.extend(compare(check_id, before, after, phase, _seconds_between(first, reading.get("read"))))
     if lost:
         out.append(
             result(

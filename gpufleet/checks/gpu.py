@@ -17,7 +17,7 @@ check says so, or skips when no GPU printed it.
 | ``gpu.ecc`` | ECC mode: off on a data-center GPU fails, on a workstation GPU warns; pending change warns | fail/warn |
 | ``gpu.ecc_errors`` | uncorrectable ECC: volatile fail, aggregate warn; AzNHC's SRAM/DRAM limits fail | fail/warn |
 | ``gpu.recovery_action`` | NVML's GPU Recovery Action (R570+): anything but None fails, naming the action | fail |
-| ``gpu.pcie_replay`` | PCIe "Replays Since Reset" non-zero warns (growth after stress fails) | warn |
+| ``gpu.pcie_replay`` | PCIe "Replays Since Reset", one reading: noted (a pass naming the counts), not judged | pass |
 | ``gpu.retired_pages`` | page retirement pending fails; retired pages present warn (pre-A100 GPUs) | fail/warn |
 | ``gpu.row_remap`` | row remapping pending or failed fails; rows remapped for uncorrectable errors warn (A100+) | fail/warn |
 | ``gpu.mig`` | MIG mode enabled | fail |
@@ -26,17 +26,42 @@ check says so, or skips when no GPU printed it.
 | ``gpu.fabric`` | Fabric state not Completed / status not Success: NVSwitch systems, multi-node NVLink domains | fail |
 | ``gpu.throttle`` | HW slowdown / HW thermal / HW power brake fail; SW power cap / SW thermal warn | fail/warn |
 | ``gpu.temperature`` | temperature at or above the profile's ``host.temperature_max``, else the GPU's own slowdown temperature | warn |
+| ``gpu.queries`` | neither ``nvidia-smi -q -x`` nor ``-q`` could be read (the facts hold only ``nvlink -s``) | fail |
+
+Without either ``-q`` query (gpufleet/facts/gpu.py ``build_nvlink_only``) every other ``gpu.*`` check says "not
+measured" (a skip naming the queries' failures) and ``gpu.queries`` fails; the NVLink checks still judge the links.
 
 ``gpu.ecc_errors`` also judges the per-memory counts as AzNHC's ``check_gpu_ecc`` does: SRAM uncorrectable
 (volatile or aggregate) fails, SRAM correctable over 10000 or DRAM counts over 20000000 fail.
 ``pcie_replay_growth`` compares two readings (the health re-read after stress, checks/after_stress.py): any
-growth fails.
-``gpu.count`` first compares the GPUs of the node's ``nvidia-smi topo -m`` (when read) with those NVML lists: another
-count fails as inconsistent evidence, before the claim is compared.
+growth fails, and the message gives the growth per minute against DCGM's health-watch limit when the time between
+the readings is known.
+
+A cumulative counter read once counts from a start the facts do not know (the driver load, a GPU reset, a counter
+clear), so a non-zero value says the link erred at some time, not that it errs now. DCGM's health watch judges PCIe
+replays by their rate, more than 8 per minute warns (NVIDIA/DCGM modules/health/DcgmHealthWatch.cpp ``MonitorPcie``,
+``DCGM_LIMIT_MAX_PCIREPLAY_RATE``). A rate needs a time base: the host's uptime would bound the counter's window from
+above (count / uptime is a lower bound of the rate, which warns when even it exceeds 8 per minute), but the host
+facts carry no uptime, so one reading is noted. Per counter (docs/baselines.md 8):
+
+| counter (check) | one reading | why |
+|---|---|---|
+| PCIe Replays Since Reset (``gpu.pcie_replay``) | noted: a pass naming the counts | no time base (above) |
+| NVLink replay / recovery / CRC (``nvlink.errors``) | non-zero fails, kept | Meta GCM's check fails one reading |
+| IB PortCounters errors (``network.ib_port_errors``) | non-zero noted (it warned) | no time base |
+| the same, saturated at the counter's width | fails, kept | the count is unknown; growth can no longer show |
+| volatile uncorrectable ECC, AzNHC's SRAM/DRAM limits | fail, kept | a fault on one reading (NVIDIA, AzNHC) |
+| aggregate uncorrectable ECC (``gpu.ecc_errors``) | warns, kept | uncorrectable errors in the GPU's life |
+| retired pages, remapped rows | kept | a state of the memory, not a rate |
+
+Growth between two readings of any of them is judged: after stress (checks/after_stress.py), in the burn-in's NVML
+samples (checks/burn_in_flags.py: NVLink and ECC; the sampler reads no PCIe replay counter) and around the network
+benchmarks (``bench_network.ib_counters``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 
@@ -68,10 +93,62 @@ RECOVERY_SOURCE = ("NVML GPU Recovery Action (nvidia-smi -q, R570+): None means 
                    "(docs/baselines.md 8)")
 PCIE_REPLAY_SOURCE = ("nvidia-smi -q PCI \"Replays Since Reset\": a link that retrains or corrupts packets replays "
                       "them (docs/baselines.md 8)")
+# NVIDIA/DCGM modules/health/DcgmHealthWatch.cpp MonitorPcie (DCGM 2.x to 3.3.3): the replay counter's growth over
+# the watched window (default: the last minute) above DCGM_LIMIT_MAX_PCIREPLAY_RATE (common/DcgmGPUHardwareLimits.h,
+# "8 replays per minute is the maximum recommended by RM") is a health-watch WARN. DCGM 3.3.8 and later derive the
+# limit from the link instead (a 1e-12 bit error rate at the lane's rate: 1.92 per minute per Gen5 lane, 31 for Gen5
+# x16); 8 per minute is the stricter of the two for links of Gen4 x16 and wider.
+DCGM_PCIE_REPLAYS_PER_MIN = 8
+PCIE_REPLAY_RATE_SOURCE = ("NVIDIA/DCGM modules/health/DcgmHealthWatch.cpp MonitorPcie: more than "
+                           "DCGM_LIMIT_MAX_PCIREPLAY_RATE = 8 PCIe replays per minute warns (docs/baselines.md 8)")
+QUERIES = "gpu.queries"
 
 
 def _gpus(node):
     return node.group("gpu").get("gpus") or []
+
+
+def queries_unread(node) -> str | None:
+    """Why nothing ``nvidia-smi -q`` prints is known (the facts hold only ``nvlink -s``), else None."""
+    facts = node.group("gpu") or {}
+    sources = facts.get("sources") or {}
+    if not sources or sources.get("xml") or sources.get("text"):
+        return None
+    failures = "; ".join(facts.get("query_failures") or []) or "neither was collected"
+    return ("neither `nvidia-smi -q -x` nor `nvidia-smi -q` could be read (%s): only the NVLink state of "
+            "`nvidia-smi nvlink -s` is known" % failures)
+
+
+def query_check(check_id):
+    """Register a check of what ``nvidia-smi -q`` prints: without either query it says "not measured", never passes."""
+
+    def register(func):
+        @functools.wraps(func)
+        def judged(node):
+            unread = queries_unread(node)
+            if unread:
+                return [result(check_id, SKIP, "not measured: %s" % unread)]
+            return func(node)
+
+        return node_check(check_id, requires=("gpu",))(judged)
+
+    return register
+
+
+@node_check(QUERIES, requires=("gpu",))
+def queries(node):
+    """The GPU state was read by ``nvidia-smi -q -x`` or ``-q``; neither read (only ``nvlink -s``) fails."""
+    facts = node.group("gpu")
+    failures = facts.get("query_failures") or []
+    unread = queries_unread(node)
+    if unread:
+        return [result(QUERIES, FAIL, "could not read the GPUs: %s" % unread, measured=failures,
+                       expected="nvidia-smi -q -x or -q read", threshold_source=NVIDIA_SMI)]
+    sources = facts.get("sources") or {}
+    read = [name for key, name in (("xml", "nvidia-smi -q -x"), ("text", "nvidia-smi -q")) if sources.get(key)]
+    note = " (%s)" % "; ".join(failures) if failures else ""
+    return [result(QUERIES, PASS, "GPU state read from %s%s" % (" and ".join(read) or NVIDIA_SMI, note),
+                   measured=read or None, threshold_source=NVIDIA_SMI)]
 
 
 def _label(gpu):
@@ -93,7 +170,7 @@ def _topology_gpu_count(node):
     return len(gpus) if isinstance(gpus, list) and gpus else None
 
 
-@node_check("gpu.count", requires=("gpu",))
+@query_check("gpu.count")
 def count(node):
     """GPUs NVML lists against the claim/profile; first, the node's own evidence must agree: as many GPUs in
     ``nvidia-smi topo -m`` as ``nvidia-smi -q`` lists (a matrix of another machine, or a forged one, is not judged)."""
@@ -113,7 +190,7 @@ def count(node):
                    measured=measured, expected=expected, threshold_source=source)]
 
 
-@node_check("gpu.visible", requires=("gpu",))
+@query_check("gpu.visible")
 def visible(node):
     """NVIDIA GPUs on the PCI bus against the GPUs NVML lists."""
     facts = node.group("gpu")
@@ -137,7 +214,7 @@ def _model_matches(claimed, name):
     return norm(claimed) == norm(name) or norm(claimed) in norm(name)
 
 
-@node_check("gpu.model", requires=("gpu",))
+@query_check("gpu.model")
 def model(node):
     """Every GPU's model against the claim (name) or the profile (regex)."""
     claimed = (node.claim or {}).get("gpu_model")
@@ -162,7 +239,7 @@ def model(node):
                      measured=names, expected=claimed or pattern, threshold_source=source)
 
 
-@node_check("gpu.memory", requires=("gpu",))
+@query_check("gpu.memory")
 def memory(node):
     """Every GPU's memory against the claim (GB as sold) or the profile's minimum (MiB)."""
     claim_gb = (node.claim or {}).get("gpu_memory_gb")
@@ -189,7 +266,7 @@ def memory(node):
                      "nvidia-smi printed no memory size", measured=min(sizes) if sizes else None, expected=minimum, threshold_source=source)
 
 
-@node_check("gpu.consistency", requires=("gpu",))
+@query_check("gpu.consistency")
 def consistency(node):
     """The node's GPUs agree on model, VBIOS, board part, memory, power limit and max clocks."""
     fields, source = profile_value(node.profile, "fleet.consistent_gpu_fields")
@@ -222,7 +299,7 @@ def _brand(gpu):
     return "datacenter"
 
 
-@node_check("gpu.ecc", requires=("gpu",))
+@query_check("gpu.ecc")
 def ecc(node):
     """ECC mode on; a pending change reported."""
     items, judged = [], 0
@@ -261,7 +338,7 @@ def _aznhc_ecc_findings(gpu: Dict[str, Any]) -> List[str]:
     return found
 
 
-@node_check("gpu.ecc_errors", requires=("gpu",))
+@query_check("gpu.ecc_errors")
 def ecc_errors(node):
     """Uncorrectable ECC errors since boot (fail) and over the GPU's life (warn); AzNHC's SRAM/DRAM limits (fail)."""
     items, judged = [], 0
@@ -288,7 +365,7 @@ def ecc_errors(node):
                      "no GPU reports ECC error counts", measured=0, expected=0, threshold_source=NVIDIA_SMI)
 
 
-@node_check("gpu.recovery_action", requires=("gpu",))
+@query_check("gpu.recovery_action")
 def recovery_action(node):
     """NVML's GPU Recovery Action: anything but None fails with the action named (drivers before R570 print none)."""
     items, judged = [], 0
@@ -307,12 +384,32 @@ def recovery_action(node):
                      threshold_source=RECOVERY_SOURCE)
 
 
+def replays_per_minute(growth: int, window_s: float | None) -> float | None:
+    """Replays per minute over ``window_s`` seconds; None without a time base."""
+    if window_s is None or window_s <= 0:
+        return None
+    return growth * 60.0 / window_s
+
+
+def _rate_words(growth: int, window_s: float | None) -> str:
+    rate = replays_per_minute(growth, window_s)
+    if rate is None:
+        return ""
+    side = "above" if rate > DCGM_PCIE_REPLAYS_PER_MIN else "within"
+    return ": %g per minute over %g min, %s DCGM's health-watch limit of %d per minute" % (
+        round(rate, 2), round(window_s / 60.0, 1), side, DCGM_PCIE_REPLAYS_PER_MIN)
+
+
 def pcie_replay_growth(before_gpus: List[Dict[str, Any]], after_gpus: List[Dict[str, Any]],
-                       check_id: str = "gpu.pcie_replay_growth") -> List[Dict[str, Any]]:
+                       check_id: str = "gpu.pcie_replay_growth", window_s: float | None = None,
+                       during: str = "") -> List[Dict[str, Any]]:
     """PCIe replay counters read twice (``gpufleet_gpu.gpus`` before and after stress): any growth fails.
 
     GPUs are matched by PCI bus id (else index). A GPU missing a reading on either side is left out; a later
     reading below the earlier one (a reset, a driver reload) counts the new value as the growth since the reset.
+    With ``window_s`` (seconds between the readings) the message gives the growth per minute against DCGM's
+    health-watch limit (``per_minute`` on the result); the status stays fail: any growth under our load fails.
+    ``during`` (``"the benchmarks"``) names the phase in the message.
     """
     def key(gpu):
         return (gpu.get("pci_bus_id") or "").lower() or gpu.get("index")
@@ -328,36 +425,42 @@ def pcie_replay_growth(before_gpus: List[Dict[str, Any]], after_gpus: List[Dict[
         judged += 1
         growth = second - first if second >= first else second
         if growth > 0:
-            item = result(check_id, FAIL, "%s: PCIe replays grew by %d (%d -> %d%s)" % (
-                _label(gpu), growth, first, second, ", counter reset between the readings" if second < first else ""),
+            item = result(check_id, FAIL, "%s: PCIe replays grew by %d (%d -> %d%s)%s%s" % (
+                _label(gpu), growth, first, second, ", counter reset between the readings" if second < first else "",
+                " during %s" % during if during else "", _rate_words(growth, window_s)),
                 measured=growth, expected=0, threshold_source=PCIE_REPLAY_SOURCE, subject=_label(gpu))
-            item.update(counter="replays_since_reset", before=first, after=second)
+            rate = replays_per_minute(growth, window_s)
+            item.update(counter="replays_since_reset", before=first, after=second,
+                        per_minute=round(rate, 3) if rate is not None else None)
             items.append(item)
     return _collapse(check_id, items, judged, "no PCIe replay counter grew on %d GPU(s)" % judged,
                      "no GPU has a PCIe replay count in both readings", measured=0, expected=0,
                      threshold_source=PCIE_REPLAY_SOURCE)
 
 
-@node_check("gpu.pcie_replay", requires=("gpu",))
+@query_check("gpu.pcie_replay")
 def pcie_replay(node):
-    """PCIe replays since the last reset: non-zero warns at facts time (growth between readings fails elsewhere)."""
-    items, judged = [], 0
-    for gpu in _gpus(node):
-        replays = gpu.get("replays_since_reset")
-        if replays is None:
-            continue
-        judged += 1
-        if replays:
-            items.append(result("gpu.pcie_replay", WARN,
-                                "%s: %d PCIe replays since the last reset (one reading: whether they still "
-                                "grow is judged after stress)" % (_label(gpu), replays), measured=replays, expected=0,
-                                threshold_source=PCIE_REPLAY_SOURCE, subject=_label(gpu)))
-    return _collapse("gpu.pcie_replay", items, judged, "no PCIe replay on %d GPU(s)" % judged,
-                     "no GPU prints Replays Since Reset",
-                     measured=0, expected=0, threshold_source=PCIE_REPLAY_SOURCE)
+    """PCIe replays since the last reset, read once: the counts are noted, never judged (module docstring: no time
+    base gives a rate to hold against DCGM's limit); growth between two readings is judged after stress."""
+    counts = {_label(gpu): gpu["replays_since_reset"] for gpu in _gpus(node)
+              if gpu.get("replays_since_reset") is not None}
+    if not counts:
+        return [result("gpu.pcie_replay", SKIP, "not judged: no GPU prints Replays Since Reset")]
+    replayed = ["%s %d" % (label, count) for label, count in counts.items() if count]
+    if not replayed:
+        return [result("gpu.pcie_replay", PASS, "no PCIe replay on %d GPU(s)" % len(counts), measured=0, expected=0,
+                       threshold_source=PCIE_REPLAY_SOURCE)]
+    others = len(counts) - len(replayed)
+    return [result("gpu.pcie_replay", PASS,
+                   "noted, not judged: PCIe replays since the last driver load or GPU reset: %s%s. One reading has "
+                   "no time base (when the counter started is unknown; the host facts carry no uptime), so it gives "
+                   "no rate to hold against DCGM's %d per minute; growth between two readings is judged after stress"
+                   % (", ".join(replayed), "; 0 on the other %d GPU(s)" % others if others else "",
+                      DCGM_PCIE_REPLAYS_PER_MIN),
+                   measured=counts, expected=None, threshold_source=PCIE_REPLAY_RATE_SOURCE)]
 
 
-@node_check("gpu.retired_pages", requires=("gpu",))
+@query_check("gpu.retired_pages")
 def retired_pages(node):
     """Page retirement pending (fail) or pages retired (warn)."""
     items, judged = [], 0
@@ -380,7 +483,7 @@ def retired_pages(node):
                      "no GPU reports page retirement (A100 and later remap rows instead)", measured=0, expected=0, threshold_source=NVIDIA_SMI)
 
 
-@node_check("gpu.row_remap", requires=("gpu",))
+@query_check("gpu.row_remap")
 def row_remap(node):
     """Row remapping pending or failed (fail); rows remapped for uncorrectable errors (warn)."""
     items, judged = [], 0
@@ -400,7 +503,7 @@ def row_remap(node):
                      "no GPU reports row remapping (before A100, or N/A under MIG)", threshold_source=NVIDIA_SMI)
 
 
-@node_check("gpu.mig", requires=("gpu",))
+@query_check("gpu.mig")
 def mig(node):
     """MIG mode off: the node is sold as whole GPUs."""
     items, judged = [], 0
@@ -418,7 +521,7 @@ def mig(node):
                      measured="Disabled", expected="Disabled", threshold_source=NVIDIA_SMI)
 
 
-@node_check("gpu.persistence", requires=("gpu",))
+@query_check("gpu.persistence")
 def persistence(node):
     """Persistence mode on (off: every job pays driver initialisation, state is lost between jobs)."""
     items, judged = [], 0
@@ -434,7 +537,7 @@ def persistence(node):
                      measured=True, expected=True, threshold_source=NVIDIA_SMI)
 
 
-@node_check("gpu.processes", requires=("gpu",))
+@query_check("gpu.processes")
 def processes(node):
     """No compute process on a GPU that was just handed over."""
     items, judged = [], 0
@@ -478,7 +581,7 @@ def _fabric_expected(node):
     return nvswitch, source, "Fabric Manager"
 
 
-@node_check("gpu.fabric", requires=("gpu",))
+@query_check("gpu.fabric")
 def fabric(node):
     """Fabric registration Completed/Success on NVSwitch systems and on every GPU of a multi-node NVLink domain."""
     required, source, registrar = _fabric_expected(node)
@@ -506,7 +609,7 @@ def fabric(node):
                      threshold_source=source or NVIDIA_SMI)
 
 
-@node_check("gpu.throttle", requires=("gpu",))
+@query_check("gpu.throttle")
 def throttle(node):
     """Clock event reasons: hardware slowdowns fail, software caps warn."""
     items, judged = [], 0
@@ -526,7 +629,7 @@ def throttle(node):
                      measured=[], expected=[], threshold_source=NVIDIA_SMI + " Clocks Event Reasons")
 
 
-@node_check("gpu.temperature", requires=("gpu",))
+@query_check("gpu.temperature")
 def temperature(node):
     """Temperature below the profile's maximum, else below the GPU's own slowdown temperature."""
     limit, source = profile_value(node.profile, "host.temperature_max")

@@ -9,7 +9,10 @@
   least that many active links passes whatever its other links print (H100 NVL wires 12 of 18:
   docs/baselines.md 7); short of it, each ``<inactive>`` link fails (docs/baselines.md 6). A GPU
   sold with NVLink that reports none fails in every wording: "all links are inactive", "not
-  supported" (MIG mode, NVML's Not Supported, a non-zero exit saying so) or the GPU line alone.
+  supported" (MIG mode, NVML's Not Supported, a non-zero exit saying so) or the GPU line alone;
+  "sold with NVLink" is an expected link count, or else an interconnect ``nvswitch`` /
+  ``nvlink_bridge_pairs`` in the claim (else the profile's ``expect.interconnect``). Judged from
+  ``nvlink -s`` alone when neither ``-q`` query could be read (gpufleet/facts/gpu.py ``build_nvlink_only``).
 - ``nvlink.link_speed``: each active link at the profile's ``expect.nvlink_link_speed``
   (25 / 26.562 / 53.125 GB/s, docs/baselines.md 2 and 6); without one, links slower than the node's
   fastest link warn.
@@ -17,6 +20,8 @@
   one result per link (Meta GCM's default thresholds are 0; the burn-in's DCGM health watch fails any
   replay or recovery error: docs/baselines.md 8); a counter pinned at its maximum (65535, 4294967295,
   2^64-1) is SATURATED, not a count: the true count is unknown and at least that (docs/baselines.md 6).
+  Unlike the PCIe replays of one reading (noted: gpufleet/checks/gpu.py), one reading of these fails: a
+  published health check (Meta GCM ``check-dcgmi nvlink``) fails it on one reading.
 - ``nvlink.fabric_domain`` (fleet): on multi-node NVLink systems (profile ``expect.fabric_clique_scope:
   nvlink_domain``) every GPU of the nodes of one NVLink domain prints one non-zero fabric ClusterUUID
   and CliqueId (docs/baselines.md 7 and 9).
@@ -28,8 +33,9 @@ import re
 from collections import Counter
 
 from gpufleet.checks.engine import fleet_check, node_check
+from gpufleet.checks.evidence import NVLINK_INTERCONNECTS
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
-from gpufleet.checks.profiles import profile_value
+from gpufleet.checks.profiles import expectation, profile_value
 
 ACTIVE, SPEED, ERRORS = "nvlink.link_active", "nvlink.link_speed", "nvlink.errors"
 DOMAIN = "nvlink.fabric_domain"
@@ -60,6 +66,12 @@ def _nvlink_expected(node):
     return None, None
 
 
+def _sold_with_nvlink(node):
+    """``(True, source)`` when the claim (else the profile) names an NVLink interconnect, whatever the link count."""
+    interconnect, source = expectation(node, "interconnect", "expect.interconnect")
+    return interconnect in NVLINK_INTERCONNECTS, source
+
+
 def _gpu_label(gpu):
     return "GPU%s" % gpu.get("index")
 
@@ -84,33 +96,38 @@ def _reports_no_nvlink(nvlink):
     return any(words in message for words in _UNSUPPORTED_WORDS)
 
 
-def _no_links_listed(label, nvlink, expected, source):
-    """(results, active count or None) for a GPU whose nvlink -s block lists no link at all."""
+def _no_links_listed(label, nvlink, expected, source, sold=False):
+    """(results, active count or None) for a GPU whose nvlink -s block lists no link at all.
+
+    ``sold``: the node is sold with NVLink though no link count is expected: no NVLink fails too.
+    """
     message = nvlink.get("message")
+    required = expected or sold
     if _reports_no_nvlink(nvlink):
         if expected == 0:
             return [], 0
-        if expected:
-            return [result(ACTIVE, FAIL, "%s reports no NVLink (%s), sold with %d active NVLinks"
-                           % (label, message or "not supported", expected),
-                           measured=0, expected=expected, threshold_source=source, subject=label)], 0
+        if required:
+            sold_with = "sold with %d active NVLinks" % expected if expected else "sold with NVLink"
+            return [result(ACTIVE, FAIL, "%s reports no NVLink (%s), %s"
+                           % (label, message or "not supported", sold_with),
+                           measured=0, expected=expected or 1, threshold_source=source, subject=label)], 0
         return [result(ACTIVE, SKIP, "%s: NVLink not readable: %s" % (label, message or "not supported"),
                        subject=label)], None
-    bare_gpu_line = message is None and not nvlink.get("elided") and nvlink.get("supported") is None and expected
+    bare_gpu_line = message is None and not nvlink.get("elided") and nvlink.get("supported") is None and required
     if nvlink.get("supported") is True or bare_gpu_line:
         # "all links are inActive", or the GPU line with nothing under it: no active link.
         if expected == 0:
             return [], 0
-        status = FAIL if expected else WARN
-        want = "expected %d active" % expected if expected else "no NVLink expectation"
-        return [result(ACTIVE, status, "%s: no active NVLink (%s), %s"
+        want = "expected %d active" % expected if expected else "sold with NVLink" if sold else "no NVLink expectation"
+        return [result(ACTIVE, FAIL if required else WARN, "%s: no active NVLink (%s), %s"
                        % (label, message or "all links inactive", want),
-                       measured=0, expected=expected, threshold_source=source, subject=label)], 0
+                       measured=0, expected=expected or (1 if sold else None), threshold_source=source,
+                       subject=label)], 0
     return [result(ACTIVE, SKIP, "%s: nvlink -s listed no link (%s)" % (label, message or "not collected"),
                    subject=label)], None
 
 
-def _active_for_gpu(gpu, expected, source):
+def _active_for_gpu(gpu, expected, source, sold=False):
     """Results (non-pass) for one GPU, and its active link count (None when unknown).
 
     With an expected count, a GPU with at least that many active links passes whatever its other
@@ -122,7 +139,7 @@ def _active_for_gpu(gpu, expected, source):
     links = nvlink.get("links") or []
     status_links = [link for link in links if link.get("active") is not None]
     if not status_links:
-        return _no_links_listed(label, nvlink, expected, source)
+        return _no_links_listed(label, nvlink, expected, source, sold)
     items = []
     active = [link for link in status_links if link["active"] is True]
     short = expected is None or len(active) < expected
@@ -151,11 +168,12 @@ def link_active(node):
     gpus = node.group("gpu").get("gpus") or []
     blocks = _nvlink_blocks(gpus)
     expected, source = _nvlink_expected(node)
+    sold, sold_source = _sold_with_nvlink(node) if expected is None else (False, None)
     if blocks is None:
         return [result(ACTIVE, SKIP, "not judged: nvlink status was not collected")]
     items, counts = [], []
     for gpu in blocks:
-        found, count = _active_for_gpu(gpu, expected, source)
+        found, count = _active_for_gpu(gpu, expected, source or sold_source, sold)
         items.extend(found)
         if count is not None:
             counts.append(count)

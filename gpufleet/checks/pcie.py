@@ -12,11 +12,15 @@
   below the maximum fails ("mlx5_0 runs x8 Gen4, capable of x16 Gen5"), and a maximum below the
   profile's ``expect.nic_pcie_gen``/``nic_pcie_width``. Other NICs (management LOMs) are not
   judged; a degraded one is listed in a ``skip`` so it stays visible.
+
+``pcie.gpu_link`` reads what ``nvidia-smi -q`` prints: when neither ``-q`` query could be read (the GPU facts hold
+only ``nvlink -s``) it says "not measured", naming why (gpufleet/checks/gpu.py ``queries_unread``).
 """
 
 from __future__ import annotations
 
 from gpufleet.checks.engine import node_check
+from gpufleet.checks.gpu import query_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.profiles import profile_value
 
@@ -54,7 +58,7 @@ def _against_profile(check_id, node, subject, gen_max, width_max, prefix):
     return items
 
 
-@node_check(GPU_LINK, requires=("gpu",))
+@query_check(GPU_LINK)
 def gpu_link(node):
     """Each GPU's PCIe generation and width, current against maximum."""
     gpus = node.group("gpu").get("gpus") or []

@@ -13,6 +13,10 @@ Outputs that contradict each other (the XML and the text list different GPUs; ``
 lists GPUs ``-q`` does not) raise :class:`InventoryMismatch`: the facts cannot be trusted.
 Smaller disagreements (a UUID or name that differs between two outputs for the same index,
 ``attached_gpus`` differing from the sections printed) go to ``warnings``.
+
+When neither ``-q`` query can be read but ``nvlink -s`` can (:func:`build_nvlink_only`), the fact
+still carries the NVLink state of each GPU ``nvlink -s`` lists, every other GPU field null,
+``query_failures`` naming why: a GPU sold with NVLink that reports none is judged whichever query ran.
 """
 
 from __future__ import annotations
@@ -456,13 +460,55 @@ def build_inventory(xml=None, text=None, nvlink_status=None, nvlink_errors=None,
     fact = dict(top)
     fact["gpu_count"] = len(gpus)
     fact.update(lspci_view)
-    fact["sources"] = {
+    fact["sources"] = _sources(xml, text, nvlink_status, nvlink_errors, lspci)
+    fact["query_failures"] = []
+    fact["gpus"] = gpus
+    fact["summary"] = summarise(gpus)
+    fact["warnings"] = warnings
+    return fact
+
+
+def _sources(xml, text, nvlink_status, nvlink_errors, lspci):
+    """Which outputs were parsed and used."""
+    return {
         "xml": xml is not None,
         "text": text is not None,
         "nvlink_status": nvlink_status is not None,
         "nvlink_errors": nvlink_errors is not None,
         "lspci": lspci is not None,
     }
+
+
+def _nvlink_listed_gpu(entry):
+    """A GPU as ``nvlink -s`` lists it: its index, name and UUID as printed, every ``-q`` field null."""
+    gpu = {key: None for key in GPU_KEYS}
+    gpu.update(index=entry["index"], name=entry.get("name") or None, uuid=entry.get("uuid"), errors=[])
+    gpu["active_clock_event_reasons"] = []
+    return gpu
+
+
+def build_nvlink_only(nvlink_status, nvlink_errors=None, lspci=None, failures=None, query_failures=()):
+    """The ``gpufleet_gpu`` fact when neither ``nvidia-smi -q -x`` nor ``-q`` could be read.
+
+    The GPUs are those ``nvlink -s`` lists (``nvlink_status``, parsed), each with its NVLink state and
+    ``nvlink -e`` counters; everything ``-q`` prints is null. ``query_failures`` (the messages of the two
+    queries) stay in the fact and lead ``warnings``, so the GPU checks say what was not measured and why.
+    ``gpu_count`` is the GPUs listed, null when the output was elided (``[...]``). NVIDIA bus ids are not
+    printed by ``nvlink -s``: lspci gives its count and addresses, nothing is matched against them.
+    """
+    failures = dict(failures or {})
+    gpus = [_nvlink_listed_gpu(entry) for entry in nvlink_status.get("gpus") or []]
+    warnings = ["%s; the GPU facts hold only what `nvidia-smi nvlink -s` printed" % message
+                for message in query_failures]
+    warnings.extend(merge_nvlink(gpus, nvlink_status, nvlink_errors, errors_failure=failures.get("nvlink_errors")))
+    lspci_view = lspci_crosscheck([], lspci)
+    lspci_view.update(missing_from_nvml=None, lspci_only_bus_ids=None, nvml_only_bus_ids=None)
+    warnings.extend(failures[key] for key in ("nvlink_errors", "lspci") if failures.get(key))
+    fact = {key: None for key in ("driver_version", "cuda_version", "timestamp", "attached_gpus")}
+    fact["gpu_count"] = None if nvlink_status.get("elided") else len(gpus)
+    fact.update(lspci_view)
+    fact["sources"] = _sources(None, None, nvlink_status, nvlink_errors, lspci)
+    fact["query_failures"] = list(query_failures)
     fact["gpus"] = gpus
     fact["summary"] = summarise(gpus)
     fact["warnings"] = warnings
@@ -510,11 +556,8 @@ def _lspci(reader):
 
 
 def _queries(reader):
-    """``(xml, text, warnings)``: the two ``-q`` queries, either one enough when the other fails.
-
-    One failing query (non-zero exit, damaged output) must not drop the GPU facts, the NVLink
-    state among them, when the other one read; both failing raises the first failure as before.
-    """
+    """``(xml, text, failures)``: the two ``-q`` queries (None when not collected or unreadable) and the
+    FactError of each that failed; either query is enough when the other fails."""
     parsed, failed = {}, []
     for key, kind in (("query_xml", "nvidia-smi-xml"), ("query_text", "nvidia-smi-q")):
         if key not in reader.raw:
@@ -525,17 +568,41 @@ def _queries(reader):
         except FactError as exc:
             parsed[key] = None
             failed.append(exc)
-    if parsed["query_xml"] is None and parsed["query_text"] is None:
-        if failed:
-            raise failed[0]
-        raise FactError("%s: neither `nvidia-smi -q -x` nor `nvidia-smi -q` was collected" % reader.host)
-    warnings = ["%s; the GPU facts come from the other query" % exc for exc in failed]
-    return parsed["query_xml"], parsed["query_text"], warnings
+    return parsed["query_xml"], parsed["query_text"], failed
+
+
+def _without_queries(reader, failed):
+    """The fact from ``nvlink -s`` alone when neither ``-q`` query was read (:func:`build_nvlink_only`).
+
+    Without a readable ``nvlink -s`` there is nothing to judge: the first query's failure is raised as before.
+    """
+    failed = failed or [FactError("%s: neither `nvidia-smi -q -x` nor `nvidia-smi -q` was collected" % reader.host)]
+    try:
+        status, _status_failure = _soft(reader, "nvlink_status", "nvlink-status")
+    except FactError:
+        status = None
+    if status is None:
+        raise failed[0]
+    try:
+        errors, errors_failure = _soft(reader, "nvlink_errors", "nvlink-errors")
+    except FactError as exc:
+        errors, errors_failure = None, str(exc)
+    try:
+        lspci, lspci_failure = _lspci(reader)
+    except FactError as exc:
+        lspci, lspci_failure = None, str(exc)
+    failures = {"nvlink_errors": errors_failure, "lspci": lspci_failure}
+    try:
+        return build_nvlink_only(status, errors, lspci, failures=failures, query_failures=[str(exc) for exc in failed])
+    except InventoryMismatch as exc:
+        raise FactError("%s: %s" % (reader.host, exc)) from None
 
 
 def gather(reader):
     """The ``gpufleet_gpu`` fact from one host's raw collector results."""
-    xml, text, query_warnings = _queries(reader)
+    xml, text, failed = _queries(reader)
+    if xml is None and text is None:
+        return _without_queries(reader, failed)
     failures = {}
     status, failures["nvlink_status"] = _soft(reader, "nvlink_status", "nvlink-status")
     errors, failures["nvlink_errors"] = _soft(reader, "nvlink_errors", "nvlink-errors")
@@ -545,7 +612,8 @@ def gather(reader):
         fact = build_inventory(xml, text, status, errors, lspci, failures=failures, nvlink_collected=collected)
     except InventoryMismatch as exc:
         raise FactError("%s: %s" % (reader.host, exc)) from None
-    fact["warnings"] = query_warnings + fact["warnings"]
+    fact["query_failures"] = [str(exc) for exc in failed]
+    fact["warnings"] = ["%s; the GPU facts come from the other query" % exc for exc in failed] + fact["warnings"]
     return fact
 
 

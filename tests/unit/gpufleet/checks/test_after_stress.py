@@ -124,7 +124,10 @@ def test_pcie_replays_that_grew_fail(fixture_text):
     after["gpus"][3]["replays_since_reset"] = 50
     items = judge_phase(node({"gpu": before}, {"gpu": after}), "benchmarks")
     assert findings(items, "fail") == [("GPU3", "replays_since_reset", 43, 50)]
-    assert items[0]["message"] == "GPU3: PCIe replays grew by 7 (43 -> 50) during the benchmarks"
+    # the readings are an hour apart (12:00 -> 13:00): 7 / 60 = 0.12 per minute, within DCGM's 8, yet growth fails
+    assert items[0]["message"] == ("GPU3: PCIe replays grew by 7 (43 -> 50) during the benchmarks: 0.12 per minute "
+                                   "over 60 min, within DCGM's health-watch limit of 8 per minute")
+    assert items[0]["per_minute"] == 0.117
     # The same counts read twice (67, 63, ... unchanged): nothing grew.
     items = judge_phase(node({"gpu": before}, {"gpu": copy.deepcopy(before)}), "benchmarks")
     assert [item["status"] for item in items] == ["pass", "pass"]

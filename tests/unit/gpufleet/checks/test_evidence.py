@@ -155,11 +155,13 @@ def test_single_gpu_sold_with_nvlink_whose_nvlink_s_lists_none_is_not_accepted()
         claim={"gpu_model": "NVIDIA H100 PCIe", "gpu_count": 1, "interconnect": "nvswitch"},
     )
     entry = _judge(node)
-    assert entry["verdict"] == INCOMPLETE
-    assert [item["status"] for item in entry["checks"] if item["id"] == "nvlink.link_active"] == ["skip"]
-    assert len(entry["coverage"]["incomplete"]) == 1 and entry["coverage"]["incomplete"][0].startswith(
-        "NVLink GPU0: not judged: "
-    )
+    # sold with NVLink (claim interconnect nvswitch, no link count) and no link listed: a failure (it was an
+    # unverified item, INCOMPLETE, before)
+    assert entry["verdict"] == REJECT
+    [active] = [item for item in entry["checks"] if item["id"] == "nvlink.link_active"]
+    assert (active["status"], active["measured"], active["expected"]) == ("fail", 0, 1)
+    assert active["message"] == "GPU0: no active NVLink (all links inactive), sold with NVLink"
+    assert entry["coverage"]["failed"] == 1
 
 
 def test_gpu_facts_failed_in_part_are_not_accepted():

@@ -236,12 +236,26 @@ def test_sram_correctable_and_dram_limits_synthetic(shipped, facts):
                               "20000001 aggregate DRAM correctable (limit 20000000)")
 
 
-def test_pcie_replays_warn_at_facts_time_and_growth_fails(shipped, facts):
-    # gpud 535.161.08 H100: "Replays Since Reset : 67" on GPU0 (read by hand), 0 on the della H100.
+def test_pcie_replays_of_one_reading_are_noted_and_growth_fails(shipped, facts):
+    # gpud 535.161.08 H100: "Replays Since Reset" 67, 63, 52, 43, 49, 53, 82, 67 on GPU0..GPU7 (read by hand),
+    # 0 on the della H100. Before: one warning per GPU; a count since an unknown start has no time base.
     replayed = facts(H100_HW_SLOWDOWN)
-    warned = checks.pcie_replay(_node(shipped, replayed))
-    assert ("warn", "GPU0", 67) in [(item["status"], item["subject"], item["measured"]) for item in warned]
-    assert checks.pcie_replay(_node(shipped, facts(DELLA_H100)))[0]["status"] == "pass"
+    [noted] = checks.pcie_replay(_node(shipped, replayed))
+    assert (noted["status"], noted["expected"]) == ("pass", None)
+    assert noted["measured"] == {"GPU0": 67, "GPU1": 63, "GPU2": 52, "GPU3": 43, "GPU4": 49, "GPU5": 53, "GPU6": 82,
+                                 "GPU7": 67}
+    assert noted["message"].startswith("noted, not judged: PCIe replays since the last driver load or GPU reset: "
+                                       "GPU0 67, GPU1 63, GPU2 52, GPU3 43, GPU4 49, GPU5 53, GPU6 82, GPU7 67. ")
+    assert "no rate to hold against DCGM's 8 per minute" in noted["message"]
+    assert noted["threshold_source"].startswith("NVIDIA/DCGM modules/health/DcgmHealthWatch.cpp")
+    # SYNTHETIC: GPU1..GPU7 at 0: the one count is named, the others summed up
+    for gpu in replayed["gpus"][1:]:
+        gpu["replays_since_reset"] = 0
+    [noted] = checks.pcie_replay(_node(shipped, replayed))
+    assert "reset: GPU0 67; 0 on the other 7 GPU(s). " in noted["message"]
+    replayed = facts(H100_HW_SLOWDOWN)
+    [clean] = checks.pcie_replay(_node(shipped, facts(DELLA_H100)))
+    assert (clean["status"], clean["measured"], clean["message"]) == ("pass", 0, "no PCIe replay on 1 GPU(s)")
     # SYNTHETIC second reading: GPU0 at 70 after stress, the others unchanged.
     before = replayed["gpus"]
     after = [dict(gpu) for gpu in before]
@@ -249,7 +263,24 @@ def test_pcie_replays_warn_at_facts_time_and_growth_fails(shipped, facts):
     grown = checks.pcie_replay_growth(before, after)
     assert [(item["status"], item["subject"], item["measured"]) for item in grown] == [("fail", "GPU0", 3)]
     assert grown[0]["message"] == "GPU0: PCIe replays grew by 3 (67 -> 70)"
+    assert grown[0]["per_minute"] is None
     assert [item["status"] for item in checks.pcie_replay_growth(before, before)] == ["pass"]
+
+
+def test_pcie_replay_growth_per_minute_against_dcgms_limit(shipped, facts):
+    # SYNTHETIC second readings of the gpud H100 (GPU0 67 before): +3 in 30 s is 6 per minute, within DCGM's 8;
+    # +30 in 2 minutes is 15 per minute, above it. Both fail: any growth under our load fails.
+    before = facts(H100_HW_SLOWDOWN)["gpus"]
+    after = [dict(gpu) for gpu in before]
+    after[0]["replays_since_reset"] = 70
+    [slow] = checks.pcie_replay_growth(before, after, window_s=30, during="the burn-in")
+    assert (slow["status"], slow["measured"], slow["per_minute"]) == ("fail", 3, 6.0)
+    assert slow["message"] == ("GPU0: PCIe replays grew by 3 (67 -> 70) during the burn-in: 6 per minute over 0.5 min, "
+                               "within DCGM's health-watch limit of 8 per minute")
+    after[0]["replays_since_reset"] = 97
+    [fast] = checks.pcie_replay_growth(before, after, window_s=120)
+    assert (fast["status"], fast["per_minute"]) == ("fail", 15.0)
+    assert fast["message"].endswith(": 15 per minute over 2 min, above DCGM's health-watch limit of 8 per minute")
 
 
 def test_a_matrix_with_another_gpu_count_than_nvml_is_inconsistent_evidence(shipped, facts, fixture_text):

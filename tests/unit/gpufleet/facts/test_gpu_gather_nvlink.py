@@ -63,18 +63,43 @@ def test_a_timed_out_nvlink_query_keeps_the_other_gpu_facts(fixture_text):
     assert fact["gpus"][0]["nvlink"]["errors_message"] == "`nvidia-smi nvlink -e` timeout"
 
 
-def test_both_queries_failing_still_fail(fixture_text):
-    raw = _raw(
-        fixture_text,
-        {"cmd": ["nvidia-smi", "-q", "-x"], "rc": 9, "stdout": "", "stderr": "NVIDIA-SMI has failed", "error": None},
-    )
-    raw["query_text"] = {
-        "cmd": ["nvidia-smi", "-q"],
-        "rc": 9,
-        "stdout": "",
-        "stderr": "NVIDIA-SMI has failed",
-        "error": None,
-    }
+def _failing(args, rc=9, said="NVIDIA-SMI has failed"):
+    return {"cmd": ["nvidia-smi"] + args, "rc": rc, "stdout": "", "stderr": said, "error": None}
+
+
+def test_both_queries_failing_keep_the_nvlink_state_of_nvlink_s(fixture_text):
+    raw = _raw(fixture_text, _failing(["-q", "-x"]))
+    raw["query_text"] = _failing(["-q"])
+    # Before: the first query's failure was raised and the NVLink state was lost with the rest.
+    fact = gather(RawReader("n1", raw))
+    assert fact["query_failures"] == ["n1: `nvidia-smi -q -x` exited 9: NVIDIA-SMI has failed",
+                                      "n1: `nvidia-smi -q` exited 9: NVIDIA-SMI has failed"]
+    only = "; the GPU facts hold only what `nvidia-smi nvlink -s` printed"
+    assert fact["warnings"][:2] == ["n1: `nvidia-smi -q -x` exited 9: NVIDIA-SMI has failed" + only,
+                                    "n1: `nvidia-smi -q` exited 9: NVIDIA-SMI has failed" + only]
+    assert fact["sources"] == {"xml": False, "text": False, "nvlink_status": True, "nvlink_errors": False,
+                               "lspci": False}
+    # the recording's GPU line: "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-...)", then 18 links x 26.562 GB/s
+    [gpu] = fact["gpus"]
+    assert (gpu["index"], gpu["name"]) == (0, "NVIDIA H100 80GB HBM3")
+    assert [link["speed_gbs"] for link in gpu["nvlink"]["links"]] == [26.562] * 18
+    assert fact["gpu_count"] == 1 and fact["summary"]["nvlink_active_links"] == 18
+    # what only -q prints is unknown, never guessed
+    assert (gpu["memory_total_mib"], gpu["ecc_mode_current"], gpu["replays_since_reset"], gpu["pci_bus_id"]) == (
+        None, None, None, None)
+    assert fact["driver_version"] is None
+
+
+def test_both_queries_failing_without_nvlink_s_still_fail(fixture_text):
+    raw = _raw(fixture_text, _failing(["-q", "-x"]))
+    raw["query_text"] = _failing(["-q"])
+    del raw["nvlink_status"]
+    with pytest.raises(FactError) as err:
+        gather(RawReader("n1", raw))
+    assert str(err.value) == "n1: `nvidia-smi -q -x` exited 9: NVIDIA-SMI has failed"
+    # an nvlink -s that exited non-zero with nothing readable is no NVLink state either
+    raw["nvlink_status"] = _failing(["nvlink", "-s"], rc=3,
+                                    said="Failed to initialize NVML: Driver/library version mismatch")
     with pytest.raises(FactError) as err:
         gather(RawReader("n1", raw))
     assert str(err.value) == "n1: `nvidia-smi -q -x` exited 9: NVIDIA-SMI has failed"
