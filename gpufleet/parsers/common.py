@@ -188,6 +188,8 @@ PLACEHOLDERS = frozenset({"...", "\u2026", "<masked>", "<redacted>", "<removed>"
 _FOREIGN_PATTERNS = (
     # "$ ibstat", "root@h:~# ibstat", "(venv) user@h:~$ nvidia-smi -q", "[root@h ~]# lsmod"
     ("shell prompt", PROMPT_RE),
+    # a prompt with nothing typed after it, as a pasted session ends: "xyz@debian:~$", "[root@h ~]#"
+    ("shell prompt", re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:[\w.-]+@[\w.-]+:\S*|\[[\w.-]+@[^\]]*\])\s?[$#%>]\s*$")),
     # bash -x echoes each command with "+" per nesting level: "+ nvidia-smi topo -m", "++ hostname"
     ("echoed command", re.compile(r"^\s*\+{1,3} [\w./-]")),
     # a rule of punctuation alone: "-----", "=====", "*****", "#####", "~~~~"
@@ -279,7 +281,8 @@ def _take_template(name: str) -> "textfsm.TextFSM":
             return textfsm.TextFSM(handle)
 
 
-def parse_with_template(name: str, text: str, kind: str) -> Iterator[TemplateRow]:
+def parse_with_template(name: str, text: str, kind: str, ignored: Optional[List[IgnoredLine]] = None,
+                        foreign_refusal: Optional[str] = None) -> Iterator[TemplateRow]:
     """Rows of ``templates/<name>.textfsm`` read over ``text``, one line at a time.
 
     ``text`` is cleaned first (:func:`clean_lines`: ANSI, CR, rank prefix, prompt lines), so
@@ -288,6 +291,11 @@ def parse_with_template(name: str, text: str, kind: str) -> Iterator[TemplateRow
     them: a caller's own checks on a row and the template's errors on later lines are raised
     in line order. An ``-> Error "message"`` rule becomes ``ParseError(message, line=N)``;
     a template must end each state with a rule that matches every line it does not accept.
+
+    With ``ignored`` and ``foreign_refusal`` (the message of the template's catch-all rule), a line
+    refused with that message that :func:`skip_foreign` names is recorded in ``ignored`` and the
+    FSM goes on in the state it was in (an ``Error`` rule raises before any state change); any other
+    refusal, a damaged value or a key out of place, stands.
     """
     import textfsm
 
@@ -304,6 +312,8 @@ def parse_with_template(name: str, text: str, kind: str) -> Iterator[TemplateRow
             except textfsm.TextFSMError as err:
                 match = _TEMPLATE_ERROR_RE.match(str(err))
                 message = match.group(1) if match else "line not accepted by the %s template" % name
+                if ignored is not None and message == foreign_refusal and skip_foreign(ignored, number, line):
+                    continue
                 raise ParseError(message, line=number, kind=kind, text=line) from None
             while emitted < len(records):
                 yield TemplateRow(number, line, dict(zip(header, records[emitted])))

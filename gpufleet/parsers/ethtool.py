@@ -52,13 +52,25 @@ Unknown, link detected not yes/no, a link mode token that is not ``NbaseX[/Full|
 lanes/PHYAD not integers); and a full output (with its header) that ends before
 ``Link detected:`` without a crash or a "Cannot get link status" message: a truncated capture
 names its last line. ``ethtool -i``: a line that is not ``key: value`` or no ``driver:`` line.
+
+Foreign lines (common's ``foreign_line``: a script's banner or rule, an echoed command, a note)
+that the template refuses as unrecognised, or that stand among a list's continuation lines, are
+skipped and listed in ``ignored_lines`` (``[{line, text, why}]``, present only when one was), in
+both parsers; the template's own elision marks still set ``truncated``. A placeholder
+(``<masked>``, ``...``) reads as None for ``port``, ``transceiver`` and the ``ethtool -i`` values,
+and is refused for ``driver`` and wherever a typed value is required.
 """
 
 from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import ParseError, is_not_available, parse_with_template
+from typing import List
+
+from gpufleet.parsers.common import (
+    IgnoredLine, ParseError, is_not_available, is_placeholder, parse_with_template, skip_foreign,
+    with_ignored,
+)
 
 KIND = "ethtool"
 KIND_DRIVER = "ethtool-driver"
@@ -140,7 +152,7 @@ def _interpret(result, key, entries):
     elif key == "PHYAD":
         result["phyad"] = _integer(value, number, line)
     elif key in ("Port", "Transceiver"):
-        result[_snake(key)] = None if is_not_available(value) else value
+        result[_snake(key)] = None if is_not_available(value) or is_placeholder(value) else value
     elif key == "Supported ports":
         match = re.fullmatch(r"\[(.*)\]", value)
         if not match:
@@ -187,12 +199,17 @@ def _new_result():
 
 def parse_ethtool(text: str) -> dict:
     """Parse ``ethtool IFACE`` output; see the module docstring for the returned keys."""
+    ignored: List[IgnoredLine] = []
+    return with_ignored(_parse_ethtool(text, ignored), ignored)
+
+
+def _parse_ethtool(text: str, ignored: List[IgnoredLine]) -> dict:
     result = _new_result()
     settings = []  # [key, [(line number, text), ...]]
     header_line = None
     last_line = None
     crashed = False
-    for number, line, fields in parse_with_template(TEMPLATE, text, KIND):
+    for number, line, fields in parse_with_template(TEMPLATE, text, KIND, ignored, "unrecognised ethtool line"):
         if fields["ELISION"]:
             result["truncated"] = True
         elif fields["CRASH"] or fields["MESSAGE"]:
@@ -207,7 +224,8 @@ def parse_ethtool(text: str) -> dict:
                 _fail("%r printed twice: two captures concatenated?" % key, number, line)
             settings.append([key, [(number, fields["VALUE"])]])
             last_line = number
-        else:  # the template allows a continuation line only right after a list setting
+        elif not skip_foreign(ignored, number, line):  # a banner or note would be refused as no link mode
+            # the template allows a continuation line only right after a list setting
             settings[-1][1].append((number, fields["CONTINUATION"]))
             last_line = number
     result["truncated"] = result["truncated"] or crashed or header_line is None
@@ -227,9 +245,15 @@ def parse_ethtool(text: str) -> dict:
 
 def parse_ethtool_driver(text: str) -> dict:
     """Parse ``ethtool -i IFACE`` output; see the module docstring for the returned keys."""
+    ignored: List[IgnoredLine] = []
+    return with_ignored(_parse_ethtool_driver(text, ignored), ignored)
+
+
+def _parse_ethtool_driver(text: str, ignored: List[IgnoredLine]) -> dict:
     result = {}
     messages = []
-    for number, line, fields in parse_with_template(TEMPLATE_DRIVER, text, KIND_DRIVER):
+    for number, line, fields in parse_with_template(TEMPLATE_DRIVER, text, KIND_DRIVER, ignored,
+                                                    "unrecognised ethtool -i line"):
         if fields["MESSAGE"]:
             messages.append((number, fields["MESSAGE"]))
             continue
@@ -237,7 +261,9 @@ def parse_ethtool_driver(text: str) -> dict:
         if key in result:
             _fail("%r printed twice: two captures concatenated?" % fields["KEY"], number, line, KIND_DRIVER)
         value = fields["VALUE"]
-        if is_not_available(value):
+        if is_placeholder(value) and key == "driver":
+            _fail("driver is a placeholder, not a name: %r" % value, number, line, KIND_DRIVER)
+        if is_not_available(value) or is_placeholder(value):
             result[key] = None
         elif key.startswith("supports_"):
             result[key] = _yes_no(value, number, line, kind=KIND_DRIVER)

@@ -30,14 +30,20 @@ part number, description, firmware and RDMA port state (``(DOWN  )`` with paddin
 tags such as ``(o2ib)``, CRLF, ANSI escapes, prompt lines, one rank prefix, indented lines.
 Raises :class:`ParseError` (1-based line) for: empty input, no mapping (quoting the first error
 line if any), any other line (a truncated line no longer ends in ``(Up)``/``(Down)``), a state
-other than Up/Down, and the same device+port printed twice.
+other than Up/Down, a placeholder (``<masked>``) as device or netdev name, and the same
+device+port printed twice. Foreign lines (common's ``foreign_line``: a script's banner or rule, an
+echoed command, a note, an elision) are skipped instead and listed in ``ignored_lines``
+(``[{line, text, why}]``, present only when one was); a placeholder ``-v`` value reads as None.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Optional
 
-from gpufleet.parsers.common import clean_lines, ParseError, is_not_available
+from gpufleet.parsers.common import (
+    clean_lines, ParseError, is_not_available, is_placeholder, skip_foreign, with_ignored,
+)
 
 KIND = "ibdev2netdev"
 
@@ -65,17 +71,23 @@ def _verbose_fields(verbose, number, line):
     match = _VERBOSE_RE.match(verbose.strip())
     if not match:
         raise ParseError("unrecognised ibdev2netdev -v device description", line=number, kind=KIND, text=line)
-    fields["ca_type"] = None if is_not_available(match.group("type")) else match.group("type")
-    fields["part_number"] = None if is_not_available(match.group("part")) else match.group("part")
-    fields["description"] = match.group("desc") or None
-    fields["fw_version"] = match.group("fw")
+    fields["ca_type"] = _text(match.group("type"))
+    fields["part_number"] = _text(match.group("part"))
+    fields["description"] = _text(match.group("desc"))
+    fields["fw_version"] = _text(match.group("fw"))
     return fields
+
+
+def _text(value: Optional[str]) -> Optional[str]:
+    """A printed value; None for N/A, empty or a placeholder (``...``, ``<masked>``)."""
+    return None if is_not_available(value) or is_placeholder(value) else value
 
 
 def parse_ibdev2netdev(text):
     """Parse ``ibdev2netdev [-v]`` output; see the module docstring for the returned keys."""
     mappings = []
     errors = []
+    ignored = []
     seen = set()
     for number, line in clean_lines(text, KIND):
         stripped = line.strip()
@@ -86,11 +98,16 @@ def parse_ibdev2netdev(text):
             if not line[:1].isspace() and _ERROR_RE.match(stripped) and "==>" not in stripped:
                 errors.append({"line": number, "text": stripped})
                 continue
+            if skip_foreign(ignored, number, line):
+                continue
             raise ParseError("unrecognised ibdev2netdev line", line=number, kind=KIND, text=line)
         state = match.group("state").strip().lower()
         if state not in ("up", "down"):
             raise ParseError("netdev state is not Up/Down: %r" % match.group("state"), line=number, kind=KIND, text=line)
         key = (match.group("device"), int(match.group("port")))
+        for name in (key[0], match.group("netdev")):
+            if is_placeholder(name):
+                raise ParseError("a placeholder, not a device name: %r" % name, line=number, kind=KIND, text=line)
         if key in seen:
             raise ParseError("%s port %d printed twice" % key, line=number, kind=KIND, text=line)
         seen.add(key)
@@ -109,4 +126,4 @@ def parse_ibdev2netdev(text):
         if errors:
             raise ParseError("ibdev2netdev printed no mapping: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND, text=errors[0]["text"])
         raise ParseError("no ibdev2netdev output (no 'DEV port N ==> NETDEV (State)' line)", kind=KIND)
-    return {"mappings": mappings, "errors": errors}
+    return with_ignored({"mappings": mappings, "errors": errors}, ignored)

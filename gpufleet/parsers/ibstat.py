@@ -47,13 +47,22 @@ block, a repeated key/port/device, and a device block that is incomplete (missin
 ``Port N:`` blocks than ``Number of ports``, or a bare ``CA '...'`` line among detailed devices)
 -- which is what a truncated capture looks like. Only when EVERY device is a bare ``CA '...'``
 line (``ibstat | grep mlx5``) are devices without details accepted (``details: False``).
+
+Foreign lines (common's ``foreign_line``: a script's banner or rule, an echoed command, a note, an
+elision) that the template refuses as unrecognised are skipped and listed in ``ignored_lines``
+(``[{line, text, why}]``, present only when one was). A placeholder (``<masked>``, ``...``) for a
+device value reads as None, like N/A; for a port value or as the CA name it is refused.
 """
 
 from __future__ import annotations
 
 import re
+from typing import List
 
-from gpufleet.parsers.common import ParseError, is_not_available, parse_number, parse_with_template
+from gpufleet.parsers.common import (
+    IgnoredLine, ParseError, is_not_available, is_placeholder, parse_number, parse_with_template,
+    with_ignored,
+)
 
 KIND = "ibstat"
 # templates/ibstat.textfsm: which line is accepted where; this module types and checks the values.
@@ -117,7 +126,7 @@ def _port_value(field, value, number, line):
 
 
 def _device_value(field, value, number, line):
-    if is_not_available(value):
+    if is_not_available(value) or is_placeholder(value):
         return None
     if field == "num_ports":
         if not value.isdigit():
@@ -160,6 +169,11 @@ def _check_device(device, seen, last_line):
 
 def parse_ibstat(text: str) -> dict:
     """Parse ``ibstat`` output; see the module docstring for the returned keys."""
+    ignored: List[IgnoredLine] = []
+    return with_ignored(_parse_ibstat(text, ignored), ignored)
+
+
+def _parse_ibstat(text: str, ignored: List[IgnoredLine]) -> dict:
     devices = []
     errors = []
     device = None
@@ -168,14 +182,14 @@ def parse_ibstat(text: str) -> dict:
     last_line = None
     ca_lines = []  # (line number, line, device) of every CA line, for the bare-CA check
 
-    for row in parse_with_template(TEMPLATE, text, KIND):
+    for row in parse_with_template(TEMPLATE, text, KIND, ignored, "unrecognised ibstat line"):
         number, line, fields = row
         if fields["CA"]:
             if device is not None:
                 _check_device(device, seen, last_line)
             name = fields["CA"][1:-1]
-            if not name or any(d["name"] == name for d in devices):
-                raise ParseError("empty or repeated CA name %r" % name, line=number, kind=KIND, text=line)
+            if not name or is_placeholder(name) or any(d["name"] == name for d in devices):
+                raise ParseError("empty, placeholder or repeated CA name %r" % name, line=number, kind=KIND, text=line)
             device = _new_device(name)
             seen = {"device": set(), "ports": []}
             devices.append(device)

@@ -38,6 +38,10 @@ error line if any), a line that is neither a block header, a known ``key: value`
 line, a malformed value (state without code, unknown state word, rate without ``Gb/sec``, LID
 not hex), a key outside a block or repeated, a repeated device/port, and an incomplete block
 (a key missing, or ``link_layer`` missing while other blocks have it: a truncated capture).
+Foreign lines (common's ``foreign_line``: a script's banner or rule, an echoed command, a note, an
+elision) where a line would be refused are skipped and listed in ``ignored_lines``
+(``[{line, text, why}]``, present only when one was). A placeholder (``<masked>``) for a value or
+the device name is refused: every value of a block is required.
 
 No TextFSM template: ParseError must name the 1-based line of a damaged input, and TextFSM
 reports neither the line a record came from nor the line where matching stopped; a line loop
@@ -48,7 +52,9 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import clean_lines, ParseError, is_not_available, parse_number
+from gpufleet.parsers.common import (
+    clean_lines, ParseError, is_not_available, is_placeholder, parse_number, skip_foreign, with_ignored,
+)
 
 KIND = "ibstatus"
 
@@ -140,6 +146,7 @@ def parse_ibstatus(text):
     by_name = {}
     errors = []
     blocks = []  # (port dict, fields seen, last line)
+    ignored = []
     current = None
     for number, line in lines:
         stripped = line.strip()
@@ -148,6 +155,8 @@ def parse_ibstatus(text):
         match = _HEADER_RE.match(stripped)
         if match:
             name, port_number = match.group(1), int(match.group(2))
+            if is_placeholder(name):
+                raise ParseError("device name is a placeholder: %r" % name, line=number, kind=KIND, text=line)
             device = by_name.get(name)
             if device is None:
                 device = by_name[name] = {"name": name, "ports": []}
@@ -184,6 +193,8 @@ def parse_ibstatus(text):
         if not line[:1].isspace() and _ERROR_RE.match(stripped):
             errors.append({"line": number, "text": stripped})
             continue
+        if skip_foreign(ignored, number, line):
+            continue
         raise ParseError("unrecognised ibstatus line", line=number, kind=KIND, text=line)
     if not blocks:
         if errors:
@@ -195,4 +206,4 @@ def parse_ibstatus(text):
         missing = [field for field in required if field not in seen]
         if missing:
             raise ParseError("device %r port %d is incomplete (no %s)" % (name, port["port"], ", ".join(missing)), line=last, kind=KIND)
-    return {"devices": devices, "errors": errors}
+    return with_ignored({"devices": devices, "errors": errors}, ignored)

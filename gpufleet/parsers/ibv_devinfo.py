@@ -52,13 +52,19 @@ the first message, e.g. "No IB devices found"), an unrecognised line, a malforme
 block, and an incomplete device (core key missing, or fewer port blocks than
 ``phys_port_cnt``: a truncated capture). ``ibv_devinfo -i PORT`` (one port of several) is
 therefore rejected; run it without ``-i``.
+
+Foreign lines (common's ``foreign_line``: a script's banner or rule, an echoed command, a note, an
+elision) that the template refuses as unrecognised are skipped and listed in ``ignored_lines``
+(``[{line, text, why}]``, present only when one was). A placeholder (``<masked>``, ``...``) for
+``fw_ver`` or ``board_id`` reads as None; for a required value or as the ``hca_id`` it is refused.
 """
 
 from __future__ import annotations
 
 import re
+from typing import List
 
-from gpufleet.parsers.common import ParseError, parse_with_template
+from gpufleet.parsers.common import IgnoredLine, ParseError, is_placeholder, parse_with_template, with_ignored
 
 KIND = "ibv-devinfo"
 # templates/ibv_devinfo.textfsm: which line is accepted where; this module types and checks the values.
@@ -91,7 +97,11 @@ def _int(value, number, line, base=10):
 
 
 def _device_value(key, value, number, line, device):
-    if key == "transport":
+    if is_placeholder(value):
+        if key in _DEVICE_REQUIRED:
+            _fail("%s is a placeholder, not a value: %r" % (key, value), number, line)
+        device[key] = None  # fw_ver, board_id: as when not printed
+    elif key == "transport":
         match = _CODED_RE.match(value)
         device["transport"] = match.group(1) if match else value
         device["transport_code"] = int(match.group(2)) if match else None
@@ -175,17 +185,23 @@ def _check(device, seen, last):
 
 def parse_ibv_devinfo(text: str) -> dict:
     """Parse ``ibv_devinfo [-v]`` output; see the module docstring for the returned keys."""
+    ignored: List[IgnoredLine] = []
+    return with_ignored(_parse_ibv_devinfo(text, ignored), ignored)
+
+
+def _parse_ibv_devinfo(text: str, ignored: List[IgnoredLine]) -> dict:
     devices = []
     errors = []
     device = port = seen = None
     last = None
     attribute = None  # (dict, key) that a continuation line extends; the template says when one may follow
-    for number, line, fields in parse_with_template(TEMPLATE, text, KIND):
+    for number, line, fields in parse_with_template(TEMPLATE, text, KIND, ignored,
+                                                    "unrecognised ibv_devinfo line"):
         if fields["HCA_ID_KEY"]:
             _check(device, seen, last)
             name = fields["VALUE"]
-            if not name or any(d["name"] == name for d in devices):
-                _fail("empty or repeated hca_id %r" % name, number, line)
+            if not name or is_placeholder(name) or any(d["name"] == name for d in devices):
+                _fail("empty, placeholder or repeated hca_id %r" % name, number, line)
             device = _new_device(name)
             devices.append(device)
             seen = {"device": set(), "ports": []}

@@ -45,22 +45,33 @@ Raises :class:`ParseError` for: empty input; text that is not JSON (the 1-based 
 JSON error, counted in the text as given -- an ``ip`` error message such as ``Device "x" does
 not exist.`` is quoted); JSON that is not a list of interface objects, or an interface / address
 whose fields have the wrong type (line: where the JSON document starts).
+
+Foreign lines (common's ``foreign_line``: a script's banner or rule, an echoed command, a note,
+an elision) before and after the document are skipped and listed in ``ignored_lines``
+(``[{line, text, why}]``, present only when one was); prompts there are skipped unlisted, as
+before. Other text after the document is refused. A placeholder string (``<masked>``) reads as
+None in an optional field and is refused in a required one (``ifname``, ``local``...).
 """
 
 from __future__ import annotations
 
 import json
-import re
+from typing import List, Optional, Tuple
 
-from gpufleet.parsers.common import ParseError, numbered_lines, strip_ansi
+from gpufleet.parsers.common import (
+    PROMPT_RE, IgnoredLine, ParseError, is_placeholder, numbered_lines, skip_foreign, strip_ansi, with_ignored,
+)
 
 KIND = "ip-addr"
 _FOREVER = 4294967295
-_PROMPT_RE = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:[\w.@:~/\-]*|\[[^\]]*\])\s?[$#%>]\s+\S")
 
 
 def _need(obj, key, types, line, where, optional=True):
     value = obj.get(key)
+    if isinstance(value, str) and is_placeholder(value):
+        if not optional:
+            raise ParseError("%s: %r is a placeholder, not a value: %r" % (where, key, value), line=line, kind=KIND)
+        return None
     if value is None and optional:
         return None
     if not isinstance(value, types) or (isinstance(value, bool) and types is not bool):
@@ -127,30 +138,39 @@ def _interface(obj, line, position):
     }
 
 
+def _first_content_line(lines: List[Tuple[int, str]], ignored: List[IgnoredLine]) -> Optional[int]:
+    """Number of the first of ``lines`` that is neither blank, a prompt nor foreign (listed in ``ignored``); or None."""
+    for number, line in lines:
+        cleaned = strip_ansi(line).strip()
+        if cleaned and not PROMPT_RE.match(cleaned) and not skip_foreign(ignored, number, cleaned):
+            return number
+    return None
+
+
 def parse_ip_addr(text):
     """Parse ``ip -j addr`` JSON; see the module docstring for the returned keys."""
     if not isinstance(text, str):
         raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND)
     lines = numbered_lines(text)
-    start = None
-    for number, line in lines:
-        cleaned = strip_ansi(line).strip()
-        if not cleaned or _PROMPT_RE.match(cleaned):
-            continue
-        start = number
-        break
+    ignored: List[IgnoredLine] = []
+    start = _first_content_line(lines, ignored)
     if start is None:
         raise ParseError("no ip -j addr output (empty input)", kind=KIND)
     body = "\n".join(strip_ansi(line) for _n, line in lines[start - 1:])
     try:
-        document = json.loads(body)
+        document, end = json.JSONDecoder().raw_decode(body, len(body) - len(body.lstrip()))
     except json.JSONDecodeError as exc:
         number = start + exc.lineno - 1
         raise ParseError("not iproute2 JSON: %s" % exc.msg, line=number, kind=KIND, text=lines[number - 1][1]) from None
+    # what follows the document on its last line, then the lines below it: blank, prompts or foreign lines only
+    last = start + body.count("\n", 0, end)
+    extra = _first_content_line([(last, body[end:].split("\n", 1)[0])] + lines[last:], ignored)
+    if extra is not None:
+        raise ParseError("not iproute2 JSON: Extra data", line=extra, kind=KIND, text=lines[extra - 1][1])
     if not isinstance(document, list):
         raise ParseError("ip -j addr output is not a JSON list", line=start, kind=KIND)
     interfaces = [_interface(obj, start, i + 1) for i, obj in enumerate(document)]
     names = [i["ifname"] for i in interfaces]
     if len(set(names)) != len(names):
         raise ParseError("an interface is listed twice", line=start, kind=KIND)
-    return {"interfaces": interfaces}
+    return with_ignored({"interfaces": interfaces}, ignored)

@@ -54,14 +54,23 @@ Damaged input raises ParseError naming the 1-based line: a malformed interval/su
 broken or truncated JSON, a run without its end summary, a sender summary without the
 receiver line (truncated), several streams without a ``[SUM]`` line, iperf (2) output,
 ``--bidir`` output (not supported), empty input.
+
+Foreign lines (common's ``foreign_line``: a script's banner or rule, an echoed command, a note,
+an elision) never decide the format. In JSON output they are skipped before, between and after
+the documents and listed in ``ignored_lines`` (``[{line, text, why}]``, present only when one
+was); inside a document they are broken JSON. Text output reads no figure from a line it does not
+know and lists nothing. A placeholder (``<masked>``) for a host reads as None.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from typing import Optional
 
-from gpufleet.parsers.common import strip_rank_prefix, ParseError
+from gpufleet.parsers.common import (
+    foreign_line, is_placeholder, skip_foreign, strip_rank_prefix, with_ignored, ParseError,
+)
 
 KIND = "iperf3"
 
@@ -105,6 +114,11 @@ def _is_prompt(line):
         return True
     # "[root@host ~]# cmd" style prompts
     return bool(re.match(r"^\[[^\]]*@[^\]]*\][$#]", stripped))
+
+
+def _host(value: object) -> Optional[str]:
+    """A host name or address as printed; None for a non-string or a placeholder (``<masked>``)."""
+    return value if isinstance(value, str) and not is_placeholder(value) else None
 
 
 def _number(raw):
@@ -168,7 +182,9 @@ def parse_iperf3(text):
     pairs = strip_rank_prefix(text, KIND)
     for _n, line in pairs:
         stripped = _CARET_C_RE.sub("", line).strip()
-        if not stripped or _is_prompt(line):
+        # a banner or an echoed command above the output does not decide its format (nor is it
+        # listed: in text output a "-----" rule is iperf3's own)
+        if not stripped or _is_prompt(line) or foreign_line(stripped):
             continue
         if stripped.startswith("{"):
             return _parse_json(pairs)
@@ -208,6 +224,7 @@ def _parse_json(pairs):
 
     decoder = json.JSONDecoder(parse_constant=lambda _name: None)
     runs = []
+    ignored = []
     pos = 0
     length = len(clean)
     while pos < length:
@@ -218,7 +235,7 @@ def _parse_json(pairs):
         line_no = _line_of(offsets, pos)
         if char != "{":
             line_text = lines[line_no - 1]
-            if _is_prompt(line_text) or "iperf3" in line_text:
+            if _is_prompt(line_text) or "iperf3" in line_text or skip_foreign(ignored, line_no, line_text):
                 pos = offsets[line_no - 1] + len(line_text)
                 continue
             raise _err("unexpected text outside the JSON documents", line=line_no, text=line_text.strip())
@@ -235,7 +252,7 @@ def _parse_json(pairs):
         pos = end
     if not runs:
         raise _err("no iperf3 JSON document found")
-    return _finish(runs, "json")
+    return with_ignored(_finish(runs, "json"), ignored)
 
 
 def _jnum(obj, key, line, what):
@@ -289,18 +306,17 @@ def _run_from_json(doc, line, caret):
     accepted = _jobj(start, "accepted_connection", line, "start")
     if connecting:
         run["role"] = "client"
-        run["remote_host"] = connecting.get("host") if isinstance(connecting.get("host"), str) else None
+        run["remote_host"] = _host(connecting.get("host"))
         run["remote_port"] = _jnum(connecting, "port", line, "start.connecting_to")
     elif accepted:
         run["role"] = "server"
-        run["remote_host"] = accepted.get("host") if isinstance(accepted.get("host"), str) else None
+        run["remote_host"] = _host(accepted.get("host"))
         run["remote_port"] = _jnum(accepted, "port", line, "start.accepted_connection")
     if connected and isinstance(connected[0], dict):
         first = connected[0]
-        if run["remote_host"] is None and isinstance(first.get("remote_host"), str):
-            run["remote_host"] = first["remote_host"]
-        if isinstance(first.get("local_host"), str):
-            run["local_host"] = first["local_host"]
+        if run["remote_host"] is None:
+            run["remote_host"] = _host(first.get("remote_host"))
+        run["local_host"] = _host(first.get("local_host"))
 
     intervals = doc.get("intervals") or []
     if not isinstance(intervals, list):
@@ -441,14 +457,14 @@ def _parse_text(pairs):
                 current.last_line = n
                 cmd = _COMMAND_HOST_RE.search(stripped)
                 if cmd:
-                    current.command_host = cmd.group("host")
+                    current.command_host = _host(cmd.group("host"))
                     current.run["role"] = "client"
             continue
         match = _CONNECTING_RE.match(stripped)
         if match:
             start_new_run()
             current.run["role"] = "client"
-            current.run["remote_host"] = match.group("host")
+            current.run["remote_host"] = _host(match.group("host"))
             current.run["remote_port"] = int(match.group("port"))
             current.last_line = n
             continue
@@ -456,7 +472,7 @@ def _parse_text(pairs):
         if match:
             start_new_run()
             current.run["role"] = "server"
-            current.run["remote_host"] = match.group("host")
+            current.run["remote_host"] = _host(match.group("host"))
             current.run["remote_port"] = int(match.group("port"))
             current.last_line = n
             continue
@@ -464,9 +480,9 @@ def _parse_text(pairs):
         match = _CONNECTED_RE.match(stripped)
         if match:
             current.stream_ids.add(int(match.group("id")))
-            current.run["local_host"] = match.group("local")
+            current.run["local_host"] = _host(match.group("local"))
             if current.run["remote_host"] is None:
-                current.run["remote_host"] = match.group("remote")
+                current.run["remote_host"] = _host(match.group("remote"))
                 current.run["remote_port"] = int(match.group("rport"))
             continue
         if _HEADER_RE.match(stripped):

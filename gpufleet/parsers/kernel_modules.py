@@ -28,13 +28,17 @@ fragments (with or without the shell prompt lines around them) and returns::
 Empty output is valid: ``lsmod | grep nvidia_peermem`` prints nothing when the module is not
 loaded. Raises :class:`ParseError` (1-based line) for a line that is neither a module row, the
 ``lsmod`` header nor a shell prompt (e.g. a row cut short), and for a module listed twice.
+Foreign lines (common's ``foreign_line``: a script's banner or rule, an echoed command, a note, an
+elision) are skipped instead and listed in ``ignored_lines`` (``[{line, text, why}]``, present
+only when one was); prompts stay this parser's own (their commands are kept). A placeholder
+(``...``) among a row's users is no module name and is left out.
 """
 
 from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import ParseError, numbered_lines, strip_ansi
+from gpufleet.parsers.common import ParseError, is_placeholder, numbered_lines, skip_foreign, strip_ansi, with_ignored
 
 KIND = "kernel-modules"
 
@@ -51,7 +55,7 @@ _PROMPT_RE = re.compile(r"^(?:\([^)]*\)\s*)?(?:\[[^\]]*\]|[\w.@:~/\-]*)\s?[$#%>]
 def _users(field):
     if field is None or field == "-":
         return [], False
-    names = [part for part in field.split(",") if part]
+    names = [part for part in field.split(",") if part and not is_placeholder(part)]
     permanent = "[permanent]" in names
     return [name for name in names if name != "[permanent]"], permanent
 
@@ -62,6 +66,7 @@ def parse_kernel_modules(text):
         raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND)
     modules = []
     commands = []
+    ignored = []
     header = proc = False
     seen = {}
     for number, raw in numbered_lines(text):
@@ -83,6 +88,8 @@ def parse_kernel_modules(text):
             command = _PROMPT_RE.match(line).group(1)
             if command:
                 commands.append(command.strip())
+            continue
+        elif skip_foreign(ignored, number, line):
             continue
         else:
             raise ParseError("not a module row, the lsmod header or a prompt", line=number, kind=KIND, text=line)
@@ -108,4 +115,4 @@ def parse_kernel_modules(text):
         fmt = "lsmod-fragment"
     else:
         fmt = "empty"
-    return {"format": fmt, "modules": modules, "names": sorted(seen), "commands": commands}
+    return with_ignored({"format": fmt, "modules": modules, "names": sorted(seen), "commands": commands}, ignored)

@@ -48,14 +48,17 @@ device header (a damaged or pasted-over line), an indented detail line before th
 device, a device header without a class, a slot printed twice, and the machine-readable
 ``-m``/``-mm`` form (quoted fields), which this parser does not read.
 A leading shell prompt + ``lspci`` command line is skipped; CRLF, ANSI colour and trailing
-blanks are tolerated.
+blanks are tolerated. Other foreign lines at column 0 (common's ``foreign_line``: a prompt, a
+script's banner or rule, an echoed command, a note, an elision) are skipped and listed in
+``ignored_lines`` (``[{line, text, why}]``, present only when one was). A placeholder
+(``<masked>``) for the names reads as no description.
 """
 
 from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import ParseError, numbered_lines, strip_ansi
+from gpufleet.parsers.common import ParseError, is_placeholder, numbered_lines, skip_foreign, strip_ansi, with_ignored
 
 KIND = "lspci"
 
@@ -162,7 +165,7 @@ def _parse_device(n, raw, slot_match):
             tail = ids.group(1)
             device["vendor_id"] = ids.group(2).lower()
             device["device_id"] = ids.group(3).lower()
-        device["description"] = tail.strip() or None
+        device["description"] = None if is_placeholder(tail) else tail.strip() or None
     elif tail:
         raise _err("unexpected text after the codes of an lspci -n line", n, raw)
     return device
@@ -175,6 +178,7 @@ def parse_lspci(text):
     numbered = numbered_lines(strip_ansi(text.lstrip("\ufeff")))
     result = {"devices": [], "numeric_ids": False, "verbose": False, "warnings": []}
     seen = {}
+    ignored = []
     first_content = True
     for n, raw in numbered:
         line = raw.rstrip()
@@ -194,6 +198,8 @@ def parse_lspci(text):
             result["warnings"].append("line %d: %s" % (n, line.strip()))
             continue
         slot = _SLOT_RE.match(line)
+        if slot is None and skip_foreign(ignored, n, line):
+            continue
         if slot is None:
             raise _err("expected a device line 'bus:dev.fn class: ...'", n, raw)
         device = _parse_device(n, line, slot)
@@ -205,7 +211,7 @@ def parse_lspci(text):
         result["devices"].append(device)
     if not result["devices"]:
         raise _err("no device lines (empty lspci output)", None)
-    return result
+    return with_ignored(result, ignored)
 
 
 def is_nvidia(device):

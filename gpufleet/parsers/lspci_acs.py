@@ -31,14 +31,18 @@
 ``acs_capable``/``acs_enabled`` are None (unknown), never False. Raises :class:`ParseError`
 (1-based line) for empty text, text without any function header, an unindented line that is
 not a function header (a damaged capture), an ACS line outside a function or with a flag not
-written ``Name+``/``Name-``, and the same address printed twice.
+written ``Name+``/``Name-`` (a placeholder such as ``<masked>`` included), and the same address
+printed twice. A prompt before the first header is skipped; other foreign lines at column 0
+(common's ``foreign_line``: a prompt, a script's banner or rule, an echoed command, a note, an
+elision) are skipped and listed in ``ignored_lines`` (``[{line, text, why}]``, present only when
+one was).
 """
 
 from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import ParseError, numbered_lines, strip_ansi
+from gpufleet.parsers.common import ParseError, numbered_lines, skip_foreign, strip_ansi, with_ignored
 
 KIND = "lspci-acs"
 
@@ -78,6 +82,7 @@ def parse_lspci_acs(text):
         raise ParseError("empty lspci output", kind=KIND)
     devices = []
     seen = {}
+    ignored = []
     device = None
     access_denied = 0
     for number, raw in numbered_lines(text):
@@ -114,6 +119,8 @@ def parse_lspci_acs(text):
                 continue
             if _PROMPT_RE.match(line) and device is None:
                 continue  # the command line of a pasted capture
+            if skip_foreign(ignored, number, line):
+                continue
             raise ParseError("unindented line that is not a PCI function header", line=number, kind=KIND, text=line)
         body = line.strip()
         if body.startswith("Capabilities:"):
@@ -133,9 +140,9 @@ def parse_lspci_acs(text):
     if device is None:
         raise ParseError("no PCI function header (e.g. '17:01.0 PCI bridge: ...')", kind=KIND)
     _finish(device)
-    return {
+    return with_ignored({
         "devices": devices,
         "capabilities_visible": any(d["capabilities_visible"] for d in devices),
         "access_denied": access_denied,
         "acs_enabled": [d["address"] for d in devices if d["acs_enabled"]],
-    }
+    }, ignored)

@@ -65,13 +65,17 @@ versa; an unknown results header or unit; a malformed row or unknown line inside
 table; a row outside a table; conflicting banner values inside one section; a results table
 that is not closed by its ``----`` line at the end of the text (truncated); a section with
 no results table (unless perftest printed errors); several rank prefixes interleaved.
+
+Inside a results table, a foreign line (common's ``foreign_line``: a script's banner, an echoed
+command, a note, an elision) is skipped instead of refused and listed in ``ignored_lines``
+(``[{line, text, why}]``, present only when one was); a rule of dashes stays perftest's own.
 """
 
 from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import strip_rank_prefix, ParseError
+from gpufleet.parsers.common import skip_foreign, strip_rank_prefix, with_ignored, ParseError
 
 # perftest MB/sec is MiB/s (2^20 bytes); Gb/s = MB/s * 2^20 * 8 / 1e9.
 MB_PER_SEC_TO_GBPS = 2 ** 20 * 8 / 1e9
@@ -161,6 +165,7 @@ def _parse(text, mode, kind):
     pending = _new_pending()
     all_warnings = []
     all_errors = []
+    ignored = []
     last_line = max(n for n, line in pairs if line.strip())
 
     for n, raw in pairs:
@@ -227,6 +232,8 @@ def _parse(text, mode, kind):
             _row(current, stripped, n, kind)
             continue
         if current is not None and current.table_open:
+            if skip_foreign(ignored, n, stripped):
+                continue
             raise _err(kind, "unexpected line inside the results table", line=n, text=stripped)
         if _CUDA_INIT_RE.search(stripped):
             pending["cuda"] = True
@@ -274,7 +281,7 @@ def _parse(text, mode, kind):
     result["section_count"] = len(built)
     result["warnings"] = all_warnings
     result["errors"] = all_errors
-    return result
+    return with_ignored(result, ignored)
 
 
 def _header(current, stripped, n, mode, kind):

@@ -27,7 +27,8 @@ inside a shell transcript) and returns::
 In a shell transcript only the output of a command that reads a ``limits`` file is parsed;
 what other commands printed (``ps -elf | grep slurm``) is skipped. Raises :class:`ParseError`
 (1-based line) for empty text, a limits row whose values are neither a number nor
-``unlimited``, any other line outside a transcript, and text with no ``Max ...`` row.
+``unlimited`` (a placeholder such as ``<masked>`` included), any other line outside a
+transcript, and text with no ``Max ...`` row.
 
 ``parse_ulimit_l(text)`` reads ``ulimit -l`` output (KiB, or ``unlimited``), bare or inside a
 shell transcript (``$ ulimit -l``, ``srun -N2 ./ulimit.sh`` printing one value per task, ``#``
@@ -48,13 +49,18 @@ comments), and MPI start-up lines such as DAPL's ``[0] DAPL startup: RLIMIT_MEML
 Raises :class:`ParseError` for empty text, text with neither a value nor a too-small report,
 and a line that is not a value where one is expected (bare output, or the output of a
 ``ulimit`` command).
+
+In both, a foreign line (common's ``foreign_line``: a script's banner or rule, an echoed command,
+a note, an elision) where a line would be refused is skipped and listed in ``ignored_lines``
+(``[{line, text, why}]``, present only when one was); prompts stay these parsers' own (they say
+which command printed what).
 """
 
 from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import ParseError, numbered_lines, strip_ansi
+from gpufleet.parsers.common import ParseError, numbered_lines, skip_foreign, strip_ansi, with_ignored
 
 KIND_LIMITS = "limits"
 KIND_ULIMIT = "ulimit-l"
@@ -91,6 +97,7 @@ def parse_limits(text):
     if not text.strip():
         raise ParseError("empty limits output", kind=KIND_LIMITS)
     limits = {}
+    ignored = []
     source = pid = None
     command = None  # None: no prompt seen yet (a bare limits file)
     for number, raw in numbered_lines(text):
@@ -126,10 +133,13 @@ def parse_limits(text):
             continue
         if not reading_limits:
             continue  # what another command of the transcript printed
+        if skip_foreign(ignored, number, line):
+            continue
         raise ParseError("not a limits row", line=number, kind=KIND_LIMITS, text=line)
     if not limits:
         raise ParseError("no 'Max ...' limits row", kind=KIND_LIMITS)
-    return {"limits": limits, "max_locked_memory": limits.get("max_locked_memory"), "source": source, "pid": pid}
+    result = {"limits": limits, "max_locked_memory": limits.get("max_locked_memory"), "source": source, "pid": pid}
+    return with_ignored(result, ignored)
 
 
 def _reads_a_file(command):
@@ -146,6 +156,7 @@ def parse_ulimit_l(text):
     values = []
     commands = []
     reports = []
+    ignored = []
     command = None
     for number, raw in numbered_lines(text):
         line = strip_ansi(raw).strip()
@@ -177,14 +188,16 @@ def parse_ulimit_l(text):
             continue
         if in_file or (command is not None and "ulimit" not in command):
             continue  # a file's contents or another command's output
+        if skip_foreign(ignored, number, line):
+            continue
         raise ParseError("not a ulimit -l value", line=number, kind=KIND_ULIMIT, text=line)
     if not values and not reports:
         raise ParseError("no ulimit -l value", kind=KIND_ULIMIT)
     finite = [v["kib"] for v in values if v["kib"] is not None]
-    return {
+    return with_ignored({
         "values": values,
         "unlimited": all(v["unlimited"] for v in values) if values else None,
         "min_kib": min(finite) if finite else None,
         "commands": commands,
         "too_small_reports": reports,
-    }
+    }, ignored)

@@ -14,6 +14,8 @@ from gpufleet.parsers.common import foreign_line, ignore_line, is_placeholder, s
     ("(venv) ubuntu@gpu-node-3:~$ nvidia-smi -q", "shell prompt"),
     ("[root@h100-07 ~]# ibstat", "shell prompt"),
     ("$ ethtool eth0", "shell prompt"),
+    ("xyz@debian:~$", "shell prompt"),
+    ("[root@h100-07 ~]# ", "shell prompt"),
     ("+ nvidia-smi topo -m", "echoed command"),
     ("++ hostname", "echoed command"),
     ("----------------------------------------", "separator"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.ethtool import parse_ethtool, parse_ethtool_driver
 from gpufleet.parsers.registry import parse
@@ -306,3 +307,86 @@ def test_driver_template_rejects_line_without_key(fixture_text):
     assert err.value.line == 2
     assert err.value.message == "unrecognised ethtool -i line"
     assert err.value.kind == "ethtool-driver"
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _linked_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1, a note inside the "Supported link modes" list (line 5, between
+    # 1000baseT/Full and 10000baseT/Full), an echoed command before "Speed:" (line 20) and a rule after the
+    # last line "Link detected: yes" (line 32)
+    return insert_lines(fixture_text(LINKED), {
+        1: "===== node-07 : eth0 =====",
+        5: "<-- the DAC was reseated here",
+        20: "+ ethtool eth0",
+        32: "----------------------------------------",
+    })
+
+
+def test_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_ethtool(_linked_with_foreign_lines(fixture_text))
+    assert result["interface"] == "eth0"
+    assert result["supported_link_modes"] == E810_SUPPORTED
+    assert result["settings"]["supported_link_modes"] == " ".join(E810_SUPPORTED)
+    assert result["advertised_link_modes"] == ["10000baseT/Full", "25000baseCR/Full"]
+    assert result["speed_mbps"] == 25000
+    assert result["message_level_flags"] == ["drv", "probe", "link"]
+    assert result["link_detected"] is True
+    assert result["errors"] == []
+    assert result["truncated"] is False
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== node-07 : eth0 =====", "why": "banner"},
+        {"line": 5, "text": "<-- the DAC was reseated here", "why": "note"},
+        {"line": 20, "text": "+ ethtool eth0", "why": "echoed command"},
+        {"line": 32, "text": "----------------------------------------", "why": "separator"},
+    ]
+    without = parse_ethtool(fixture_text(LINKED))
+    assert "ignored_lines" not in without
+    assert {k: v for k, v in result.items() if k != "ignored_lines"} == without
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    text = _linked_with_foreign_lines(fixture_text)
+    # edited: "Speed: 25000Mb/s" (line 21 once the lines are in) cut to "Speed: 250"; a link mode cut short in the list
+    with pytest.raises(ParseError) as err:
+        parse_ethtool(text.replace("Speed: 25000Mb/s", "Speed: 250"))
+    assert err.value.line == 21
+    with pytest.raises(ParseError) as err:
+        parse_ethtool(text.replace("25000baseSR/Full", "25000baseSR/Fu"))
+    assert (err.value.line, err.value.message) == (8, "not a link mode: '25000baseSR/Fu'")
+
+
+def test_placeholders_are_no_values(fixture_text):
+    text = fixture_text(LINKED)
+    # edited: a masked port and an elided transceiver read as not printed; a masked speed cannot be read (line 18)
+    edited = text.replace("Port: Direct Attach Copper", "Port: <masked>")
+    result = parse_ethtool(edited.replace("Transceiver: internal", "Transceiver: ..."))
+    assert result["port"] is None
+    assert result["transceiver"] is None
+    assert result["speed_mbps"] == 25000
+    with pytest.raises(ParseError) as err:
+        parse_ethtool(text.replace("Speed: 25000Mb/s", "Speed: <masked>"))
+    assert err.value.line == 18
+
+
+def test_ethtool_i_foreign_lines_damage_and_placeholders(fixture_text):
+    # edited: a banner as line 1 and an echoed command as line 4 (before "firmware-version:")
+    text = insert_lines(fixture_text(DRIVER), {1: "### ethtool -i eth0 ###", 4: "+ ethtool -i eth0"})
+    result = parse_ethtool_driver(text)
+    assert result["driver"] == "ice"
+    assert result["version"] == "6.1.51-mod-std"
+    assert result["firmware_version"] == "4.20 0x8001b91f 1.3346.0"
+    assert result["bus_info"] == "0000:0a:00.0"
+    assert result["supports_priv_flags"] is True
+    assert result["ignored_lines"] == [{"line": 1, "text": "### ethtool -i eth0 ###", "why": "banner"},
+                                       {"line": 4, "text": "+ ethtool -i eth0", "why": "echoed command"}]
+    # edited: "supports-test: yes" (line 9 with the lines in) cut to "supports-test: ye"
+    with pytest.raises(ParseError) as err:
+        parse_ethtool_driver(text.replace("supports-test: yes", "supports-test: ye"))
+    assert err.value.line == 9
+    # edited: a masked firmware version reads as None; a masked driver name cannot be read (line 2)
+    assert parse_ethtool_driver(text.replace("4.20 0x8001b91f 1.3346.0", "<masked>"))["firmware_version"] is None
+    with pytest.raises(ParseError) as err:
+        parse_ethtool_driver(text.replace("driver: ice", "driver: ..."))
+    assert err.value.line == 2

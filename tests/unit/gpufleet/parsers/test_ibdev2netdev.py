@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.ibdev2netdev import parse_ibdev2netdev
 from gpufleet.parsers.registry import parse
@@ -97,3 +98,55 @@ def test_messages_and_empty(fixture_text):
     with pytest.raises(ParseError) as err:
         parse_ibdev2netdev("bash: ibdev2netdev: command not found\n")
     assert err.value.line == 1
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _spark_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1, a note as line 3 and an echoed command as line 5 (after the
+    # first and the second mapping), an elision after the last mapping (line 8)
+    return insert_lines(fixture_text(SPARK), {
+        1: "===== node-07 : ibdev2netdev =====",
+        3: "<-- only this port is cabled",
+        5: "+ ibdev2netdev",
+        8: "...",
+    })
+
+
+def test_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_ibdev2netdev(_spark_with_foreign_lines(fixture_text))
+    assert [(m["device"], m["port"], m["netdev"], m["state"]) for m in result["mappings"]] == [
+        ("rocep1s0f0", 1, "enp1s0f0np0", "Down"),
+        ("rocep1s0f1", 1, "enp1s0f1np1", "Up"),
+        ("roceP2p1s0f0", 1, "enP2p1s0f0np0", "Down"),
+        ("roceP2p1s0f1", 1, "enP2p1s0f1np1", "Up"),
+    ]
+    assert result["errors"] == []
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== node-07 : ibdev2netdev =====", "why": "banner"},
+        {"line": 3, "text": "<-- only this port is cabled", "why": "note"},
+        {"line": 5, "text": "+ ibdev2netdev", "why": "echoed command"},
+        {"line": 8, "text": "...", "why": "elision"},
+    ]
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    text = _spark_with_foreign_lines(fixture_text)
+    # edited: the third mapping (line 6 once the lines are in) loses its state cell
+    with pytest.raises(ParseError) as err:
+        parse_ibdev2netdev(text.replace("enP2p1s0f0np0 (Down)", "enP2p1s0f0np0"))
+    assert err.value.line == 6
+
+
+def test_placeholders_are_no_names(fixture_text):
+    text = fixture_text(SPARK)
+    # edited: a masked netdev name on line 2 cannot be read
+    with pytest.raises(ParseError) as err:
+        parse_ibdev2netdev(text.replace("enp1s0f1np1", "<masked>"))
+    assert err.value.line == 2
+    # synthetic, in the -v shape of test_verbose_form: a masked part number and an elided firmware read as not printed
+    mapping = parse_ibdev2netdev("0000:01:00.0 mlx5_0 (MT4123 - <masked>) ConnectX-6 VPI adapter card fw ... "
+                                 "port 1 (ACTIVE) ==> ib0 (Up)\n")["mappings"][0]
+    assert (mapping["ca_type"], mapping["part_number"], mapping["fw_version"]) == ("MT4123", None, None)
+    assert mapping["description"] == "ConnectX-6 VPI adapter card"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.ibstat import parse_ibstat
 from gpufleet.parsers.registry import parse
@@ -290,3 +291,65 @@ def test_template_rejects_port_key_before_port_line(fixture_text):
         parse_ibstat("\n".join(lines))
     assert err.value.line == 3
     assert err.value.message == "port key outside a 'Port N:' block"
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _dual_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1, a note inside port 1's block (line 14, after "Rate: 10"), an
+    # echoed command before "Port 2:" (line 21) and a rule after the last line "Link layer: Ethernet" (line 32)
+    return insert_lines(fixture_text(DUAL), {
+        1: "===== node-07 : mlx4_0 =====",
+        14: "<-- polling: no cable on port 1",
+        21: "+ ibstat mlx4_0 2",
+        32: "----------------------------------------",
+    })
+
+
+def test_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_ibstat(_dual_with_foreign_lines(fixture_text))
+    device = result["devices"][0]
+    assert [d["name"] for d in result["devices"]] == ["mlx4_0"]
+    assert device["num_ports"] == 2
+    assert device["firmware_version"] == "2.42.5000"
+    assert [(p["port"], p["state"], p["physical_state"], p["rate_gbps"], p["link_layer"]) for p in device["ports"]] == [
+        (1, "Down", "Polling", 10, "InfiniBand"), (2, "Down", "Disabled", 40, "Ethernet")]
+    assert device["ports"][1]["port_guid"] == "0xe61d2dfffe7b4082"
+    assert result["errors"] == []
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== node-07 : mlx4_0 =====", "why": "banner"},
+        {"line": 14, "text": "<-- polling: no cable on port 1", "why": "note"},
+        {"line": 21, "text": "+ ibstat mlx4_0 2", "why": "echoed command"},
+        {"line": 32, "text": "----------------------------------------", "why": "separator"},
+    ]
+    without = parse_ibstat(fixture_text(DUAL))
+    assert "ignored_lines" not in without
+    assert {k: v for k, v in result.items() if k != "ignored_lines"} == without
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    text = _dual_with_foreign_lines(fixture_text)
+    # edited: port 2's GUID (line 30 once the lines are in) cut short; "Rate: 40" (line 25) cut to "Rate: 4."
+    with pytest.raises(ParseError) as err:
+        parse_ibstat(text.replace("0xe61d2dfffe7b4082", "0xe61d2dff"))
+    assert err.value.line == 30
+    with pytest.raises(ParseError) as err:
+        parse_ibstat(text.replace("Rate: 40", "Rate: 4."))
+    assert err.value.line == 25
+
+
+def test_placeholders_are_no_values(fixture_text):
+    text = fixture_text(FDR)
+    # edited: a masked firmware and an elided hardware version read as not printed
+    result = parse_ibstat(text.replace("2.42.5000", "<masked>").replace("Hardware version: 1", "Hardware version: ..."))
+    assert result["devices"][0]["firmware_version"] is None
+    assert result["devices"][0]["hardware_version"] is None
+    assert result["devices"][0]["ports"][0]["rate_gbps"] == 56
+    # edited: a masked rate (line 11) and an elided CA name (line 1) cannot be read
+    with pytest.raises(ParseError) as err:
+        parse_ibstat(text.replace("Rate: 56", "Rate: <masked>"))
+    assert err.value.line == 11
+    with pytest.raises(ParseError) as err:
+        parse_ibstat(text.replace("CA 'mlx4_0'", "CA '...'"))
+    assert err.value.line == 1

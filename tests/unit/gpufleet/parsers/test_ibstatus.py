@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.ibstatus import parse_ibstatus
 from gpufleet.parsers.registry import parse
@@ -127,3 +128,57 @@ def test_empty_and_message_only(fixture_text):
         parse_ibstatus("ls: cannot access '/sys/class/infiniband': No such file or directory\n")
     assert err.value.line == 1
     assert "cannot access" in str(err.value)
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _azure_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1, a note inside mlx5_0's block (line 9, after "rate:"), an echoed
+    # command before mlx5_1's header (line 12) and a rule before mlx5_2's header (line 22)
+    return insert_lines(fixture_text(AZURE), {
+        1: "===== node-07 : ibstatus =====",
+        9: "<-- HDR, as ordered",
+        12: "+ ibstatus mlx5_1",
+        22: "-----",
+    })
+
+
+def test_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_ibstatus(_azure_with_foreign_lines(fixture_text))
+    assert [d["name"] for d in result["devices"]] == ["mlx5_%d" % i for i in range(9)]
+    first = result["devices"][0]["ports"][0]
+    assert (first["rate_gbps"], first["rate_text"], first["link_layer"]) == (200, "4X HDR", "InfiniBand")
+    assert result["devices"][1]["ports"][0]["base_lid"] == 0x33BE
+    assert result["devices"][8]["ports"][0]["link_layer"] == "Ethernet"
+    assert result["errors"] == []
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== node-07 : ibstatus =====", "why": "banner"},
+        {"line": 9, "text": "<-- HDR, as ordered", "why": "note"},
+        {"line": 12, "text": "+ ibstatus mlx5_1", "why": "echoed command"},
+        {"line": 22, "text": "-----", "why": "separator"},
+    ]
+    without = parse_ibstatus(fixture_text(AZURE))
+    assert "ignored_lines" not in without
+    assert {k: v for k, v in result.items() if k != "ignored_lines"} == without
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    lines = _azure_with_foreign_lines(fixture_text).split("\n")
+    # edited: mlx5_1's rate (line 19 once the lines are in) cut after its number
+    assert lines[18] == "        rate:            200 Gb/sec (4X HDR)"
+    lines[18] = "        rate:            200"
+    with pytest.raises(ParseError) as err:
+        parse_ibstatus("\n".join(lines))
+    assert err.value.line == 19
+
+
+def test_placeholders_are_refused(fixture_text):
+    text = fixture_text(AZURE)
+    # edited: a masked GID (line 2) and an elided device name (line 1): every value here is required
+    with pytest.raises(ParseError) as err:
+        parse_ibstatus(text.replace("fe80:0000:0000:0000:0015:5dff:fd34:11eb", "<masked>"))
+    assert err.value.line == 2
+    with pytest.raises(ParseError) as err:
+        parse_ibstatus(text.replace("'mlx5_0'", "'...'"))
+    assert err.value.line == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.ibv_devinfo import parse_ibv_devinfo
 from gpufleet.parsers.registry import parse
@@ -189,3 +190,62 @@ def test_template_rejects_device_key_inside_port_block(fixture_text):
         parse_ibv_devinfo("\n".join(lines))
     assert err.value.line == 15
     assert err.value.message == "device key or port number out of place"
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _mlx4_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1, a note after "board_id:" (line 11), an echoed command before
+    # "port: 2" (line 23) and a rule after the last line, port 2's "link_layer:" (line 32)
+    return insert_lines(fixture_text(MLX4), {
+        1: "===== node-07 : mlx4_0 =====",
+        11: "<-- ConnectX-3 Pro, two 40G ports",
+        23: "+ ibv_devinfo -d mlx4_0",
+        32: "----------------------------------------",
+    })
+
+
+def test_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_ibv_devinfo(_mlx4_with_foreign_lines(fixture_text))
+    device = result["devices"][0]
+    assert device["name"] == "mlx4_0"
+    assert device["board_id"] == "MT_1090110023"
+    assert device["phys_port_cnt"] == 2
+    assert [(p["port"], p["state"], p["active_mtu"], p["link_layer"]) for p in device["ports"]] == [
+        (1, "PORT_ACTIVE", 1024, "Ethernet"), (2, "PORT_ACTIVE", 1024, "Ethernet")]
+    assert result["errors"] == []
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== node-07 : mlx4_0 =====", "why": "banner"},
+        {"line": 11, "text": "<-- ConnectX-3 Pro, two 40G ports", "why": "note"},
+        {"line": 23, "text": "+ ibv_devinfo -d mlx4_0", "why": "echoed command"},
+        {"line": 32, "text": "----------------------------------------", "why": "separator"},
+    ]
+    without = parse_ibv_devinfo(fixture_text(MLX4))
+    assert "ignored_lines" not in without
+    assert {k: v for k, v in result.items() if k != "ignored_lines"} == without
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    lines = _mlx4_with_foreign_lines(fixture_text).split("\n")
+    # edited: port 2's "active_mtu:" (line 27 once the lines are in) cut inside its code
+    assert lines[26] == "\t\t\tactive_mtu:\t\t1024 (3)"
+    lines[26] = "\t\t\tactive_mtu:\t\t1024 (3"
+    with pytest.raises(ParseError) as err:
+        parse_ibv_devinfo("\n".join(lines))
+    assert err.value.line == 27
+
+
+def test_placeholders_are_no_values(fixture_text):
+    text = fixture_text(MLX4)
+    # edited: a masked firmware version and an elided board id read as not printed
+    device = parse_ibv_devinfo(text.replace("2.40.7000", "<masked>").replace("MT_1090110023", "..."))["devices"][0]
+    assert (device["fw_ver"], device["board_id"]) == (None, None)
+    assert device["node_guid"] == "248a:0703:00f6:3370"
+    # edited: a masked node GUID (line 4) and an elided hca_id (line 1) cannot be read
+    with pytest.raises(ParseError) as err:
+        parse_ibv_devinfo(text.replace("node_guid:\t\t\t248a:0703:00f6:3370", "node_guid:\t\t\t<masked>"))
+    assert err.value.line == 4
+    with pytest.raises(ParseError) as err:
+        parse_ibv_devinfo(text.replace("hca_id:\tmlx4_0", "hca_id:\t..."))
+    assert err.value.line == 1

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.ip_addr import parse_ip_addr
 from gpufleet.parsers.registry import parse
@@ -107,3 +108,50 @@ def test_error_text_and_empty_raise():
     assert "does not exist" in str(err.value)
     with pytest.raises(ParseError):
         parse_ip_addr("")
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _desktop_with_foreign_lines(document):
+    # edited: a script's banner as line 1, the prompt as line 2 (a prompt is never listed), the one-line
+    # recording as line 3 and a note after it as line 4
+    return insert_lines(document, {
+        1: "===== node-07 : ip -j addr =====",
+        2: "$ ip -j addr",
+        4: "<-- docker0: NO-CARRIER, as expected",
+    })
+
+
+def test_foreign_lines_are_skipped_and_listed(fixture_text):
+    document = fixture_text(DESKTOP).strip()
+    result = parse_ip_addr(_desktop_with_foreign_lines(document))
+    assert [i["ifname"] for i in result["interfaces"]] == ["lo", "enp8s0", "br-211476fe73de", "docker0"]
+    assert result["interfaces"][1]["addresses"][0]["local"] == "192.168.0.6"
+    assert result["interfaces"][3]["carrier"] is False
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== node-07 : ip -j addr =====", "why": "banner"},
+        {"line": 4, "text": "<-- docker0: NO-CARRIER, as expected", "why": "note"},
+    ]
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    document = fixture_text(DESKTOP).strip()
+    # edited: the document (line 3) cut after 1000 characters
+    with pytest.raises(ParseError) as err:
+        parse_ip_addr(_desktop_with_foreign_lines(document[:1000]))
+    assert err.value.line == 3
+    # edited: a crash message after the document (line 5): not a foreign line, not JSON
+    with pytest.raises(ParseError) as err:
+        parse_ip_addr(insert_lines(_desktop_with_foreign_lines(document), {5: "Segmentation fault"}))
+    assert err.value.line == 5
+
+
+def test_placeholders_are_no_values(fixture_text):
+    text = fixture_text(DESKTOP)
+    # edited: enp8s0's MAC masked: no address; its name elided: refused (a name is required)
+    result = parse_ip_addr(text.replace('"70:85:c2:f9:9b:2a"', '"<masked>"'))
+    assert result["interfaces"][1]["address"] is None
+    with pytest.raises(ParseError) as err:
+        parse_ip_addr(text.replace('"ifname":"enp8s0"', '"ifname":"..."'))
+    assert err.value.line == 1

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.iperf3 import parse_iperf3
 from gpufleet.parsers.registry import parse
@@ -388,3 +389,60 @@ def test_empty_and_noise_raise():
         parse_iperf3("\n  \n")
     with pytest.raises(ParseError):
         parse_iperf3("hello world\nnothing here\n")
+
+
+# ------------------------------------------------------------------ foreign lines
+
+
+def _json_39_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1 (it must not make the capture read as text), a note between the
+    # two documents (line 432) and a rule after the last line (line 863; the recording has 860 lines)
+    return _lines(insert_lines(fixture_text(JSON_39), {
+        1: "===== client-07 : run 1 =====",
+        432: "<-- second run, same server",
+        863: "-----",
+    }))
+
+
+def test_json_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_iperf3("\n".join(_json_39_with_foreign_lines(fixture_text)))
+    assert result["format"] == "json"
+    assert result["run_count"] == 2
+    for run in result["runs"]:
+        assert (run["remote_host"], run["local_host"]) == ("52.42.211.54", "172.30.160.211")
+        assert run["sent_bps"] == pytest.approx(118490415.09264903)
+        assert run["received_bytes"] == 149852892
+    assert len(result["intervals"]) == 13
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== client-07 : run 1 =====", "why": "banner"},
+        {"line": 432, "text": "<-- second run, same server", "why": "note"},
+        {"line": 863, "text": "-----", "why": "separator"},
+    ]
+
+
+def test_json_foreign_line_inside_a_document_is_damage(fixture_text):
+    lines = _json_39_with_foreign_lines(fixture_text)
+    # edited: a banner inside the second document (line 501, between two keys of an interval): that document
+    # cannot be read any more
+    lines.insert(500, "===== client-07 : run 2 =====")
+    with pytest.raises(ParseError) as info:
+        parse_iperf3("\n".join(lines))
+    assert info.value.line == 501
+
+
+def test_placeholders_are_no_hosts_or_numbers(fixture_text):
+    text = fixture_text(JSON_39)
+    # edited: both hosts masked everywhere (lines 5, 7, 17 and their copies in the second document)
+    result = parse_iperf3(text.replace("52.42.211.54", "<masked>").replace("172.30.160.211", "<masked>"))
+    assert (result["remote_host"], result["local_host"], result["remote_port"]) == (None, None, 5500)
+    assert result["sent_bps"] == pytest.approx(118490415.09264903)
+    # edited: the sender's byte count in end.sum_sent (line 406) masked as a string: no number, the run is refused
+    lines = _lines(text)
+    assert lines[405].strip() == '"bytes":\t148111360,'
+    lines[405] = lines[405].replace("148111360", '"<masked>"')
+    with pytest.raises(ParseError) as info:
+        parse_iperf3("\n".join(lines))
+    assert "end.sum_sent.bytes is not a number" in info.value.message
+    # edited: the text capture's local address masked (line 3)
+    result = parse_iperf3(fixture_text(GBE).replace("local 192.168.0.4", "local <masked>"))
+    assert (result["local_host"], result["remote_host"]) == (None, "192.168.0.5")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.kernel_modules import parse_kernel_modules
 
@@ -109,3 +110,53 @@ def test_module_listed_twice_is_rejected(fixture_text):
     with pytest.raises(ParseError) as info:
         parse_kernel_modules(text + "\n" + text)
     assert info.value.line == 5
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _issue1737_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1, an echoed command after the prompt (line 3), a note after the
+    # nvidia_peermem row (line 8) and a rule after the last row (line 13)
+    return insert_lines(fixture_text(ISSUE1737), {
+        1: "===== node-07 : lsmod =====",
+        3: "+ lsmod",
+        8: "<-- loaded, so GPUDirect RDMA can work",
+        13: "-----",
+    })
+
+
+def test_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_kernel_modules(_issue1737_with_foreign_lines(fixture_text))
+    assert result["commands"] == ["lsmod | grep nvidia"]
+    assert result["format"] == "lsmod-fragment"
+    assert len(result["modules"]) == 8
+    modules = _by_name(result)
+    assert modules["nvidia_peermem"]["line"] == 7
+    assert (modules["nvidia"]["size"], modules["nvidia"]["refcount"]) == (56598528, 147)
+    assert modules["drm"]["used_by"][-1] == "nouveau"
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== node-07 : lsmod =====", "why": "banner"},
+        {"line": 3, "text": "+ lsmod", "why": "echoed command"},
+        {"line": 8, "text": "<-- loaded, so GPUDirect RDMA can work", "why": "note"},
+        {"line": 13, "text": "-----", "why": "separator"},
+    ]
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    text = _issue1737_with_foreign_lines(fixture_text)
+    # edited: the nvidia_drm row (line 5 once the lines are in) loses its refcount cell
+    with pytest.raises(ParseError) as info:
+        parse_kernel_modules(text.replace("nvidia_drm             73728  0", "nvidia_drm             73728"))
+    assert info.value.line == 5
+
+
+def test_placeholders_are_no_module_names_or_sizes(fixture_text):
+    text = fixture_text(PR39)
+    # edited: the last user of nvidia (line 3) elided: it is no module name
+    result = parse_kernel_modules(text.replace("nvidia_peermem,nvidia_modeset", "nvidia_peermem,..."))
+    assert _by_name(result)["nvidia"]["used_by"] == ["nvidia_uvm", "nvidia_peermem"]
+    # edited: nvidia's size masked on line 3: the row cannot be read
+    with pytest.raises(ParseError) as info:
+        parse_kernel_modules(text.replace("56717312", "<masked>"))
+    assert info.value.line == 3

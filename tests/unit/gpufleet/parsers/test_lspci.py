@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.lspci import nvidia_gpus, parse_lspci
 
@@ -151,3 +152,55 @@ def test_unreadable_inputs_raise(text, line):
     with pytest.raises(ParseError) as err:
         parse_lspci(text)
     assert err.value.line == line
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _azure_with_foreign_lines(fixture_text):
+    # EDITED: a script's banner as line 1, a note after the fourth GPU (line 6), a prompt of another command
+    # after the eighth GPU (line 17) and an echoed command after the last line (line 35)
+    return insert_lines(fixture_text(AZURE_NN), {
+        1: "===== nd-a100-07 : lspci -nn =====",
+        6: "<-- the four GPUs of the first board",
+        17: "(venv) azureuser@nd-a100-07:~$ nvidia-smi -L",
+        35: "+ lspci -nn -s c941:00:02.0",
+    })
+
+
+def test_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_lspci(_azure_with_foreign_lines(fixture_text))
+    assert len(result["devices"]) == 31
+    assert [gpu["address"] for gpu in nvidia_gpus(result["devices"])] == [
+        "0001:00:00.0", "0002:00:00.0", "0003:00:00.0", "0004:00:00.0",
+        "000b:00:00.0", "000c:00:00.0", "000d:00:00.0", "000e:00:00.0"]
+    assert result["devices"][0]["description"] == "NVIDIA Corporation GA100 [A100 SXM4 80GB]"
+    assert result["devices"][4]["line"] == 7  # 0005:00:00.0, the first NVSwitch
+    assert result["warnings"] == []
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== nd-a100-07 : lspci -nn =====", "why": "banner"},
+        {"line": 6, "text": "<-- the four GPUs of the first board", "why": "note"},
+        {"line": 17, "text": "(venv) azureuser@nd-a100-07:~$ nvidia-smi -L", "why": "shell prompt"},
+        {"line": 35, "text": "+ lspci -nn -s c941:00:02.0", "why": "echoed command"},
+    ]
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    text = _azure_with_foreign_lines(fixture_text)
+    # EDITED: the third GPU's address (line 4 once the lines are in) loses its function number
+    with pytest.raises(ParseError) as err:
+        parse_lspci(text.replace("0003:00:00.0", "0003:00:00", 1))
+    assert err.value.line == 4
+
+
+def test_placeholders_are_no_names_or_addresses(fixture_text):
+    text = fixture_text(AZURE_NN)
+    # EDITED: the Ethernet VF's names (line 29) masked: no description, the codes still read
+    names = "Mellanox Technologies MT27710 Family [ConnectX-4 Lx Virtual Function]"
+    eth = parse_lspci(text.replace(names, "<masked>"))["devices"][28]
+    assert (eth["slot"], eth["description"]) == ("c941:00:02.0", None)
+    assert (eth["vendor_id"], eth["device_id"]) == ("15b3", "1016")
+    # EDITED: the first GPU's address (line 1) masked: no device line
+    with pytest.raises(ParseError) as err:
+        parse_lspci(text.replace("0001:00:00.0", "<masked>", 1))
+    assert err.value.line == 1

@@ -9,6 +9,7 @@ import os
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.lspci_acs import parse_lspci_acs
 
@@ -141,3 +142,50 @@ def test_domain_printed_with_D_and_a_prompt(fixture_text):
     result = parse_lspci_acs("root@node:~# lspci -vvv -D\n0000:" + head + "\n")
     assert result["devices"][0]["address"] == "0000:00:00.0"
     assert result["devices"][0]["line"] == 2
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _hgx_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1, a note as line 103 before the header of 00:0c.0 (line 102 in the
+    # recording) and the prompt of a second lspci run as line 8626 before the header of 82:00.0 (line 8624)
+    return insert_lines(fixture_text(HGX), {
+        1: "===== hgx-07 : lspci -vvv =====",
+        103: "<-- the first root port with ACS",
+        8626: "(venv) root@hgx-07:~# lspci -s 82:00.0 -vvv",
+    })
+
+
+def test_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_lspci_acs(_hgx_with_foreign_lines(fixture_text))
+    assert len(result["devices"]) == 517
+    assert sum(1 for d in result["devices"] if d["acs_capable"]) == 55
+    assert result["acs_enabled"] == ["0000:82:00.0", "0000:82:01.0", "0000:82:02.0", "0000:82:03.0"]
+    assert _device(result, "0000:00:0c.0")["line"] == 104
+    assert _device(result, "0000:00:0c.0")["acs_ctl"]["SrcValid"] is True
+    assert _device(result, "0000:82:00.0")["line"] == 8627
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== hgx-07 : lspci -vvv =====", "why": "banner"},
+        {"line": 103, "text": "<-- the first root port with ACS", "why": "note"},
+        {"line": 8626, "text": "(venv) root@hgx-07:~# lspci -s 82:00.0 -vvv", "why": "shell prompt"},
+    ]
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    lines = _hgx_with_foreign_lines(fixture_text).split("\n")
+    # edited: 00:0c.0's ACSCtl line (179 once the lines are in, 177 in the recording) with a flag mangled
+    assert lines[178].startswith("\t\tACSCtl:")
+    lines[178] = lines[178].replace("ReqRedir-", "ReqRedir?")
+    with pytest.raises(ParseError) as info:
+        parse_lspci_acs("\n".join(lines))
+    assert info.value.line == 179
+
+
+def test_masked_acs_flags_are_refused(fixture_text):
+    lines = fixture_text(HGX).split("\n")
+    # edited: the flags of line 177 (the first ACSCtl line) masked: whether redirect is on cannot be read
+    lines[176] = "\t\tACSCtl:\t<masked>"
+    with pytest.raises(ParseError) as info:
+        parse_lspci_acs("\n".join(lines))
+    assert info.value.line == 177

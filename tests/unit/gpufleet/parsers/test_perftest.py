@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.perftest import parse_perftest_bw, parse_perftest_lat
 from gpufleet.parsers.registry import parse
@@ -287,3 +288,48 @@ def test_empty_and_noise():
         parse_perftest_bw("")
     with pytest.raises(ParseError):
         parse_perftest_lat("just some text\n")
+
+
+# --- foreign lines: what a collecting script or a person put around the output ----------------
+
+
+def _gdr_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1 (before the banner perftest reads nothing: never listed), a note
+    # after the 2048-byte row (line 44) and a banner before the 524288-byte row (line 52), both in the table
+    return _lines(insert_lines(fixture_text(GDR), {
+        1: "===== node-07 : ib_write_bw =====",
+        44: "<-- the peak levels off from 4 KiB",
+        52: "===== node-07 : 512 KiB and up =====",
+    }))
+
+
+def test_foreign_lines_in_the_table_are_skipped_and_listed(fixture_text):
+    result = parse_perftest_bw("\n".join(_gdr_with_foreign_lines(fixture_text)))
+    assert result["device"] == "mlx5_0"
+    assert result["gpu_name"] == "NVIDIA A100-SXM4-80GB"
+    assert len(result["results"]) == 23
+    assert (_row(result, 2048)["bw_peak_gbps"], _row(result, 2048)["bw_avg_gbps"]) == (78.28, 67.50)
+    assert _row(result, 524288)["bw_avg_gbps"] == 80.98
+    assert result["results"][-1]["bw_avg_gbps"] == 80.96
+    assert result["ignored_lines"] == [
+        {"line": 44, "text": "<-- the peak levels off from 4 KiB", "why": "note"},
+        {"line": 52, "text": "===== node-07 : 512 KiB and up =====", "why": "banner"},
+    ]
+
+
+def test_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    lines = _gdr_with_foreign_lines(fixture_text)
+    # edited: the 2048-byte row (line 43 once the lines are in) loses its last two cells
+    assert lines[42].split()[:3] == ["2048", "10000", "78.28"]
+    lines[42] = " 2048       10000            78.28"
+    with pytest.raises(ParseError) as info:
+        parse_perftest_bw("\n".join(lines))
+    assert info.value.line == 43
+
+
+def test_placeholder_cell_is_no_number(fixture_text):
+    # edited: the peak of the 4096-byte row (line 43) masked
+    text = fixture_text(GDR).replace(" 4096       10000            80.53", " 4096       10000            <masked>")
+    with pytest.raises(ParseError) as info:
+        parse_perftest_bw(text)
+    assert info.value.line == 43

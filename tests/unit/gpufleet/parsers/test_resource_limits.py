@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from foreign_lines import insert_lines  # pylint: disable=import-error
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.resource_limits import parse_limits, parse_ulimit_l
 
@@ -75,6 +76,44 @@ def test_limits_empty_and_no_row(fixture_text):
         parse_limits("\n".join(fixture_text(TRINITYX).splitlines()[:2]))
 
 
+def _trinityx_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1, an echoed command after the "cat .../limits" prompt (line 5) and
+    # a note after the limits row (line 7)
+    return insert_lines(fixture_text(TRINITYX), {
+        1: "===== node008 : limits =====",
+        5: "+ cat /proc/3844/limits",
+        7: "<-- 64 KiB: too small for RDMA",
+    })
+
+
+def test_limits_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_limits(_trinityx_with_foreign_lines(fixture_text))
+    locked = result["max_locked_memory"]
+    assert (locked["soft"], locked["hard"], locked["unit"], locked["line"]) == (65536, 65536, "bytes", 6)
+    assert (result["source"], result["pid"]) == ("/proc/3844/limits", 3844)
+    assert list(result["limits"]) == ["max_locked_memory"]
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== node008 : limits =====", "why": "banner"},
+        {"line": 5, "text": "+ cat /proc/3844/limits", "why": "echoed command"},
+        {"line": 7, "text": "<-- 64 KiB: too small for RDMA", "why": "note"},
+    ]
+
+
+def test_limits_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    text = _trinityx_with_foreign_lines(fixture_text)
+    # edited: the limits row (line 6 once the lines are in) loses its hard-limit cell
+    with pytest.raises(ParseError) as info:
+        parse_limits(text.replace("65536                65536", "65536"))
+    assert info.value.line == 6
+
+
+def test_limits_placeholder_is_no_number(fixture_text):
+    # edited: the soft value of the recorded row (line 4) masked
+    with pytest.raises(ParseError) as info:
+        parse_limits(fixture_text(TRINITYX).replace("65536                65536", "<masked>             65536"))
+    assert info.value.line == 4
+
+
 # --- ulimit -l ------------------------------------------------------------------------------
 
 
@@ -119,3 +158,41 @@ def test_ulimit_garbage_names_the_line(fixture_text):
     assert info.value.line == 2
     with pytest.raises(ParseError):
         parse_ulimit_l("  \n")
+
+
+def _snap_ubuntu_with_foreign_lines(fixture_text):
+    # edited: a script's banner as line 1, an echoed command after the "$ ulimit -l" prompt (line 3) and a
+    # note between the two tasks' values of the srun step (line 9)
+    return insert_lines(fixture_text(SNAP_UBUNTU), {
+        1: "===== node-07 : ulimit -l =====",
+        3: "+ ulimit -l",
+        9: "<-- the second task",
+    })
+
+
+def test_ulimit_foreign_lines_are_skipped_and_listed(fixture_text):
+    result = parse_ulimit_l(_snap_ubuntu_with_foreign_lines(fixture_text))
+    values = [(v["line"], v["kib"], v["unlimited"]) for v in result["values"]]
+    assert values == [(4, None, True), (8, 16384, False), (10, 16384, False)]
+    assert result["min_kib"] == 16384
+    assert result["commands"] == ["ulimit -l", "srun -N2 ./ulimit.sh", "cat ulimit.sh"]
+    assert result["ignored_lines"] == [
+        {"line": 1, "text": "===== node-07 : ulimit -l =====", "why": "banner"},
+        {"line": 3, "text": "+ ulimit -l", "why": "echoed command"},
+        {"line": 9, "text": "<-- the second task", "why": "note"},
+    ]
+
+
+def test_ulimit_damage_among_foreign_lines_still_names_its_line(fixture_text):
+    text = _snap_ubuntu_with_foreign_lines(fixture_text)
+    # edited: the login value "unlimited" (line 4 once the lines are in) cut short
+    with pytest.raises(ParseError) as info:
+        parse_ulimit_l(text.replace("unlimited", "unlimi", 1))
+    assert info.value.line == 4
+
+
+def test_ulimit_placeholder_is_no_value(fixture_text):
+    # edited: the login value (line 2) masked
+    with pytest.raises(ParseError) as info:
+        parse_ulimit_l(fixture_text(SNAP_UBUNTU).replace("unlimited", "<masked>", 1))
+    assert info.value.line == 2
