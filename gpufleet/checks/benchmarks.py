@@ -14,7 +14,8 @@ record's ``benchmarks`` list, docs/results-schema.md). A record's kind is :func:
   with one rank (``1 rank: busbw is 0 by definition``) or with a rank count other than the node's GPU
   count (``4 of 8 GPUs in the run``; GPU facts, else claim, else profile) fails by name and is never
   judged as a figure; a 1-GPU node is not judged.
-- ``benchmarks.allreduce_wrong``: ``#wrong`` (and ``Out of bounds values``) must be 0, any kind.
+- ``benchmarks.allreduce_wrong``: ``#wrong`` (and ``Out of bounds values``) must be 0, any kind. A run that hung or
+  failed (:func:`run_problem`) compared nothing past where it stopped: never a ``#wrong 0`` pass (skip, naming why).
 - ``benchmarks.allreduce_algo``: ``NCCL_ALGO`` and NVLS as recorded (warns when the profile's floor
   assumes NVLS and the NCCL log says NVLS was unavailable or disabled).
 - ``benchmarks.allreduce_multi`` (fleet): a multi-node run that fell back to sockets on a node with
@@ -43,7 +44,8 @@ record's ``benchmarks`` list, docs/results-schema.md). A record's kind is :func:
   preflight skipped it) is not verified: SKIP with the reason, so a level that requires it leaves the node
   INCOMPLETE, as a verdict's meaning says ("not run, tool missing"), never REJECT.
 - A run that started and did not finish (``outcome`` hang, crash, launcher_error, failed) fails its check with
-  the outcome and reason: it is never read as a figure.
+  the outcome and reason: it is never read as a figure; nor is a table a row of which another rank's output cut
+  (parsed ``damaged``), even after exit 0 (:func:`figure_problem`).
 """
 
 from __future__ import annotations
@@ -161,6 +163,15 @@ def run_problem(record):
     else:
         return None
     return "%s failed: %s" % (record.get("name") or "benchmark", " ".join(str(why).split())[:200])
+
+
+def figure_problem(record: dict) -> str | None:
+    """:func:`outcome_problem`, or why a run's table is no figure although the run exited 0: a result row cut by
+    another process's output (parsers/nccl_tests.py ``damaged``): the rows before it are a part of the sweep."""
+    problem = outcome_problem(record)
+    if problem or not _parsed(record).get("damaged"):
+        return problem
+    return run_problem(record)
 
 
 def not_validated(record):
@@ -370,7 +381,7 @@ def check_allreduce_single(node):
         return [result("benchmarks.allreduce_single", SKIP, "not judged: no single-node all_reduce_perf run recorded")]
     out = [result("benchmarks.allreduce_single", SKIP if not_run(record) else FAIL, not_run(record) or problem,
                   subject=record.get("name"))
-           for record in records for problem in [outcome_problem(record)] if problem]
+           for record in records for problem in [figure_problem(record)] if problem]
     threshold, threshold_source = profile_value(node.profile, "thresholds.allreduce_single_node")
     wanted = (threshold or {}).get("message_size")
     gpus, gpus_from = node_gpu_count(node)
@@ -380,7 +391,7 @@ def check_allreduce_single(node):
     # a run over fewer GPUs than the node has (or one rank, whose busbw is 0) fails by name and is never judged as the node's
     bad_ranks = {}
     for record in records:
-        problem = None if outcome_problem(record) else ranks_problem(node, record)
+        problem = None if figure_problem(record) else ranks_problem(node, record)
         if problem:
             bad_ranks.setdefault(problem, []).append(record)
     for problem, bad in bad_ranks.items():
@@ -391,7 +402,7 @@ def check_allreduce_single(node):
     counted = [record for records_of_problem in bad_ranks.values() for record in records_of_problem]
     figures, sizes, ranks_seen, launches = [], set(), set(), set()
     for record in records:
-        if outcome_problem(record) or any(record is bad for bad in counted):
+        if figure_problem(record) or any(record is bad for bad in counted):
             continue
         ranks_seen.add(_parsed(record).get("ranks"))
         launches.add(_launch_words(record))
@@ -401,7 +412,9 @@ def check_allreduce_single(node):
             sizes.add(size)
     if not figures:
         if not out:
-            out.append(result("benchmarks.allreduce_single", FAIL, "no busbw in the single-node all_reduce_perf output (no result row)"))
+            said = next((problem for problem in map(run_problem, records) if problem), None)
+            message = "no busbw in the single-node all_reduce_perf output (no result row)"
+            out.append(result("benchmarks.allreduce_single", FAIL, message + (": " + said if said else "")))
         return out
     how = node.settings.get(VOTE_SETTING) or "median"
     judged, _low, _high = vote(figures, how)
@@ -442,6 +455,7 @@ def check_allreduce_wrong(node):
         return [result("benchmarks.allreduce_wrong", SKIP, "not judged: no all_reduce_perf output recorded")]
     out = []
     unchecked = []
+    unfinished = []
     for record in records:
         parsed = _parsed(record)
         unvalidated = not_validated(record)
@@ -460,12 +474,16 @@ def check_allreduce_wrong(node):
             out.append(result("benchmarks.allreduce_wrong", FAIL, message % (
                 record.get("name"), num(wrong), len(bad_rows), size_words(bad_rows[0]) if bad_rows else "unknown size", num(bounds)),
                 measured=wrong if wrong is not None else bounds, expected=0, threshold_source="nccl-tests: #wrong must be 0", subject=record.get("name")))
-    checked = len(records) - len(unchecked)
+        elif run_problem(record):
+            # a hung or failed run compared nothing past where it stopped: its #wrong 0 is no pass
+            unfinished.append(result("benchmarks.allreduce_wrong", SKIP, "not judged: %s: its #wrong says nothing"
+                                     % run_problem(record), subject=record.get("name")))
+    checked = len(records) - len(unchecked) - len(unfinished)
     if not out and checked:
         out.append(result("benchmarks.allreduce_wrong", PASS, "#wrong 0 in %d validated all-reduce run(s)%s" % (
             checked, "; %d not validated (-c 0)" % len(unchecked) if unchecked else ""), measured=0, expected=0,
             threshold_source="nccl-tests: #wrong must be 0"))
-    return out + unchecked
+    return out + unchecked + unfinished
 
 
 @node_check("benchmarks.allreduce_algo")
@@ -550,7 +568,7 @@ def check_allreduce_multi(nodes):
                 out.setdefault(host, []).append(result("benchmarks.allreduce_multi", SKIP, message,
                                                        subject=record.get("name")))
             continue
-        problem = outcome_problem(record)
+        problem = figure_problem(record)
         value = parsed.get("busbw_at_largest_size_gbs")
         # one floor per run, fitted to its node count and its nodes' NICs
         threshold = multi_node_floor([by_name[host] for host in hosts], len(set(hosts_of(record))))
@@ -767,7 +785,8 @@ def check_allreduce_relative(nodes):
         for node in members:
             wanted = (profile_value(node.profile, "thresholds.allreduce_single_node")[0] or {}).get("message_size")
             values = [busbw_at(_parsed(record), wanted)[0] for record in records_of(node)
-                      if benchmark_kind(record) == "allreduce_single" and not outcome_problem(record) and not ranks_problem(node, record)]
+                      if benchmark_kind(record) == "allreduce_single" and not figure_problem(record)
+                      and not ranks_problem(node, record)]
             values = [value for value in values if value is not None]
             figures[node.name] = vote(values, node.settings.get(VOTE_SETTING) or "median")[0]
         if not any(value is not None for value in figures.values()):
@@ -814,7 +833,7 @@ def pair_measurements(records):
         hosts = list(dict.fromkeys(hosts_of(record)))
         if len(hosts) != 2:
             continue
-        value = None if outcome_problem(record) else _parsed(record).get("busbw_at_largest_size_gbs")
+        value = None if figure_problem(record) else _parsed(record).get("busbw_at_largest_size_gbs")
         runs.setdefault(pair_key(hosts[0], hosts[1]), {}).setdefault(record.get("round"), []).append(value)
     out = {}
     for pair, by_round in runs.items():

@@ -8,20 +8,37 @@ hypercube).
 ``parse_nccl_tests(text)`` returns a dict with these keys (a public contract):
 
 - ``failed`` (bool): the run did not produce a trustworthy result: a ``Test NCCL failure`` /
-  ``Test CUDA failure`` / ``Test failure`` line, ``Out of bounds values : N FAILED``, no
+  ``Test CUDA failure`` / ``Test failure`` line, an argument error of nccl-tests (``invalid size
+  specified for 'minbytes'``, ``invalid option``), ``Out of bounds values : N FAILED``, no
   result row at all (hang or crash after the header, MPI/UCX launch failure), an abort
-  (``Abort COMPLETE``, ``MPI_ABORT``, segfault), an error line printed by the launcher, or
-  ``single_rank_runs``.
-- ``errors`` (list[{line, text}]): failure lines, launcher/UCX/MPI error lines (a message
-  wrapped over a few lines is joined), NCCL WARN lines (multi-line WARNs joined) and the
-  parser's own findings (``no result rows``...; ``line`` is None for those about the whole
-  text). ``line`` is 1-based in the text as given.
-- ``cause`` (str|None): for a failed run, why it failed in one line: the first NCCL WARN that
-  is not routine (``Could not find a path for pattern N, falling back to simple order`` is), with
-  the first ``Test NCCL failure ... 'unhandled cuda error'`` line after ``; `` when there is one;
-  else that line, an NCCL ``NCCL failure``/``Cuda failure``/``Abort`` line, or the first other
-  error line. The ``.. host pid N: Test failure file.cu:line`` backtrace lines nccl-tests prints
-  last are never the cause. None for a run that did not fail.
+  (``Abort COMPLETE``, ``MPI_ABORT``, segfault), an error line printed by the launcher, a
+  ``damaged`` table, or ``single_rank_runs``.
+- ``errors`` (list[{line, text, lines, count, hosts, ranks, source}]): one entry per error, in the
+  order of its first line: failure lines, launcher/UCX/MPI error lines (a message wrapped over a
+  few lines is joined), NCCL WARN lines (multi-line WARNs joined) and the parser's own findings
+  (``no result rows``...; ``line`` is None for those about the whole text). The same error printed
+  by several ranks (``host: Test NCCL failure common.cu:1005 ...`` of 8 hosts, NCCL's
+  ``host:pid:tid [dev]`` WARNs, `` .. host pid N:`` backtraces, Open MPI's ``[host:pid]`` lines,
+  srun's ``srun: error: host: task N: ...``) is one entry: ``line`` and ``text`` its first line,
+  ``lines`` every line of it (1-based in the text as given; ``[]`` for a finding about the whole
+  text), ``count`` how many, ``hosts`` the distinct hosts of their prefixes, ``ranks`` the ranks of
+  their launcher prefixes (``srun -l``, ``--tag-output``) or srun task numbers. ``source``:
+  ``rank`` (what a rank printed: nccl-tests, NCCL, CUDA, UCX, a signal), ``launcher`` (what mpirun,
+  srun, slurmstepd, ssh or the shell said about the job: ``Primary job  terminated normally ...``,
+  ``mpirun detected that one or more processes exited with non-zero status``, ``srun: error: ...
+  task N: Exited with exit code 1``) or ``parser`` (its findings).
+- ``cause`` (str|None): for a failed run, why it failed in one line: the first error a rank printed
+  (its ``rank`` entries: an argument error, a ``Test NCCL failure common.cu:1005 '...'`` line, an NCCL
+  WARN with file and line...) — an NCCL WARN with the first ``Test NCCL failure ... 'unhandled cuda
+  error'`` line after ``; `` when there is one; routine WARNs (``Could not find a path for pattern N,
+  falling back to simple order``) and the ``.. host pid N: Test failure file.cu:line`` backtrace lines
+  nccl-tests prints last never are. A run that printed its table header and nothing after it (no
+  error, no row) is ``hung: the table header was printed and no result row followed`` (with ``;
+  before it: `` and the first rank error before the header, if any). For a ``damaged`` table:
+  ``result row at line N cut by: `` and what cut it (the rank's error when that was it). Only when no
+  rank said anything: the first launcher line, else the parser's first finding. Never a launcher's
+  closing summary while a rank's error exists, wherever it is in the text. None for a run that did
+  not fail.
 - ``warnings`` (list[{line, text, host}]): the NCCL WARN lines alone.
 - ``ranks`` (int|None): number of ranks: the largest of (highest ``Rank N`` of the
   ``# Using devices`` lines + 1) and the largest ``nranks N`` of NCCL INFO lines.
@@ -81,6 +98,16 @@ hypercube).
 - ``nccl_blocks`` (list[{title, line, lines}]): NCCL's own multi-line blocks, skipped: the INFO line that announced
   each (``Enabled NCCL Func/Proto/Algo Matrix:``, NCCL >= 2.24) and the numbers of its lines, which carry no NCCL
   prefix and would otherwise read as broken result rows.
+- ``damaged`` (dict|None): the first result row that another process's output (an NCCL line, INFO
+  included, an error line of a rank or a launcher, Open MPI's ``[host:pid]`` lines) cut:
+  ``{line, text, row, by_line, by}``: the line (stripped), the row's cells before the cut, and the
+  line and text of what cut it. nccl-tests prints a row in three parts (size .. root, then each
+  half); a rank's error lands after any part, on the same line with or without a space
+  (``  -1host: Test NCCL failure ...``, ``14.87  0  [node2:1234] *** Process received signal ***``)
+  or, for a WARN, which NCCL starts on a new line, on the next non-blank line. The row is no figure,
+  the rows before it are kept, the rows after it are not read, the cut text is read as the line it
+  is (an NCCL WARN is in ``warnings``); sets ``failed``. A row cut short at the end of the text (a
+  recording cut there) still raises.
 - ``rank_prefix`` (str|None): launcher prefix seen: ``srun``, ``mpirun-tag-output``,
   ``mpi-rank``.
 - ``debug`` (dict|None): :func:`parse_nccl_debug` of the same text when NCCL INFO/WARN/TRACE
@@ -88,7 +115,8 @@ hypercube).
   ``fallback_to_socket`` (bool|None) copy its keys (``{}``/None/None without debug lines).
 
 Raises :class:`ParseError` naming the line for a result row with the wrong number of cells
-or a cell that is not a number, and (without a line) for empty input or text with no
+or a cell that is not a number (a placeholder such as ``...`` or ``<masked>`` is never read as a
+value) when no other process's output cut it (``damaged``), and (without a line) for empty input or text with no
 nccl-tests content, NCCL line or error message at all.
 """
 
@@ -126,28 +154,50 @@ _OOB_RE = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\S+)\s+(OK|FAILED)\b")
 _AVG_RE = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(\S+)")
 _COMMAND_PERF_RE = re.compile(r"\b([a-z][a-z0-9_]*_perf)\b")
 
+# nccl-tests' own refusals of its arguments and set-up (src/common.cu, util.cu; getopt's words for an unknown
+# option), printed by every rank before any result; one line each, never joined with the usage text that follows.
+_ARGUMENT_ERROR_RE = re.compile(
+    r"invalid size specified for '\w+'|invalid sizes for 'minbytes' and 'maxbytes'|invalid option\b|"
+    r"unrecognized option\b|option requires an argument\b|Invalid number of GPUs\b|Incompatible NCCL versions\b"
+)
 # Failure / launcher error lines (searched in lines that are neither NCCL lines nor rows).
 _FAILURE_PATTERNS = (
     re.compile(r"Test (?:NCCL |CUDA )?failure"),
+    re.compile(r"Test timeout \(\d+s\)"),
+    _ARGUMENT_ERROR_RE,
     re.compile(r"There are not enough slots available"),
-    re.compile(r"mpirun (?:noticed|was unable|has exited)"),
+    re.compile(r"(?:mpirun|mpiexec|orterun|prterun) (?:noticed|detected|was unable|has exited)"),
     re.compile(r"Primary job\s+terminated"),
     re.compile(r"ORTE (?:was unable|has lost)|PRTE has lost"),
     re.compile(r"MPI_ABORT"),
     re.compile(r"\b(?:srun|slurmstepd|salloc|sbatch):\s*error\b", re.IGNORECASE),
     re.compile(r"UCX\s+ERROR"),
+    re.compile(r"\*\*\* Process received signal \*\*\*"),
     re.compile(r"Segmentation fault|Bus error|core dumped|\bAborted\b|\bKilled\b"),
     re.compile(r"error while loading shared libraries"),
     re.compile(r"command not found"),
     re.compile(r"(?:^|\s)ERROR\b"),
     re.compile(r"^(?:\S+:\s*)?(?:Error|error)\b\s*:"),
 )
-# NCCL INFO lines that mean the communicator died.
+# Error lines of a single line: the lines after them are never joined to them.
+_ONE_LINE_RE = re.compile(
+    r"Test (?:NCCL |CUDA )?failure|Test timeout|\*\*\* Process received signal|" + _ARGUMENT_ERROR_RE.pattern
+)
+# What a launcher says about the job (its closing summaries and its own failures to start it), never a rank's words:
+# the cause of a failure only when no rank said anything.
+_LAUNCHER_RE = re.compile(
+    r"Primary job\s+terminated|Per user-direction|(?:mpirun|mpiexec|orterun|prterun)\b|There are not enough slots|"
+    r"ORTE (?:was unable|has lost|does not know)|PRTE (?:has lost|was unable)|MPI_ABORT was invoked|"
+    r"^(?:srun|slurmstepd|salloc|sbatch):\s*error\b|\btasks? [\d,\[\]-]+: (?:Exited with exit code|Killed|Terminated)|"
+    r"^ssh: |Host key verification failed|Permission denied \(publickey|command not found",
+    re.IGNORECASE,
+)
 # NCCL's multi-line blocks: an INFO line announces each and its lines follow without NCCL's prefix (NCCL >= 2.24
 # prints "Enabled NCCL Func/Proto/Algo Matrix:" under NCCL_DEBUG=INFO, one row per function: "    AllReduce |  1  2  1
 # |  1  1  0 ..."). Without this a block printed inside the results table read as broken result rows.
 _NCCL_BLOCKS = (("Func/Proto/Algo matrix", re.compile(r"Enabled NCCL Func/Proto/Algo Matrix:\s*$")),)
 _BLOCK_ROW_RE = re.compile(r"^\s*[A-Za-z][A-Za-z/ ]*\|[^|]*\|[^|]*$")
+# NCCL INFO lines that mean the communicator died.
 _NCCL_ABORT_RE = re.compile(r"Abort COMPLETE|NCCL failure|Cuda failure")
 # A WARN NCCL prints on healthy runs too (graph search on machines without NVLink), never a failure's cause.
 _ROUTINE_WARN_RE = re.compile(r"Could not find a path for pattern \d+, falling back to simple order")
@@ -155,21 +205,103 @@ _ROUTINE_WARN_RE = re.compile(r"Could not find a path for pattern \d+, falling b
 _BACKTRACE_RE = re.compile(r"^\.\.\s+\S+\s+pid\s+\d+:\s+Test failure\b")
 _TEST_FAILURE_RE = re.compile(r"Test (?:NCCL |CUDA )?failure\b")
 _WALL_CLOCK_RE = re.compile(r"^\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\s*")
+# What a rank puts before its words, different on every rank: NCCL's ``host:pid:tid [dev] ``, nccl-tests'
+# ``host: `` (``Test NCCL failure``) and `` .. host pid N: `` (its backtrace), Open MPI's ``[host:pid] ``, and
+# srun's ``srun: error: host: task N: ``. Without it the same error of 8 ranks reads as one text.
+_RANK_PREFIX_RE = re.compile(
+    r"^(?:(?P<nccl>[^\s:\[\]]+):\d+:\d+\s+\[-?\d+\]\s+|\.\.\s+(?P<trace>\S+)\s+pid\s+\d+:\s+|"
+    r"\[(?P<ompi>[^\s:\[\]]+):\d+\]\s+|(?P<test>[^\s:\[\]]+):\s+(?=Test\b)|"
+    r"(?P<launcher>srun: error:)\s+(?P<srun>[^\s:]+):\s+tasks?\s+(?P<task>[\d,\[\]-]+):\s+)"
+)
+# Where another process's output starts inside a result row: NCCL's ``host:pid:tid [dev]``, Open MPI's
+# ``[host:pid]``, nccl-tests' ``host: Test`` and `` .. host pid N:``, ``***``, an mpirun --tag-output prefix.
+_FOREIGN_START_RE = re.compile(
+    r"(?:\[\d{4}-\d\d-\d\d[ T][\d:.]+\]\s*)?(?:[^\s:\[\]]+:\d+:\d+\s+\[-?\d+\]|\[[^\s\[\]]+:\d+\]|"
+    r"[^\s:\[\]]+:\s+Test\s|\.\.\s+\S+\s+pid\s+\d+:|\*\*\*|\[\d+,\d+\]<std(?:out|err|diag)>:)"
+)
+_LEADING_NUMBER_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+HUNG = "hung: the table header was printed and no result row followed"
 
 
-def _cause(errors: list) -> str | None:
+def _plain(text: object) -> str:
+    """An error's text without NCCL's wall clock."""
+    return _WALL_CLOCK_RE.sub("", str(text)).strip()
+
+
+def _rank_cause(entries: list) -> str | None:
+    """The first error a rank printed; a WARN with the first ``Test NCCL failure`` line after ``; ``."""
+    if not entries:
+        return None
+    first = _plain(entries[0]["text"])
+    test = next((_plain(entry["text"]) for entry in entries if _TEST_FAILURE_RE.search(entry["text"])), None)
+    if " NCCL WARN " in " %s " % first and test:
+        return "%s; %s" % (first[:200], test[:150])
+    return first[:300]
+
+
+def _damage_cause(damaged: dict, entries: list, cause: str | None) -> str:
+    """The cause of a run one of whose result rows another process's output cut (``damaged``)."""
+    damage = "result row at line %d cut by: %s" % (damaged["line"], damaged["by"][:200])
+    first = entries[0]["line"] if entries else None
+    if first is not None and first in (damaged["line"], damaged["by_line"]):
+        return "result row at line %d cut by: %s" % (damaged["line"], cause)
+    if first is not None and first < damaged["line"]:
+        said = _plain(damaged["by"]) in cause
+        return "%s; %s" % (cause, "it cut the result row at line %d" % damaged["line"] if said else damage)
+    return "%s; %s" % (damage, cause) if cause else damage
+
+
+def _cause(errors: list, damaged: dict | None = None) -> str | None:
     """Why a failed run failed, in one line (module docstring, ``cause``)."""
-    lines = [_WALL_CLOCK_RE.sub("", str(item["text"])).strip() for item in errors]
-    lines = [line for line in lines if line and not _BACKTRACE_RE.match(line)]
-    warn = next((line for line in lines if " NCCL WARN " in " %s " % line and not _ROUTINE_WARN_RE.search(line)), None)
-    test = next((line for line in lines if _TEST_FAILURE_RE.search(line)), None)
-    if warn and test:
-        return "%s; %s" % (warn[:200], test[:150])
-    if warn or test:
-        return (warn or test)[:300]
-    aborted = next((line for line in lines if _NCCL_ABORT_RE.search(line)), None)
-    other = next((line for line in lines if not _ROUTINE_WARN_RE.search(line)), None)
-    return (aborted or other or "")[:300] or None
+    parser = [_plain(entry["text"]) for entry in errors if entry["source"] == "parser"]
+    rank = [entry for entry in errors if entry["source"] == "rank" and _plain(entry["text"])
+            and not _BACKTRACE_RE.match(_plain(entry["text"])) and not _ROUTINE_WARN_RE.search(entry["text"])]
+    cause = _rank_cause(rank)
+    if HUNG in parser:
+        return ("%s; before it: %s" % (HUNG, cause) if cause else HUNG)[:300]
+    if damaged:
+        return _damage_cause(damaged, rank, cause)[:300]
+    if cause:
+        return cause
+    launcher = next((_plain(entry["text"]) for entry in errors if entry["source"] == "launcher"), None)
+    other = next((text for text in parser if text), None)
+    return (launcher or other or "")[:300] or None
+
+
+def _error_key(item: dict) -> tuple:
+    """``(key, host, task)`` of an error line: the same key for the same error printed by different ranks."""
+    text = _plain(item["text"])
+    match = _RANK_PREFIX_RE.match(text)
+    if not match:
+        return (item["source"], " ".join(text.split())), None, None
+    host = next((match.group(name) for name in ("nccl", "trace", "ompi", "test", "srun") if match.group(name)), None)
+    task = match.group("task")
+    body = (match.group("launcher") or "") + " " + text[match.end():]
+    return (item["source"], " ".join(body.split())), host, int(task) if task and task.isdigit() else None
+
+
+def _group_errors(items: list, rank_of: dict) -> list:
+    """One entry per error: the same error line printed by several ranks (in line order) becomes one, its lines,
+    hosts and ranks listed. The parser's findings are never merged."""
+    entries, by_key = [], {}
+    for item in items:
+        key, host, task = _error_key(item) if item["source"] != "parser" else (None, None, None)
+        entry = by_key.get(key) if key is not None else None
+        if entry is None:
+            entry = {"line": item["line"], "text": item["text"], "lines": [], "count": 0, "hosts": [], "ranks": [],
+                     "source": item["source"]}
+            entries.append(entry)
+            if key is not None:
+                by_key[key] = entry
+        if item["line"] is not None:
+            entry["lines"].append(item["line"])
+        entry["count"] += 1
+        rank = rank_of.get(item["line"]) if task is None else task
+        if host is not None and host not in entry["hosts"]:
+            entry["hosts"].append(host)
+        if rank is not None and rank not in entry["ranks"]:
+            entry["ranks"].append(rank)
+    return entries
 
 
 def _number(cell, number, what):
@@ -303,6 +435,67 @@ def _is_row_candidate(line):
     return len(cells) >= 8 and numeric * 2 >= len(cells)
 
 
+_KIND_OF_COLUMN = {"size": "int", "count": "int", "type": "name", "redop": "name", "root": "int"}
+_VALUE_KINDS = ["number", "number", "number", "wrong"] * 2
+
+
+def _cell_kinds(lead: list | None) -> list:
+    """What each cell of a row holds: ``int``, ``name`` (type, redop), ``number``, ``wrong`` (a number or N/A); without
+    a header the new layout, its 4th cell a redop or (old layout) a root."""
+    if lead is None:
+        return ["int", "int", "name", "name-or-int"] + _VALUE_KINDS
+    return [_KIND_OF_COLUMN[name] for name in lead] + _VALUE_KINDS
+
+
+def _cell_fits(cell: str, kind: str) -> bool:
+    if kind == "int":
+        return bool(_INT_RE.match(cell))
+    if kind == "name":
+        return bool(_IDENT_RE.match(cell))
+    if kind == "name-or-int":
+        return bool(_IDENT_RE.match(cell) or _INT_RE.match(cell))
+    return bool(_FLOAT_RE.match(cell)) or (kind == "wrong" and cell in _NA)
+
+
+def _cells_fit(cells: list, kinds: list) -> bool:
+    """The cells are the first cells of a row: as many as a row has at most, each of its column's kind."""
+    return 2 <= len(cells) <= len(kinds) and all(_cell_fits(cell, kind) for cell, kind in zip(cells, kinds))
+
+
+def _is_foreign(text: str) -> bool:
+    """``text`` begins with another process's output: an NCCL line, a rank's or a launcher's error line."""
+    if _FOREIGN_START_RE.match(text) or match_nccl_line(text):
+        return True
+    return any(pattern.match(text) for pattern in _FAILURE_PATTERNS)
+
+
+def _fused_split(line: str, kinds: list) -> tuple | None:
+    """``(row part, other part)`` of a result row that another process's output continues on the same line, else None.
+
+    nccl-tests prints a row in three parts (size .. root, then each half's cells) and an error of any rank lands
+    after any of them, with or without a space (``    -1host: Test NCCL failure ...``, ``8.50[node2:1234] ***``).
+    """
+    cells = list(re.finditer(r"\S+", line))
+    for index, match in enumerate(cells):
+        cell = match.group()
+        kind = kinds[index] if index < len(kinds) else None
+        fits = kind is not None and _cell_fits(cell, kind)
+        # where the other output may begin in this cell: before it (a cell that is no number), or after its number
+        cuts = []
+        number = _LEADING_NUMBER_RE.match(cell)
+        if index >= 2 and kind is not None and not fits and number and _cell_fits(number.group(), kind):
+            cuts.append(number.end())
+        if index >= 2 and (not fits or kind in ("name", "name-or-int")):
+            cuts.append(0)
+        for cut in cuts:
+            rest = line[match.start() + cut:]
+            if _is_foreign(rest):
+                return line[:match.start() + cut].rstrip(), rest
+        if not fits:
+            return None
+    return None
+
+
 def _new_result():
     return {
         "failed": False,
@@ -338,6 +531,7 @@ def _new_result():
         "elided": False,
         "elided_lines": [],
         "nccl_blocks": [],
+        "damaged": None,
         "rank_prefix": None,
         "debug": None,
         "transports": {},
@@ -364,8 +558,11 @@ class _Reader:
         self.consumed = set()
         self.block = None  # the NCCL multi-line block being skipped: {"title", "line", "lines"}
 
-    def error(self, number, text):
-        self.res["errors"].append({"line": number, "text": text})
+    def error(self, number: int | None, text: str, source: str | None = None):
+        """An error line (``source`` rank or launcher, from its text) or, with ``source="parser"``, a finding."""
+        if source is None:
+            source = "launcher" if _LAUNCHER_RE.search(_plain(text)) else "rank"
+        self.res["errors"].append({"line": number, "text": text, "source": source})
 
     def read(self):
         warnings = join_warnings(self.lines)
@@ -414,8 +611,9 @@ class _Reader:
             self.recognised = True
             return index + 1
         if _is_row_candidate(stripped):
-            self.read_row(number, stripped, rank)
             self.recognised = True
+            if self.res["damaged"] is None:  # after a damaged row the table is not read on
+                self.read_row(index, number, stripped, rank)
             return index + 1
         return self.read_other(index, number, stripped)
 
@@ -503,12 +701,23 @@ class _Reader:
             return True
         return stripped.startswith("#")
 
-    def read_row(self, number, stripped, rank):
+    def read_row(self, index, number, stripped, rank):
         cells = stripped.split()
+        fused = _fused_split(stripped, _cell_kinds(self.layout[0] if self.layout else None))
+        if fused is not None:
+            self.damage(number, stripped, fused[0], number, fused[1])
+            return
         if self.layout is not None:
             lead, fmt = self.layout
         else:
-            lead, fmt = _layout_from_cells(cells, number)
+            lead, fmt = _layout_from_cells(cells, number) if len(cells) >= 12 else (None, None)
+        if lead is None or len(cells) < len(lead) + 8:
+            cut_by = self.cut_by(index, cells, lead)
+            if cut_by is not None:
+                self.damage(number, stripped, stripped, cut_by[0], cut_by[1])
+                return
+            if lead is None:
+                _layout_from_cells(cells, number)  # raises, naming the line
         row = _parse_row(cells, number, lead, fmt)
         row["_fmt"] = fmt
         key = (row["type"], row["redop"], row["root"])
@@ -521,6 +730,34 @@ class _Reader:
             self.row_prefix_ranks.add(rank)
         self.res["rows"].append(row)
 
+    def cut_by(self, index: int, cells: list, lead: list | None) -> tuple | None:
+        """``(line, text)`` of the other process's line that follows a row cut short (nccl-tests prints a row in
+        three parts; a WARN starts on a new line), else None: a row cut at the end of the text is a recording cut."""
+        if not _cells_fit(cells, _cell_kinds(lead)):
+            return None
+        for number, line, _kind, _rank in self.lines[index + 1:]:
+            text = line.strip()
+            if text:
+                return (number, text) if _is_foreign(text) else None
+        return None
+
+    def damage(self, number: int, text: str, row_text: str, by_line: int, by_text: str):
+        """A result row cut by another process's output: not a figure; the table is not read on (``damaged``)."""
+        self.failure = True
+        self.res["damaged"] = {"line": number, "text": text, "row": row_text.strip(), "by_line": by_line, "by": by_text}
+        self.error(number, "result row cut by other output: %s" % text if by_line == number else
+                   "result row cut by the output on line %d: %s" % (by_line, text), source="parser")
+        if by_line != number:
+            return  # the line that cut it is read as itself
+        match = match_nccl_line(by_text)
+        if match and match.group("level") == "WARN":
+            self.res["warnings"].append({"line": number, "text": by_text, "host": match.group("host")})
+            self.error(number, by_text)
+        elif match and _NCCL_ABORT_RE.search(match.group("msg")):
+            self.error(number, by_text)
+        elif not match and any(pattern.search(by_text) for pattern in _FAILURE_PATTERNS):
+            self.error(number, by_text)
+
     def read_other(self, index, number, stripped):
         """Command lines, launcher messages and error text."""
         match = _COMMAND_PERF_RE.search(stripped)
@@ -531,7 +768,7 @@ class _Reader:
             self.failure = True
             parts = [stripped]
             follow = index + 1
-            while follow < len(self.lines) and len(parts) < 4:
+            while follow < len(self.lines) and len(parts) < 4 and not _ONE_LINE_RE.search(stripped):
                 nxt = self.lines[follow][1].strip()
                 if not nxt or nxt.startswith("#") or match_nccl_line(nxt) or _is_row_candidate(nxt) or is_elision(nxt):
                     break
@@ -577,20 +814,32 @@ class _Reader:
             res["hosts"] = list(debug["hosts"])
         self._summarise_rows()
         res["complete"] = self.footer_after_rows
+        self._findings()
+        res["failed"] = self.failure
+        res["errors"].sort(key=lambda item: (item["line"] is None, item["line"] or 0))
+        res["warnings"].sort(key=lambda item: item["line"])
+        res["errors"] = _group_errors(res["errors"], {number: rank for number, _line, _kind, rank in self.lines})
+        res["cause"] = _cause(res["errors"], res["damaged"]) if res["failed"] else None
+        res["validated"] = self._validated()
+
+    def _findings(self) -> None:
+        """The parser's own findings about the whole run: no result row (a hang when nothing followed the header),
+        rows of independent single-rank runs."""
+        res = self.res
         if not res["rows"]:
             self.failure = True
-            where = "after the table header" if self.header_line is not None else "in the output"
-            res["errors"].append({"line": self.header_line, "text": "no result rows %s (hang, crash or launch failure)" % where})
+            after = [item for item in res["errors"] if item["line"] is not None and self.header_line is not None
+                     and item["line"] > self.header_line and not _ROUTINE_WARN_RE.search(item["text"])]
+            if self.header_line is None:
+                text = "no result rows in the output (hang, crash or launch failure)"
+            else:
+                text = "no result rows after the table header" if after else HUNG
+            self.error(self.header_line, text, source="parser")
         if res["single_rank_runs"]:
             self.failure = True
             first = next((row["line"] for row in res["rows"]), None)
-            res["errors"].append(
-                {"line": first, "text": "rows of independent single-rank runs are interleaved (nccl-tests built without MPI=1?)"}
-            )
-        res["failed"] = self.failure
-        res["errors"].sort(key=lambda item: (item["line"] is None, item["line"] or 0))
-        res["cause"] = _cause(res["errors"]) if res["failed"] else None
-        res["validated"] = self._validated()
+            text = "rows of independent single-rank runs are interleaved (nccl-tests built without MPI=1?)"
+            self.error(first, text, source="parser")
 
     def _validated(self):
         """False: the run did not check its results (-c 0); True: it did; None: cannot tell."""

@@ -24,9 +24,10 @@ OLD_VALIDATION0 = "nccl/superbench-a100-sxm4-40gb-8gpu-single-node-allreduce-old
 SINGLE = "nccl/h100-8gpu-1node-nvls-allreduce-128M-4G-issue290.txt"  # validation: 1, #wrong 0
 
 
-def run_record(fixture_text, path, rc, kind="allreduce_single", hosts=("node",), command=("all_reduce_perf",)):
-    stdout = fixture_text(path)
-    outcome, reason = classify(rc, stdout, "")
+def run_record(fixture_text, path, rc, kind="allreduce_single", hosts=("node",), command=("all_reduce_perf",),
+               stdout=None, hang=False):
+    stdout = fixture_text(path) if stdout is None else stdout
+    outcome, reason = classify(rc, stdout, "", hang=hang, timeout=30, signals=["SIGTERM"])
     args = {"record_host": hosts[0], "hosts": list(hosts), "kind": kind, "argv": list(command), "env": {"NCCL_DEBUG": "INFO"}}
     result = {"outcome": outcome, "reason": reason, "rc": rc, "cmd": list(command), "started": "2026-01-01T00:00:00Z", "duration_s": 3.0}
     return build_run_record(args, result, "all_reduce_perf", None, None, parse("nccl", stdout))
@@ -102,3 +103,60 @@ def test_corrupt_results_still_fail(fixture_text):
     assert record["reason"] == "# Out of bounds values : 108 FAILED (exit status 1)"
     item, = benchmarks.check_allreduce_wrong(node([record]))
     assert item["status"] == FAIL
+
+
+RANKS_FAILED = "nccl/h100-1024rank-allreduce-5-rows-then-39-ranks-Test-NCCL-failure-mpirun-detected-PARTIAL-tail.txt"
+LAUNCHER_ONLY = ("nccl/azure-nd-h100-v5-8rank-allreduce-mpirun-ucx-warn-ELIDED-primary-job-terminated-mpirun-detected-"
+                 "exit3.txt")
+HUNG = "hung: the table header was printed and no result row followed"
+
+
+def test_a_run_hung_after_its_header_says_hung_and_is_never_a_figure_nor_wrong_0(fixture_text):
+    # the real recording cut after its units line (15): the runner's timeout ended it (classify's hang reason)
+    cut = "\n".join(fixture_text(SINGLE).split("\n")[:15]) + "\n"
+    record = run_record(fixture_text, SINGLE, None, stdout=cut, hang=True)
+    assert record["outcome"] == "hang"
+    assert record["reason"] == HUNG + " (no exit within the 30s timeout; process group ended with SIGTERM)"
+    single, = benchmarks.check_allreduce_single(node([record]))
+    assert single["status"] == FAIL and single["measured"] is None
+    assert single["message"] == "all_reduce_perf did not finish: hang (%s)" % record["reason"]
+    wrong, = benchmarks.check_allreduce_wrong(node([record]))
+    assert wrong["status"] == SKIP and wrong["measured"] is None
+    said = "not judged: all_reduce_perf did not finish: hang (%s): its #wrong says nothing"
+    assert wrong["message"] == said % record["reason"]
+    # beside a finished run the hung one is named, and only the finished one counts
+    items = benchmarks.check_allreduce_wrong(node([run_record(fixture_text, SINGLE, 0), record]))
+    assert [item["status"] for item in items] == [PASS, SKIP]
+    assert items[0]["message"] == "#wrong 0 in 1 validated all-reduce run(s)"
+
+
+def test_the_reason_is_the_ranks_failure_never_mpiruns_closing_summary(fixture_text):
+    record = run_record(fixture_text, RANKS_FAILED, 3, kind="allreduce_multi", hosts=("HCA-128", "HCA-1"))
+    # the node alone quotes the last line: Open MPI's closing box
+    assert classify(3, fixture_text(RANKS_FAILED), "")[1] == "exit status 3: " + "-" * 74
+    assert record["reason"] == ("HCA-128: Test NCCL failure common.cu:1204 'unhandled cuda error (run with "
+                                "NCCL_DEBUG=INFO for details) / ' (exit status 3)")
+    assert record["parsed"]["errors"][0]["count"] == 39
+    # its five rows before the failure are no pass of #wrong either
+    wrong, = benchmarks.check_allreduce_wrong(node([record]))
+    assert wrong["status"] == SKIP and "Test NCCL failure common.cu:1204" in wrong["message"]
+
+
+def test_with_only_launcher_lines_the_reason_is_the_first_of_them(fixture_text):
+    record = run_record(fixture_text, LAUNCHER_ONLY, 3)
+    assert record["reason"] == ("Primary job terminated normally, but 1 process returned a non-zero exit code. "
+                                "Per user-direction, the job has been aborted. (exit status 3)")
+
+
+def test_a_damaged_table_is_no_figure_even_when_the_run_exited_0(fixture_text):
+    # EDITED: the 1 GiB row (line 19 of the NVLS recording: 4 GiB is its largest) cut after its root cell by an
+    # NCCL WARN without its host prefix
+    text = fixture_text(SINGLE)
+    row = next(line for line in text.split("\n") if line.strip().startswith("1073741824"))
+    cut = row[:row.index("-1") + 2] + "NCCL WARN Cuda failure 'out of memory'"
+    record = run_record(fixture_text, SINGLE, 0, stdout=text.replace(row, cut))
+    assert record["outcome"] == "ok" and record["parsed"]["damaged"]["by"] == "NCCL WARN Cuda failure 'out of memory'"
+    item, = benchmarks.check_allreduce_single(node([record]))
+    assert item["status"] == FAIL and item["measured"] is None
+    assert item["message"] == ("all_reduce_perf failed: result row at line 19 cut by: "
+                               "NCCL WARN Cuda failure 'out of memory'")

@@ -498,8 +498,16 @@ def test_issue300_interleaved_failure_blocks(fixture_text):
     assert res["elided"] is True
     assert res["elided_lines"] == [1]
     assert [w["line"] for w in res["warnings"]] == [2, 9, 16, 35]
-    lines = _error_lines(res)
-    assert [24, 25, 28, 31, 32, 33, 43, 44] == [n for n in lines if n in (24, 25, 28, 31, 32, 33, 43, 44)]
+    # the same WARN, Test NCCL failure and backtrace line of the 4 ranks (pids 7038-7041) are one entry each
+    assert [(item["line"], item["lines"], item["count"], item["source"]) for item in res["errors"]] == [
+        (2, [2, 9, 16, 35], 4, "rank"), (24, [24, 28, 31, 43], 4, "rank"), (25, [25, 32, 33, 44], 4, "rank"),
+        (None, [], 1, "parser")]
+    assert res["errors"][1]["hosts"] == ["my-node"]
+    assert res["errors"][1]["text"] == ("my-node: Test NCCL failure common.cu:1126 'unhandled system error (run with "
+                                        "NCCL_DEBUG=INFO for details) / '")
+    assert res["cause"] == ("my-node:7039:7435 [0] misc/nvmlwrap.cc:183 NCCL WARN nvmlDeviceGetHandleByPciBusId() "
+                            "failed: Not Found; my-node: Test NCCL failure common.cu:1126 'unhandled system error "
+                            "(run with NCCL_DEBUG=INFO for details) / '")
     assert res["hosts"] == ["my-node"]
     assert res["rows"] == []
 
@@ -705,6 +713,19 @@ def test_hang_after_header(fixture_text):
     assert res["rows"] == []
     assert _error_lines(res) == [14]
     assert res["ranks"] == 8
+    # nothing followed the header: hung, never "no figure" or a figure of 0
+    assert res["errors"][0]["text"] == "hung: the table header was printed and no result row followed"
+    assert res["cause"] == "hung: the table header was printed and no result row followed"
+    assert res["busbw_at_largest_size_gbs"] is None and res["wrong_total"] is None
+
+
+def test_header_then_an_error_is_not_hung(fixture_text):
+    # the real recording: after the header (line 58) only INFO lines, then the WARN (67) and Test NCCL failure (72)
+    res = parse_nccl_tests(fixture_text(D + "rtx5090x2-nccl-debug-info-warn-then-failure.txt"))
+    finding = next(item for item in res["errors"] if item["source"] == "parser")
+    assert (finding["line"], finding["text"]) == (58, "no result rows after the table header")
+    assert res["cause"].startswith("GENOA-06:4766:4766 [1] enqueue.cc:1500 NCCL WARN Cuda failure 1 "
+                                   "'invalid argument'; ")
 
 
 def test_hostile_markup_kept_as_text(fixture_text):
@@ -786,3 +807,141 @@ def test_nccl_func_proto_algo_matrix_inside_the_table_is_skipped_by_its_announci
     assert (edited["failed"], len(edited["rows"]), edited["busbw_at_largest_size_gbs"]) == (False, 34, 235.26)
     assert [row["size_bytes"] for row in edited["rows"]] == [row["size_bytes"] for row in plain["rows"]]
     assert edited["rows"][0]["line"] == plain["rows"][0]["line"] + 8
+
+
+# ---------------------------------------------------------------- the cause of a failure, one entry per error
+
+RANKS_FAILED = D + "h100-1024rank-allreduce-5-rows-then-39-ranks-Test-NCCL-failure-mpirun-detected-PARTIAL-tail.txt"
+LAUNCHER_ONLY = D + ("azure-nd-h100-v5-8rank-allreduce-mpirun-ucx-warn-ELIDED-primary-job-terminated-mpirun-detected-"
+                     "exit3.txt")
+FAILURE_1204 = "Test NCCL failure common.cu:1204 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '"
+
+
+def test_the_same_failure_of_39_ranks_is_one_entry_and_the_cause_not_mpirun(fixture_text):
+    res = parse_nccl_tests(fixture_text(RANKS_FAILED))
+    assert res["failed"] is True and len(res["rows"]) == 5 and res["busbw_at_largest_size_gbs"] == 367.29
+    failure, backtrace, launcher = res["errors"]
+    # lines 12, 14 .. 86 and 88 (HCA-19 prints no backtrace line), on 37 hosts (HCA-108 and HCA-13 twice)
+    assert failure["text"] == "HCA-128: " + FAILURE_1204
+    assert (failure["line"], failure["count"], failure["source"]) == (12, 39, "rank")
+    assert failure["lines"] == list(range(12, 87, 2)) + [88]
+    assert len(failure["hosts"]) == 37 and failure["hosts"][:3] == ["HCA-128", "HCA-108", "HCA-107"]
+    assert failure["hosts"][-1] == "HCA-19"
+    assert (backtrace["line"], backtrace["count"]) == (13, 38)
+    assert backtrace["text"] == ".. HCA-128 pid 757466: Test failure common.cu:915"
+    assert (launcher["line"], launcher["source"]) == (90, "launcher")
+    assert launcher["text"].startswith("mpirun detected that one or more processes exited with non-zero status")
+    assert res["cause"] == "HCA-128: " + FAILURE_1204
+
+
+def test_only_launcher_lines_the_cause_is_the_first_of_them(fixture_text):
+    res = parse_nccl_tests(fixture_text(LAUNCHER_ONLY))
+    assert res["failed"] is True and res["elided_lines"] == [2]
+    assert [(item["line"], item["source"]) for item in res["errors"]] == [
+        (4, "launcher"), (8, "launcher"), (None, "parser")]
+    # the message wrapped over lines 4-5 is joined; the UCX WARN (line 1) is no error
+    assert res["cause"] == ("Primary job terminated normally, but 1 process returned a non-zero exit code. "
+                            "Per user-direction, the job has been aborted.")
+
+
+def test_a_rank_error_printed_after_the_launcher_summary_is_still_the_cause(fixture_text):
+    # EDITED: the launcher's boxes (stderr) came out before a rank's Test NCCL failure line (stdout)
+    text = fixture_text(LAUNCHER_ONLY) + "HCA-19: %s\n" % FAILURE_1204
+    res = parse_nccl_tests(text)
+    assert res["cause"] == "HCA-19: " + FAILURE_1204
+    assert res["errors"][2]["line"] == 13 and res["errors"][2]["source"] == "rank"
+
+
+def test_nccl_tests_argument_errors_are_the_cause():
+    # SYNTHETIC: what every rank of nccl-tests prints for -b 1x (src/common.cu: "invalid size specified for
+    # 'minbytes'") and for an unknown option ("invalid option '%c'" and its usage text), then srun's per-task lines
+    text = ("invalid size specified for 'minbytes'\ninvalid size specified for 'minbytes'\n"
+            "srun: error: node1: task 0: Exited with exit code 255\n"
+            "srun: error: node2: task 1: Exited with exit code 255\n")
+    res = parse_nccl_tests(text)
+    assert res["cause"] == "invalid size specified for 'minbytes'"
+    argument, launcher, finding = res["errors"]
+    assert (argument["lines"], argument["count"], argument["source"]) == ([1, 2], 2, "rank")
+    assert (launcher["lines"], launcher["hosts"], launcher["ranks"]) == ([3, 4], ["node1", "node2"], [0, 1])
+    assert launcher["source"] == "launcher"
+    assert finding == {"line": None, "text": "no result rows in the output (hang, crash or launch failure)",
+                       "lines": [], "count": 1, "hosts": [], "ranks": [], "source": "parser"}
+    usage = parse_nccl_tests("invalid option '?'\nUSAGE: ./build/all_reduce_perf \n\t[-t,--nthreads <num threads>] \n")
+    assert usage["cause"] == "invalid option '?'"  # one line: the usage text is not joined to it
+
+
+# ---------------------------------------------------------------- rows fused with another process's output
+
+
+def _fuse_line(text, number, new_line):
+    lines = text.split("\n")
+    lines[number - 1] = new_line
+    return "\n".join(lines)
+
+
+def test_row_fused_with_a_failure_on_its_line_keeps_the_rows_before_it(fixture_text):
+    # EDITED: line 11's out-of-place half, then line 12 (HCA-128's Test NCCL failure) on the same line
+    text = fixture_text(RANKS_FAILED)
+    lines = text.split("\n")
+    fused = lines[10][:lines[10].index("367.29") + 6] + "      0" + lines[11]
+    res = parse_nccl_tests(_fuse_line(text, 11, fused))
+    assert res["failed"] is True
+    assert [row["size_bytes"] for row in res["rows"]] == [1073741824, 2147483648, 4294967296, 8589934592]
+    assert res["busbw_at_largest_size_gbs"] == 364.57  # 8G: the fused 16G row is no figure
+    row = "17179869184    4294967296     float     sum      -1    93457  183.83  367.29      0"
+    assert res["damaged"] == {"line": 11, "text": fused.strip(), "row": row, "by_line": 11,
+                              "by": "HCA-128: " + FAILURE_1204}
+    assert res["cause"] == "result row at line 11 cut by: HCA-128: " + FAILURE_1204
+    assert res["errors"][1]["lines"][:2] == [11, 12] and res["errors"][1]["count"] == 40
+
+
+def test_row_preamble_glued_to_a_failure_and_ompi_signal_lines(fixture_text):
+    # EDITED: nccl-tests prints a row in three parts; the size .. root part of the first size (8 B, 2 floats),
+    # then without a space the Test NCCL failure of line 72, and a signal line of Open MPI after a full half
+    text = fixture_text(D + "rtx5090x2-nccl-debug-info-warn-then-failure.txt")
+    lines = text.split("\n")
+    res = parse_nccl_tests(_fuse_line(text, 72, "           8             2     float     sum      -1" + lines[71]))
+    assert res["damaged"]["line"] == 72 and res["damaged"]["row"] == "8             2     float     sum      -1"
+    assert res["rows"] == []
+    # the WARN (line 67) came first: it leads the cause
+    assert res["cause"] == ("GENOA-06:4766:4766 [1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'; "
+                            "GENOA-06: Test NCCL failure common.cu:392 'unhandled cuda error (run with NCCL_DEBUG=INFO "
+                            "for details) / '; it cut the result row at line 72")
+    signal = "   1048576    262144  float  sum  -1  123.4  8.50  14.87  0  [node2:1234] *** Process received signal ***"
+    res = parse_nccl_tests(_fuse_line(text, 72, signal))
+    assert res["damaged"]["by"] == "[node2:1234] *** Process received signal ***"
+    assert any(item["line"] == 72 and item["source"] == "rank" for item in res["errors"])
+
+
+def test_row_cut_short_by_a_warn_on_the_next_line(fixture_text):
+    # EDITED: the size .. root part of a row on its own line 66 before the blank line and the WARN (now 68): NCCL
+    # starts a WARN on a new line
+    lines = fixture_text(D + "rtx5090x2-nccl-debug-info-warn-then-failure.txt").split("\n")
+    text = "\n".join(lines[:65] + ["           8             2     float     sum      -1"] + lines[65:])
+    res = parse_nccl_tests(text)
+    assert (res["damaged"]["line"], res["damaged"]["by_line"]) == (66, 68)
+    assert res["cause"].startswith("result row at line 66 cut by: GENOA-06:4766:4766 [1] enqueue.cc:1500 NCCL WARN "
+                                   "Cuda failure 1 'invalid argument'; GENOA-06: Test NCCL failure common.cu:392")
+    assert [w["line"] for w in res["warnings"]] == [25, 27, 30, 32, 68]
+    # the same line at the end of the text is a recording cut there: it still names the line
+    with pytest.raises(ParseError) as info:
+        parse_nccl_tests("\n".join(lines[:65] + ["           8             2     float     sum      -1"]))
+    assert info.value.line == 66
+
+
+def test_rows_after_a_damaged_row_are_not_read(fixture_text):
+    # EDITED: the first row (line 17) cut by an NCCL WARN without its host prefix; the 5 rows after it are left
+    text = fixture_text(D + "gcm-a100-sxm4-80gb-1node-8rank-mpi-allreduce-32M-1G.txt")
+    res = parse_nccl_tests(text.replace("97.32  170.31", "97.32  NCCL WARN Cuda failure 'out of memory'"))
+    assert res["rows"] == [] and res["damaged"]["line"] == 17 and res["failed"] is True
+    assert res["warnings"][0] == {"line": 17, "text": "NCCL WARN Cuda failure 'out of memory'      0    349.5   95.99  "
+                                  "167.99      0", "host": None}
+
+
+def test_a_placeholder_cell_is_never_a_value(fixture_text):
+    # EDITED: the busbw of line 17 masked by an author
+    text = fixture_text(D + "gcm-a100-sxm4-80gb-1node-8rank-mpi-allreduce-32M-1G.txt")
+    for placeholder in ("<masked>", "...", "N/A"):
+        with pytest.raises(ParseError) as info:
+            parse_nccl_tests(text.replace("170.31", placeholder))
+        assert info.value.line == 17
