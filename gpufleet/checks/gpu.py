@@ -17,7 +17,7 @@ check says so, or skips when no GPU printed it.
 | ``gpu.ecc`` | ECC mode: off on a data-center GPU fails, on a workstation GPU warns; pending change warns | fail/warn |
 | ``gpu.ecc_errors`` | uncorrectable ECC: volatile fail, aggregate warn; AzNHC's SRAM/DRAM limits fail | fail/warn |
 | ``gpu.recovery_action`` | NVML's GPU Recovery Action (R570+): anything but None fails, naming the action | fail |
-| ``gpu.pcie_replay`` | PCIe "Replays Since Reset", one reading: noted (a pass naming the counts), not judged | pass |
+| ``gpu.pcie_replay`` | PCIe "Replays Since Reset" / host uptime above 8 per minute; else noted | warn |
 | ``gpu.retired_pages`` | page retirement pending fails; retired pages present warn (pre-A100 GPUs) | fail/warn |
 | ``gpu.row_remap`` | row remapping pending or failed fails; rows remapped for uncorrectable errors warn (A100+) | fail/warn |
 | ``gpu.mig`` | MIG mode enabled | fail |
@@ -40,13 +40,13 @@ the readings is known.
 A cumulative counter read once counts from a start the facts do not know (the driver load, a GPU reset, a counter
 clear), so a non-zero value says the link erred at some time, not that it errs now. DCGM's health watch judges PCIe
 replays by their rate, more than 8 per minute warns (NVIDIA/DCGM modules/health/DcgmHealthWatch.cpp ``MonitorPcie``,
-``DCGM_LIMIT_MAX_PCIREPLAY_RATE``). A rate needs a time base: the host's uptime would bound the counter's window from
-above (count / uptime is a lower bound of the rate, which warns when even it exceeds 8 per minute), but the host
-facts carry no uptime, so one reading is noted. Per counter (docs/baselines.md 8):
+``DCGM_LIMIT_MAX_PCIREPLAY_RATE``). A rate needs a time base: the host's uptime (``gpufleet_host.uptime_s``) bounds
+the counter's window from above, so count / uptime is a lower bound of the rate, which warns when even it exceeds 8
+per minute; without the uptime one reading is noted. Per counter (docs/baselines.md 8):
 
 | counter (check) | one reading | why |
 |---|---|---|
-| PCIe Replays Since Reset (``gpu.pcie_replay``) | noted: a pass naming the counts | no time base (above) |
+| PCIe Replays Since Reset (``gpu.pcie_replay``) | over 8/min since boot warns, else noted | uptime (above) |
 | NVLink replay / recovery / CRC (``nvlink.errors``) | non-zero fails, kept | Meta GCM's check fails one reading |
 | IB PortCounters errors (``network.ib_port_errors``) | non-zero noted (it warned) | no time base |
 | the same, saturated at the counter's width | fails, kept | the count is unknown; growth can no longer show |
@@ -440,24 +440,61 @@ def pcie_replay_growth(before_gpus: List[Dict[str, Any]], after_gpus: List[Dict[
 
 @query_check("gpu.pcie_replay")
 def pcie_replay(node):
-    """PCIe replays since the last reset, read once: the counts are noted, never judged (module docstring: no time
-    base gives a rate to hold against DCGM's limit); growth between two readings is judged after stress."""
+    """PCIe replays since the last reset, read once. The counter starts at a driver load or GPU reset after boot, so
+    with the host's uptime (``gpufleet_host.uptime_s``) count / uptime is a lower bound of its mean rate: a GPU whose
+    lower bound is above DCGM's 8 per minute warns, the others are noted with it. Without uptime the counts are
+    noted, not judged; growth between two readings is judged after stress."""
     counts = {_label(gpu): gpu["replays_since_reset"] for gpu in _gpus(node)
               if gpu.get("replays_since_reset") is not None}
     if not counts:
         return [result("gpu.pcie_replay", SKIP, "not judged: no GPU prints Replays Since Reset")]
-    replayed = ["%s %d" % (label, count) for label, count in counts.items() if count]
+    replayed = {label: count for label, count in counts.items() if count}
     if not replayed:
         return [result("gpu.pcie_replay", PASS, "no PCIe replay on %d GPU(s)" % len(counts), measured=0, expected=0,
                        threshold_source=PCIE_REPLAY_SOURCE)]
     others = len(counts) - len(replayed)
-    return [result("gpu.pcie_replay", PASS,
-                   "noted, not judged: PCIe replays since the last driver load or GPU reset: %s%s. One reading has "
-                   "no time base (when the counter started is unknown; the host facts carry no uptime), so it gives "
-                   "no rate to hold against DCGM's %d per minute; growth between two readings is judged after stress"
-                   % (", ".join(replayed), "; 0 on the other %d GPU(s)" % others if others else "",
-                      DCGM_PCIE_REPLAYS_PER_MIN),
-                   measured=counts, expected=None, threshold_source=PCIE_REPLAY_RATE_SOURCE)]
+    zeros = "; 0 on the other %d GPU(s)" % others if others else ""
+    # no host group (not gathered, failed) is no reason to skip: the counts are still noted
+    uptime_s = (node.group("host") or {}).get("uptime_s")
+    if uptime_s is None or uptime_s <= 0:
+        return [result("gpu.pcie_replay", PASS,
+                       "noted, not judged: PCIe replays since the last driver load or GPU reset: %s%s. One reading has "
+                       "no time base (when the counter started is unknown; the host facts carry no uptime), so it "
+                       "gives no rate to hold against DCGM's %d per minute; growth between two readings is judged "
+                       "after stress" % (", ".join("%s %d" % item for item in replayed.items()), zeros,
+                                         DCGM_PCIE_REPLAYS_PER_MIN),
+                       measured=counts, expected=None, threshold_source=PCIE_REPLAY_RATE_SOURCE)]
+    return _replay_rates_since_boot(counts, replayed, uptime_s, zeros)
+
+
+def _replay_rates_since_boot(counts: Dict[str, int], replayed: Dict[str, int], uptime_s: float,
+                             zeros: str) -> List[Dict[str, Any]]:
+    """gpu.pcie_replay with the host's uptime: a warning per GPU whose lower-bound rate is above DCGM's limit, else
+    one note naming each lower bound (rates rounded to 2 decimals only where shown)."""
+    rates = {label: replays_per_minute(count, uptime_s) for label, count in replayed.items()}
+    shown = {label: round(rate, 2) for label, rate in rates.items()}
+    uptime_min = round(uptime_s / 60.0, 1)
+    warned = []
+    for label, rate in rates.items():
+        if rate > DCGM_PCIE_REPLAYS_PER_MIN:
+            item = result("gpu.pcie_replay", WARN, "%s: at least %g replays per minute on average since boot: above "
+                          "DCGM's %d per minute (%d PCIe replays since the last driver load or GPU reset, the host up "
+                          "%g min)" % (label, shown[label], DCGM_PCIE_REPLAYS_PER_MIN, replayed[label], uptime_min),
+                          measured=shown[label], expected=DCGM_PCIE_REPLAYS_PER_MIN,
+                          threshold_source=PCIE_REPLAY_RATE_SOURCE, subject=label)
+            item.update(counter="replays_since_reset", replays=replayed[label], uptime_s=uptime_s)
+            warned.append(item)
+    if warned:
+        return warned
+    named = ", ".join("%s %d (%g per minute at least)" % (label, replayed[label], rate)
+                      for label, rate in shown.items())
+    item = result("gpu.pcie_replay", PASS,
+                  "noted: PCIe replays since the last driver load or GPU reset, at most %g min ago (the host's "
+                  "uptime): %s%s. Even the lower bound is within DCGM's %d per minute; the rate now is unknown, growth "
+                  "between two readings is judged after stress" % (uptime_min, named, zeros, DCGM_PCIE_REPLAYS_PER_MIN),
+                  measured=counts, expected=None, threshold_source=PCIE_REPLAY_RATE_SOURCE)
+    item.update(per_minute_at_least=shown, uptime_s=uptime_s)
+    return [item]
 
 
 @query_check("gpu.retired_pages")

@@ -11,6 +11,7 @@ so (``None`` values plus a reason), it is never guessed.
 
 from __future__ import annotations
 
+import math
 import re
 
 from gpufleet.facts import xid_catalog
@@ -232,6 +233,17 @@ def memlock_info(limits, rlimit):
     }
 
 
+def uptime_seconds(text: str | None) -> float | None:
+    """Seconds since boot: the first field of ``/proc/uptime`` (``350735.47 234388.90``, the second being idle time
+    summed over the CPUs). None when the file was not read or its first field is not a finite, non-negative number:
+    uptime unknown, never a guess."""
+    try:
+        seconds = float((text or "").split()[0])
+    except (IndexError, ValueError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
 def ofed_version(text):
     """``MLNX_OFED_LINUX-23.10-1.1.9.0`` from ``ofed_info -s`` (trailing ``:`` dropped); None when absent."""
     line = first_line(text)
@@ -435,6 +447,7 @@ def build_facts(reader):
         "iommu": iommu_info(cmdline, iommu_raw.get("units"), iommu_raw.get("group_types"), iommu_raw.get("groups"),
                             why_not(files, "cmdline")),
         "memlock": memlock_info(limits, raw.get("rlimit_memlock")),
+        "uptime_s": uptime_seconds(text_or_none(files, "uptime")),
         "versions": {
             "ofed": ofed_version(text_or_none(reader, "ofed_info")),
             "mpi": mpi_version(text_or_none(reader, "mpirun")),

@@ -184,8 +184,9 @@ def collect(params):
     """Everything this phase needs from the node, in one call."""
     procfs, sysfs, timeout = params["procfs_root"], params["sysfs_root"], params["timeout"]
     files = {}
+    # uptime: the time base of the GPUs' cumulative counters (each counts from a driver load or reset after boot)
     for key, relative in (("modules", "modules"), ("nvidia_version", "driver/nvidia/version"), ("cmdline", "cmdline"),
-                          ("self_limits", "self/limits"), ("osrelease", "sys/kernel/osrelease")):
+                          ("self_limits", "self/limits"), ("osrelease", "sys/kernel/osrelease"), ("uptime", "uptime")):
         files[key] = read_entry(os.path.join(procfs, *relative.split("/")))
     uname = os.uname()
     sysfs_errors = {}

@@ -14,7 +14,7 @@ description:
     and returns it raw; the action plugin of the same name parses it on the controller and sets
     C(gpufleet_host).
   - Files read under O(procfs_root) - C(modules), C(driver/nvidia/version), C(cmdline),
-    C(self/limits) (the collector's own limits), C(sys/kernel/osrelease) - and under
+    C(self/limits) (the collector's own limits), C(sys/kernel/osrelease), C(uptime) - and under
     O(sysfs_root) - the NVIDIA GPUs (C(bus/pci/devices/*/vendor) C(0x10de), C(class) C(0x0300xx) or
     C(0x0302xx)) and RDMA devices (C(class/infiniband/*/device)) with the chain of PCI bridges
     above each, C(class/iommu/*) and C(kernel/iommu_groups/*/type).
@@ -167,6 +167,14 @@ ansible_facts:
           description: The collector's C(Max locked memory) in bytes (None when unlimited); C(ok) only when unlimited.
           type: dict
           sample: {"soft": 65536, "hard": 65536, "unit": "bytes", "unlimited": false, "ok": false, "source": "limits"}
+        uptime_s:
+          description:
+            - Seconds since boot (the first field of C(/proc/uptime)); None when the file is missing, unreadable or
+              not a number.
+            - The time base of the GPUs' cumulative counters - each starts after boot, so count / uptime is a lower
+              bound of its rate.
+          type: float
+          sample: 350735.47
         versions:
           description: C(ofed) (C(ofed_info -s)), C(mpi) (first line of C(mpirun --version)), C(nccl); None when absent.
           type: dict

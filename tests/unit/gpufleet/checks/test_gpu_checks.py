@@ -267,6 +267,55 @@ def test_pcie_replays_of_one_reading_are_noted_and_growth_fails(shipped, facts):
     assert [item["status"] for item in checks.pcie_replay_growth(before, before)] == ["pass"]
 
 
+def _with_uptime(shipped, gpu_facts, uptime_s):
+    return NodeContext("n1", facts={"gpu": gpu_facts, "host": {"uptime_s": uptime_s}}, profile=shipped["generic"])
+
+
+def test_pcie_replays_over_the_hosts_uptime(shipped, facts):
+    # SYNTHETIC: GPU0 keeps the gpud H100's 67 replays, GPU1..GPU7 at 0. The counter starts after boot, so
+    # 67 / uptime is a lower bound of its rate: 67 in 600 s = 6.7 per minute (within DCGM's 8: noted),
+    # 67 in 300 s = 13.4 per minute (above: warns).
+    inventory = facts(H100_HW_SLOWDOWN)
+    for gpu in inventory["gpus"][1:]:
+        gpu["replays_since_reset"] = 0
+    [noted] = checks.pcie_replay(_with_uptime(shipped, inventory, 600.0))
+    assert (noted["status"], noted["measured"]["GPU0"], noted["per_minute_at_least"]) == ("pass", 67, {"GPU0": 6.7})
+    assert noted["message"] == (
+        "noted: PCIe replays since the last driver load or GPU reset, at most 10 min ago (the host's uptime): GPU0 67 "
+        "(6.7 per minute at least); 0 on the other 7 GPU(s). Even the lower bound is within DCGM's 8 per minute; the "
+        "rate now is unknown, growth between two readings is judged after stress")
+    [warned] = checks.pcie_replay(_with_uptime(shipped, inventory, 300.0))
+    assert (warned["status"], warned["subject"], warned["measured"], warned["expected"]) == ("warn", "GPU0", 13.4, 8)
+    assert warned["message"] == ("GPU0: at least 13.4 replays per minute on average since boot: above DCGM's 8 per "
+                                 "minute (67 PCIe replays since the last driver load or GPU reset, the host up 5 min)")
+    assert (warned["replays"], warned["uptime_s"]) == (67, 300.0)
+    assert warned["threshold_source"].startswith("NVIDIA/DCGM modules/health/DcgmHealthWatch.cpp")
+    # 80 in 600 s is 8.0 per minute: DCGM warns above 8, not at it
+    inventory["gpus"][0]["replays_since_reset"] = 80
+    assert checks.pcie_replay(_with_uptime(shipped, inventory, 600.0))[0]["status"] == "pass"
+
+
+def test_pcie_replays_of_the_recording_over_ten_minutes_warn_on_one_gpu(shipped, facts):
+    # gpud H100 counts 67, 63, 52, 43, 49, 53, 82, 67 in 600 s: 6.7, 6.3, 5.2, 4.3, 4.9, 5.3, 8.2, 6.7 per minute at
+    # least; only GPU6's 8.2 is above 8
+    [warned] = checks.pcie_replay(_with_uptime(shipped, facts(H100_HW_SLOWDOWN), 600.0))
+    assert (warned["status"], warned["subject"], warned["measured"]) == ("warn", "GPU6", 8.2)
+
+
+def test_pcie_replays_without_uptime_are_noted_as_before(shipped, facts):
+    # uptime unknown (no /proc/uptime read): the note of one reading without a time base
+    [noted] = checks.pcie_replay(_with_uptime(shipped, facts(H100_HW_SLOWDOWN), None))
+    assert (noted["status"], noted["expected"]) == ("pass", None)
+    assert noted["message"].startswith("noted, not judged: PCIe replays since the last driver load or GPU reset: "
+                                       "GPU0 67, GPU1 63, ")
+    assert "per_minute_at_least" not in noted
+    # no host group at all: still judged from the gpu group (the check requires only it), never skipped
+    [through_engine] = [item for item in _family(_node(shipped, facts(H100_HW_SLOWDOWN)))
+                        if item["id"] == "gpu.pcie_replay"]
+    assert through_engine["status"] == "pass"
+    assert through_engine["message"].startswith("noted, not judged: ")
+
+
 def test_pcie_replay_growth_per_minute_against_dcgms_limit(shipped, facts):
     # SYNTHETIC second readings of the gpud H100 (GPU0 67 before): +3 in 30 s is 6 per minute, within DCGM's 8;
     # +30 in 2 minutes is 15 per minute, above it. Both fail: any growth under our load fails.

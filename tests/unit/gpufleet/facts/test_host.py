@@ -10,6 +10,7 @@ import os
 import pytest
 
 from gpufleet.facts import host as inv
+from gpufleet.facts.raw import RawReader
 from gpufleet.parsers.kernel_log import parse_kernel_log
 from gpufleet.parsers.kernel_modules import parse_kernel_modules
 from gpufleet.parsers.lspci_acs import parse_lspci_acs
@@ -173,6 +174,33 @@ def test_versions():
     header = {"path": "/usr/include/nccl.h", "defines": "#define NCCL_MAJOR 2\n#define NCCL_MINOR 21\n#define NCCL_PATCH 5\n#define NCCL_VERSION_CODE 22105"}
     assert inv.nccl_version([{"path": "/x/libnccl.so.2", "target": "libnccl.so.2"}], [header]) == {"version": "2.21.5", "source": "/usr/include/nccl.h"}
     assert inv.nccl_version([], []) is None
+
+
+# --- uptime: the time base of the GPUs' cumulative counters ---------------------------------
+
+
+def test_uptime_is_the_first_field_of_proc_uptime():
+    # "350735.47 234388.90": the `cat /proc/uptime` example of Wikipedia's "Uptime" article (up, then idle seconds)
+    assert inv.uptime_seconds("350735.47 234388.90\n") == 350735.47
+    assert inv.uptime_seconds("600.00 1100.00") == 600.0
+    for unknown in (None, "", "\n", "up 4 days", "nan 1.0", "-3.00 1.00"):
+        assert inv.uptime_seconds(unknown) is None, unknown
+
+
+def _uptime_entry(**fields):
+    entry = {"cmd": ["/proc/uptime"], "rc": None, "stdout": "", "stderr": "", "duration_s": 0.0, "error": None}
+    entry.update(fields)
+    return entry
+
+
+def test_uptime_fact_from_the_collected_file():
+    read = {"files": {"uptime": _uptime_entry(rc=0, stdout="350735.47 234388.90\n")}}
+    assert inv.build_facts(RawReader("h1", read))["gpufleet_host"]["uptime_s"] == 350735.47
+    # a missing file (a replayed node's tree without one) is uptime unknown, not a failure of the group
+    missing = {"files": {"uptime": _uptime_entry(error="not_found")}}
+    assert inv.build_facts(RawReader("h1", missing))["gpufleet_host"]["uptime_s"] is None
+    # a collector from before the uptime was read
+    assert inv.build_facts(RawReader("h1", {"files": {}}))["gpufleet_host"]["uptime_s"] is None
 
 
 # --- Xid --------------------------------------------------------------------------------------

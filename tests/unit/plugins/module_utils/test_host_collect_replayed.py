@@ -39,10 +39,11 @@ def gathered_fixture(tmp_path):
     """``gathered(host, node file, tree)``: the host_facts result on that replayed node.
 
     ``tree`` names the synthetic tree of tests/fixtures/sysfs/ whose sys/, proc/ and usr/include are the node's;
-    None gives an empty directory (a node whose /sys and /proc show nothing).
+    None gives an empty directory (a node whose /sys and /proc show nothing). ``proc_files`` (``{"uptime": text}``)
+    are written under its proc/ after rendering.
     """
 
-    def _gather(host, node, tree):
+    def _gather(host, node, tree, proc_files=None):
         node_path = os.path.join(REPO_ROOT, "tests", "replay", "nodes", node)
         layout = build_fleet.build_node(node_path, str(tmp_path / "fleet"))
         if tree is None:
@@ -50,6 +51,10 @@ def gathered_fixture(tmp_path):
             os.makedirs(root)
         else:
             root = render_tree.render(os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs", tree), str(tmp_path / tree))
+        for name, text in (proc_files or {}).items():
+            os.makedirs(os.path.join(root, "proc"), exist_ok=True)
+            with open(os.path.join(root, "proc", name), "w", encoding="utf-8") as handle:
+                handle.write(text)
         module_args = {"sysfs_root": root + "/sys", "procfs_root": root + "/proc",
                        "nccl_include_dirs": [root + "/usr/include"]}
         for tool in ("lspci", "journalctl", "dmesg", "ofed_info", "mpirun", "ldconfig"):
@@ -105,6 +110,19 @@ def test_hgx_h100_composite_node(gathered):
         "nvidia-peermem errors in the kernel log: 30",
     ]
     assert result["raw"]["lspci"]["rc"] == 0
+    # the tree has no proc/uptime (no recording of one): uptime unknown, the group still built
+    assert result["raw"]["files"]["uptime"]["error"] == "not_found"
+    assert host["uptime_s"] is None
+
+
+def test_proc_uptime_read_under_procfs_root(gathered):
+    # "350735.47 234388.90": the `cat /proc/uptime` example of Wikipedia's "Uptime" article, written into the tree
+    result = gathered("hgx", "host-hgx-h100-xe9680.yml", "host-hgx-h100-xe9680", {"uptime": "350735.47 234388.90\n"})
+    assert not result.get("failed"), result.get("msg")
+    entry = result["raw"]["files"]["uptime"]
+    assert (entry["rc"], entry["stdout"], entry["error"]) == (0, "350735.47 234388.90\n", None)
+    assert entry["cmd"][0].endswith("/host-hgx-h100-xe9680/proc/uptime")
+    assert result["ansible_facts"]["gpufleet_host"]["uptime_s"] == 350735.47
 
 
 def test_journal_node_with_nothing_else_reports_unknowns(gathered):
@@ -121,6 +139,7 @@ def test_journal_node_with_nothing_else_reports_unknowns(gathered):
     assert host["gpudirect_rdma"]["ok"] is None
     assert host["gpudirect_rdma"]["peermem_loaded"] is None
     assert host["driver"]["version"] is None
+    assert host["uptime_s"] is None
     assert host["iommu"]["mode"] == "off"
     assert "nvidia-peermem errors in the kernel log: 14" in host["summary"]
     assert any(line.startswith("GPUDirect RDMA unknown: loaded modules unknown: ") for line in host["summary"])
