@@ -20,12 +20,19 @@ record's ``benchmarks`` list, docs/results-schema.md). A record's kind is :func:
   assumes NVLS and the NCCL log says NVLS was unavailable or disabled).
 - ``benchmarks.allreduce_multi`` (fleet): a multi-node run that fell back to sockets on a node with
   active RDMA ports FAILS with that reason whatever its number; else busbw at the largest size
-  against the floor that fits the run (:func:`multi_node_floor`): two nodes, the profile's published
-  ``thresholds.allreduce_multi_node``; more nodes (or fewer NICs than the profile's), the NIC-bound
-  floor from the per-node NIC aggregate and link layer (docs/baselines.md 3b). Judged on every host of
-  the run; a node left out of it for having no Active compute rail fails naming that.
-- ``benchmarks.allreduce_relative`` (fleet): single-node busbw against the cohort median
-  (``fleet.max_below_median``, checks/fleet.py ``fleet_relative``).
+  against the floor that fits the run (:func:`multi_node_floor`): the node count of the profile's published
+  ``thresholds.allreduce_multi_node`` (its ``nodes``: 2 as shipped; null: every count); another count (or fewer
+  NICs than the profile's), the NIC-bound floor from the per-node NIC aggregate and link layer (docs/baselines.md
+  3b), its source saying why the profile's was not used; neither known: not judged, saying which floor is for
+  which count. Judged on every host of the run, each host against the floor of its own profile: the figure is the
+  run's, the floor is what each host's profile (and its ``gpufleet_profile_overrides``) expects of it, so one
+  host's stricter (or laxer) floor never judges another; where the hosts' floors differ, every result of the run
+  names them. A node left out of it for having no Active compute rail fails naming that.
+- ``benchmarks.allreduce_relative`` (fleet): single-node busbw against the cohort median, each node held to its own
+  profile's ``fleet.max_below_median`` (checks/fleet.py ``cohort_relative``). A node's figure is at its profile's
+  ``thresholds.allreduce_single_node.message_size`` (else the largest size of its sweep, and the message says so,
+  as ``allreduce_single`` does); figures at different sizes are never compared: each size is its own comparison,
+  and the message names the sizes of the cohort.
 - ``benchmarks.pair_search`` (fleet): the per-pair figures of the bad-node search
   (``allreduce_pair`` records; a pair's runs in different rounds are its measurements, repeats in
   one round vote by median) go through ``bench/pair_search.infer`` with the mode, confirmation and
@@ -44,15 +51,18 @@ record's ``benchmarks`` list, docs/results-schema.md). A record's kind is :func:
   preflight skipped it) is not verified: SKIP with the reason, so a level that requires it leaves the node
   INCOMPLETE, as a verdict's meaning says ("not run, tool missing"), never REJECT.
 - A run that started and did not finish (``outcome`` hang, crash, launcher_error, failed) fails its check with
-  the outcome and reason: it is never read as a figure; nor is a table a row of which another rank's output cut
-  (parsed ``damaged``), even after exit 0 (:func:`figure_problem`).
+  the outcome and reason (:func:`outcome_problem`; a hang whose reason says it hung is not called a hang twice):
+  it is never read as a figure; nor is a table a row of which another rank's output cut (parsed ``damaged``), even
+  after exit 0 (:func:`figure_problem`).
 """
 
 from __future__ import annotations
 
+import re
+
 from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, best, infer, measurements, pair_key
 from gpufleet.checks.engine import fleet_check, node_check
-from gpufleet.checks.fleet import cohorts, fleet_relative, median
+from gpufleet.checks.fleet import cohort_relative, cohorts, median
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.network import num, rdma_rails
 from gpufleet.checks.profiles import profile_value
@@ -124,6 +134,8 @@ def benchmark_kind(record):
 # Outcomes of a run that never started on the node: nothing was measured, so its item is not verified (INCOMPLETE
 # where the level requires it), never failed. "unreachable": the node did not answer the benchmark's task.
 NOT_RUN_OUTCOMES = ("skipped", "missing_binary", "unreachable")
+# A reason that says the run hung ("hung: the table header was printed and no result row followed", nccl-tests' parser)
+HUNG_WORD = re.compile(r"\bhung\b", re.IGNORECASE)
 
 
 def not_run(record):
@@ -137,13 +149,21 @@ def not_run(record):
 
 
 def outcome_problem(record):
-    """A message when the run did not produce a figure to judge (outcome not ok), else None."""
+    """A message when the run did not produce a figure to judge (outcome not ok), else None.
+
+    ``<name> did not finish: hang (<reason>)``, ``<name> failed: <outcome> (<reason>)``; a hang whose reason already
+    says it hung (the parser's ``hung: the table header was printed ...``, then the runner's timeout) is
+    ``<name> did not finish: <reason>``, the outcome not said twice.
+    """
     outcome = record.get("outcome")
     if outcome in (None, "ok"):
         return None
-    reason = record.get("reason") or ""
-    return "%s %s: %s%s" % (record.get("name") or "benchmark", "did not finish" if outcome == "hang" else "failed", outcome,
-                            " (%s)" % " ".join(str(reason).split())[:200] if reason else "")
+    name = record.get("name") or "benchmark"
+    reason = " ".join(str(record.get("reason") or "").split())[:200]
+    if outcome == "hang" and HUNG_WORD.search(reason):
+        return "%s did not finish: %s" % (name, reason)
+    return "%s %s: %s%s" % (name, "did not finish" if outcome == "hang" else "failed", outcome,
+                            " (%s)" % reason if reason else "")
 
 
 def run_problem(record):
@@ -206,6 +226,21 @@ def size_words(size):
         if size >= factor and size % factor == 0:
             return "%d %s" % (size // factor, unit)
     return "%d B" % size
+
+
+def largest_size(sizes) -> int | None:
+    """The largest known size of ``sizes`` (the size a node's figures are judged at), None when none is known."""
+    known = [size for size in sizes if size is not None]
+    return max(known) if known else None
+
+
+def size_reason(judged_size, wanted) -> str | None:
+    """Why busbw is judged at ``judged_size`` where that is not the profile's ``message_size`` ``wanted``, else None."""
+    if wanted is None:
+        return "the profile names no message size: judged at the largest size"
+    if judged_size != wanted:
+        return "the profile's size %s is absent from the sweep: judged at its largest size" % size_words(wanted)
+    return None
 
 
 def vote(values, how="median"):
@@ -321,38 +356,75 @@ def nic_floor(aggregates) -> dict | None:
     return {"floor": floor, "expected": round(expected, 1), "aggregate": low["gbs"], "source": source}
 
 
-def multi_node_floor(nodes, count) -> dict | None:
-    """The floor of a multi-node all-reduce over ``nodes`` (``count`` nodes): ``{floor, source, rule}`` or None.
+def multi_node_floor(nodes, count) -> dict:
+    """``{host: {floor, source, rule}}``: the floor of a multi-node all-reduce over ``nodes`` (``count`` nodes), each
+    host's from its own profile (:func:`host_multi_node_floor`); ``floor`` None, with ``why``, where none applies.
 
-    Two nodes: the profile's ``thresholds.allreduce_multi_node`` (a published two-node, 16-rank figure) when the
-    nodes' NIC aggregate is at least the profile's ``expect.compute_rail`` one (or unknown); else, and for any
-    other node count, the NIC-bound floor (:func:`nic_floor`): busbw across more nodes is bounded by each node's
-    NICs, so the two-node figure (440 GB/s on 8x NDR, above the 376 the NICs allow) never applies there.
+    The NIC-bound floor (:func:`nic_floor`) is the run's: the node with the smallest NIC aggregate bounds the ring.
     """
     aggregates = [nic_aggregate(node) for node in nodes]
     bound = nic_floor(aggregates)
-    threshold = profile_value(nodes[0].profile, "thresholds.allreduce_multi_node")[0] if nodes else None
-    if threshold is not None and threshold.get("nodes") not in (None, count):
-        # never silently: the result says which floor judged it and why the profile's was not used
-        if bound is not None:
-            bound = dict(bound, source=bound["source"] + "; thresholds.allreduce_multi_node (%s GB/s) is for %d nodes "
-                         "(its nodes), not %d" % (num(threshold["floor"]), threshold["nodes"], count))
-    elif threshold is not None and threshold.get("nodes") is None:
+    smallest = min((agg["gbs"] for agg in aggregates if agg), default=None)
+    return {node.name: host_multi_node_floor(node, count, bound, smallest) for node in nodes}
+
+
+def host_multi_node_floor(node, count, bound, smallest) -> dict:
+    """One host's floor in a run of ``count`` nodes whose NIC-bound floor is ``bound`` and smallest NIC aggregate
+    ``smallest`` (GB/s): ``{floor, source, rule}``, or ``{floor: None, why}``.
+
+    The profile's ``thresholds.allreduce_multi_node`` when its ``nodes`` is the run's count (a published two-node,
+    16-rank figure) and the run's NIC aggregate is at least the profile's ``expect.compute_rail`` one (or unknown);
+    with ``nodes`` null, for every count. Else the NIC-bound floor: busbw across more nodes is bounded by each node's
+    NICs, so the two-node figure (440 GB/s on 8x NDR, above the 376 the NICs allow) never applies there. Never
+    silently: the source, or the ``why`` of a host not judged, says why the profile's floor was not used.
+    """
+    threshold = profile_value(node.profile, "thresholds.allreduce_multi_node")[0]
+    nic_rule = "the NIC-bound floor for %d nodes" % count
+    if threshold is None:
+        if bound is None:
+            return {"floor": None, "why": "the profile sets no thresholds.allreduce_multi_node and the nodes' NIC "
+                    "aggregate is unknown"}
+        return {"floor": bound["floor"], "source": bound["source"], "rule": nic_rule}
+    if threshold.get("nodes") is None:
         return {"floor": threshold["floor"], "source": threshold.get("source"),
                 "rule": "the profile's multi-node floor (every node count)"}
-    elif threshold is not None:
-        rail = profile_value(nodes[0].profile, "expect.compute_rail")[0]
-        profile_gbs = rail["count"] * float(rail["rate"]) / 8.0 if rail else None
-        smallest = min((agg["gbs"] for agg in aggregates if agg), default=None)
-        if smallest is None or profile_gbs is None or smallest >= profile_gbs:
-            return {"floor": threshold["floor"], "source": threshold.get("source"),
-                    "rule": "the %s-node published floor" % ("two" if count == 2 else count)}
-        if bound is not None:
-            bound = dict(bound, source=bound["source"] + "; the profile's two-node floor %s GB/s assumes %s GB/s of NICs per node" % (
-                num(threshold["floor"]), num(profile_gbs)))
+    if threshold["nodes"] != count:
+        not_used = "thresholds.allreduce_multi_node (%s GB/s) is for %d nodes" % (
+            num(threshold["floor"]), threshold["nodes"])
+        if bound is None:
+            why = "%s, this run has %d, and no NIC-bound floor is known (no compute rail speeds: no claimed compute " \
+                "NICs, expect.compute_rail or Active RDMA port rates)" % (not_used, count)
+            return {"floor": None, "why": why}
+        return {"floor": bound["floor"], "source": "%s; %s (its nodes), not %d" % (bound["source"], not_used, count),
+                "rule": nic_rule}
+    rail = profile_value(node.profile, "expect.compute_rail")[0]
+    profile_gbs = rail["count"] * float(rail["rate"]) / 8.0 if rail else None
+    if smallest is None or profile_gbs is None or smallest >= profile_gbs:
+        return {"floor": threshold["floor"], "source": threshold.get("source"),
+                "rule": "the %s-node published floor" % ("two" if count == 2 else count)}
+    fewer = "the profile's %s-node floor %s GB/s assumes %s GB/s of NICs per node" % (
+        "two" if count == 2 else count, num(threshold["floor"]), num(profile_gbs))
     if bound is None:
+        return {"floor": None, "why": "%s, a node of this run has %s GB/s, and no NIC-bound floor is known (its link "
+                "layer is neither InfiniBand nor Ethernet)" % (fewer, num(round(smallest, 1)))}
+    return {"floor": bound["floor"], "source": "%s; %s" % (bound["source"], fewer), "rule": nic_rule}
+
+
+def floors_words(floors) -> str | None:
+    """When the hosts of one run have different floors (their profiles differ): which hosts have which, and that
+    each host is judged against its own; None when they agree."""
+    hosts_by_floor = {}
+    for host, entry in floors.items():
+        hosts_by_floor.setdefault(entry["floor"], []).append(host)
+    if len(hosts_by_floor) < 2:
         return None
-    return {"floor": bound["floor"], "source": bound["source"], "rule": "the NIC-bound floor for %d nodes" % count}
+
+    def hosts_words(hosts):
+        return ", ".join(hosts[:3]) + (" and %d more" % (len(hosts) - 3) if len(hosts) > 3 else "")
+
+    parts = ["%s: %s" % ("no floor" if floor is None else "%s GB/s" % num(floor), hosts_words(hosts))
+             for floor, hosts in sorted(hosts_by_floor.items(), key=lambda item: -1 if item[0] is None else item[0])]
+    return "the run's hosts have different floors (%s): each host is judged against its own" % "; ".join(parts)
 
 
 def left_out_of_rdma(node, others) -> str | None:
@@ -418,12 +490,9 @@ def check_allreduce_single(node):
         return out
     how = node.settings.get(VOTE_SETTING) or "median"
     judged, _low, _high = vote(figures, how)
-    judged_size = max(size for size in sizes if size is not None) if any(size is not None for size in sizes) else None
-    where = "at %s" % size_words(judged_size)
-    if wanted is not None and judged_size != wanted:
-        where += " (the profile's size %s is absent from the sweep: judged at its largest size)" % size_words(wanted)
-    elif wanted is None:
-        where += " (the profile names no message size: judged at the largest size)"
+    judged_size = largest_size(sizes)
+    why = size_reason(judged_size, wanted)
+    where = "at %s%s" % (size_words(judged_size), " (%s)" % why if why else "")
     spread = _repeat_words(figures, how)
     ranks = next(iter(ranks_seen)) if len(ranks_seen) == 1 else None
     launch = "; ".join(sorted(word for word in launches if word))
@@ -570,10 +639,11 @@ def check_allreduce_multi(nodes):
             continue
         problem = figure_problem(record)
         value = parsed.get("busbw_at_largest_size_gbs")
-        # one floor per run, fitted to its node count and its nodes' NICs
-        threshold = multi_node_floor([by_name[host] for host in hosts], len(set(hosts_of(record))))
+        # each host's floor, fitted to the run's node count and its nodes' NICs
+        floors = multi_node_floor([by_name[host] for host in dict.fromkeys(hosts)], len(set(hosts_of(record))))
+        differ = floors_words(floors)
         for host in hosts:
-            node = by_name[host]
+            node, threshold = by_name[host], floors[host]
             where = "%s over %s" % (record.get("name"), ", ".join(hosts_of(record)))
             if fell_back(parsed):
                 ports = active_rdma_ports(node)
@@ -596,14 +666,14 @@ def check_allreduce_multi(nodes):
                 item = result("benchmarks.allreduce_multi", FAIL, "%s: %s" % (where, problem), subject=record.get("name"))
             elif value is None:
                 item = result("benchmarks.allreduce_multi", FAIL, "%s: no busbw in the output" % where, subject=record.get("name"))
-            elif threshold is None:
-                item = result("benchmarks.allreduce_multi", SKIP, "not judged: the profile sets no thresholds.allreduce_multi_node and the "
-                              "nodes' NIC aggregate is unknown; %s busbw %s GB/s" % (where, num(value)), measured=value)
+            elif threshold["floor"] is None:
+                item = result("benchmarks.allreduce_multi", SKIP, "not judged: %s; %s busbw %s GB/s%s" % (
+                    threshold["why"], where, num(value), "; " + differ if differ else ""), measured=value)
             else:
                 low = value < threshold["floor"]
-                message = "%s: busbw %s GB/s at %s, %s %s %s GB/s" % (
+                message = "%s: busbw %s GB/s at %s, %s %s %s GB/s%s" % (
                     where, num(value), size_words(parsed.get("largest_size_bytes")), "below" if low else "at or above", threshold["rule"],
-                    num(threshold["floor"]))
+                    num(threshold["floor"]), "; " + differ if differ else "")
                 item = result("benchmarks.allreduce_multi", FAIL if low else PASS, message, measured=value, expected=threshold["floor"],
                               threshold_source=threshold.get("source"), subject=record.get("name"))
             out.setdefault(host, []).append(item)
@@ -776,23 +846,63 @@ def check_nccl_network(nodes):
     return out
 
 
-@fleet_check("benchmarks.allreduce_relative")
+RELATIVE_CHECK = "benchmarks.allreduce_relative"
+RELATIVE_WHAT = "single-node all-reduce busbw"
+
+
+def profile_size(node) -> int | None:
+    """The profile's ``thresholds.allreduce_single_node.message_size`` (bytes), None when it names none."""
+    return (profile_value(node.profile, "thresholds.allreduce_single_node")[0] or {}).get("message_size")
+
+
+def single_node_figure(node) -> tuple:
+    """``(figure, size)``: the vote of the node's finished whole-node single-node runs at :func:`profile_size` (else
+    their largest size), of the figures at that size only; ``(None, None)`` without one."""
+    read = [busbw_at(_parsed(record), profile_size(node)) for record in records_of(node)
+            if benchmark_kind(record) == "allreduce_single" and not figure_problem(record)
+            and not ranks_problem(node, record)]
+    read = [(value, size) for value, size in read if value is not None]
+    size = largest_size(size for _value, size in read)
+    values = [value for value, at in read if at == size]
+    return vote(values, node.settings.get(VOTE_SETTING) or "median")[0], size
+
+
+def _sizes_words(by_size) -> str:
+    """``busbw at different message sizes is not compared: the cohort's figures are at 4 GiB (3 nodes), 128 MiB
+    (1 node), each held to the median at its size``: ``by_size`` is ``{size: [node, ...]}``."""
+    sizes = sorted(by_size, key=lambda size: -1 if size is None else size, reverse=True)
+    counts = ["%s (%d node%s)" % (size_words(size), len(by_size[size]), "" if len(by_size[size]) == 1 else "s")
+              for size in sizes]
+    return "busbw at different message sizes is not compared: the cohort's figures are at %s, each held to the " \
+        "median at its size" % ", ".join(counts)
+
+
+@fleet_check(RELATIVE_CHECK)
 def check_allreduce_relative(nodes):
-    """Single-node busbw of each node against its cohort's median (fleet.max_below_median)."""
+    """Single-node busbw of each node against its cohort's median at the same message size (:func:`single_node_figure`),
+    each node held to its own profile's ``fleet.max_below_median`` (checks/fleet.py ``cohort_relative``)."""
     out = {}
     for members in cohorts(nodes).values():
-        figures = {}
-        for node in members:
-            wanted = (profile_value(node.profile, "thresholds.allreduce_single_node")[0] or {}).get("message_size")
-            values = [busbw_at(_parsed(record), wanted)[0] for record in records_of(node)
-                      if benchmark_kind(record) == "allreduce_single" and not figure_problem(record)
-                      and not ranks_problem(node, record)]
-            values = [value for value in values if value is not None]
-            figures[node.name] = vote(values, node.settings.get(VOTE_SETTING) or "median")[0]
-        if not any(value is not None for value in figures.values()):
+        read = {node.name: single_node_figure(node) for node in members}
+        if all(value is None for value, _size in read.values()):
             continue
-        limit, source = profile_value(members[0].profile, "fleet.max_below_median")
-        out.update(fleet_relative(figures, limit, source, check_id="benchmarks.allreduce_relative", what="single-node all-reduce busbw", unit="GB/s"))
+        by_size = {}
+        for node in members:
+            value, size = read[node.name]
+            if value is None:
+                out[node.name] = [result(RELATIVE_CHECK, SKIP, "not judged: no %s for this node" % RELATIVE_WHAT)]
+            else:
+                by_size.setdefault(size, []).append(node)
+        split = _sizes_words(by_size) if len(by_size) > 1 else None
+        for size, group in by_size.items():
+            what = "%s at %s" % (RELATIVE_WHAT, size_words(size))
+            figures = {node.name: read[node.name][0] for node in group}
+            judged = cohort_relative(group, figures, RELATIVE_CHECK, what, "GB/s")
+            for node in group:
+                # which size judged the node and why, where it is not its profile's size (as allreduce_single says)
+                notes = [note for note in (size_reason(size, profile_size(node)), split) if note]
+                out[node.name] = [dict(item, message="; ".join([item["message"]] + notes))
+                                  for item in judged[node.name]]
     return out
 
 

@@ -173,6 +173,34 @@ def test_fleet_relative_names_the_slow_node(fixture_text):
     out = benchmarks.check_allreduce_relative(nodes)
     assert out["n3"][0]["status"] == FAIL  # median 471.8, floor 424.62
     assert all(out[name][0]["status"] == PASS for name in ("n1", "n2", "n4"))
+    # the size judged, and why it is not the profile's 16 GiB (the recording's sweep ends at 4 GiB), as
+    # allreduce_single says it; 380 is 91.8 / 471.8 = 19 % below
+    assert out["n3"][0]["message"] == (
+        "single-node all-reduce busbw at 4 GiB 380 GB/s is 19% below the fleet median 471.8 GB/s (more than 10% below "
+        "fails); the profile's size 16 GiB is absent from the sweep: judged at its largest size")
+
+
+def test_fleet_relative_never_compares_figures_at_different_sizes(fixture_text):
+    # n4's profile names 128 MiB, in the sweep (busbw 382.99 on its first row); n1-n3's 16 GiB is not, so they are
+    # judged at 4 GiB (473.6). Before, n4's 128 MiB figure was held to the 4 GiB median 473.6 and failed (19 % below)
+    small = profile()
+    single = small["thresholds"]["allreduce_single_node"]
+    small["thresholds"]["allreduce_single_node"] = dict(single, message_size=128 << 20)
+    nodes = [node(name, [record(fixture_text, SINGLE, "allreduce_single", [name])],
+                  prof=small if name == "n4" else None) for name in ("n1", "n2", "n3", "n4")]
+    out = benchmarks.check_allreduce_relative(nodes)
+    split = ("busbw at different message sizes is not compared: the cohort's figures are at 4 GiB (3 nodes), "
+             "128 MiB (1 node), each held to the median at its size")
+    item, = out["n4"]
+    assert item["status"] == SKIP and item["measured"] is None
+    assert item["message"] == ("not judged: 1 node(s) with a single-node all-reduce busbw at 128 MiB; the fleet median "
+                               "needs at least 3; " + split)
+    for name in ("n1", "n2", "n3"):
+        item, = out[name]
+        assert (item["status"], item["measured"], item["expected"]) == (PASS, 473.6, 426.24)  # 0.9 x 473.6
+        assert item["message"] == (
+            "single-node all-reduce busbw at 4 GiB 473.6 GB/s, fleet median 473.6 GB/s (floor 426.24); the profile's "
+            "size 16 GiB is absent from the sweep: judged at its largest size; " + split)
 
 
 def pair_record(a, b, value, rnd, outcome="ok"):
@@ -381,6 +409,40 @@ def test_a_multi_node_floor_is_never_dropped_without_a_word(fixture_text):
     assert mine["threshold_source"] == "gpufleet_profile_overrides (replaces the profile's value)"
     twelve = apply_overrides(profile(), {"thresholds": {"allreduce_multi_node": {"floor": "300 GB/s", "nodes": 12}}})
     assert (judged(twelve)["status"], judged(twelve)["expected"]) == (PASS, 300.0)
+
+
+def test_a_multi_node_floor_for_another_node_count_without_a_nic_bound_says_so(fixture_text):
+    # hgx-b200-8 sets the two-node 440 GB/s and no compute rail (EFA on AWS); no claim, no NIC facts: 12 nodes have no
+    # floor. Before, the result said the profile sets no thresholds.allreduce_multi_node
+    hosts = ["n%d" % index for index in range(1, 13)]
+    rec = _multi(fixture_text, hosts, busbw=365.8)  # SYNTHETIC figure on the real 16-rank envelope
+    out = benchmarks.check_allreduce_multi([node(host, [rec] if host == "n1" else [], prof=profile("hgx-b200-8"))
+                                            for host in hosts])
+    item, = out["n7"]
+    assert (item["status"], item["measured"], item["expected"]) == (SKIP, 365.8, None)
+    assert item["message"] == (
+        "not judged: thresholds.allreduce_multi_node (440 GB/s) is for 2 nodes, this run has 12, and no NIC-bound "
+        "floor is known (no compute rail speeds: no claimed compute NICs, expect.compute_rail or Active RDMA port "
+        "rates); all_reduce_perf over %s busbw 365.8 GB/s" % ", ".join(hosts))
+
+
+def test_hosts_of_one_multi_node_run_are_each_judged_against_their_own_floor(fixture_text):
+    # n2's operator set 380 GB/s; n1 keeps the shipped two-node 440. Before, both were held to the first host's 440
+    from gpufleet.checks.profiles import apply_overrides  # pylint: disable=import-outside-toplevel
+
+    lower = apply_overrides(profile(), {"thresholds": {"allreduce_multi_node": {"floor": "380 GB/s"}}})
+    rec = _multi(fixture_text, ["n1", "n2"], busbw=400.0)  # SYNTHETIC figure on the real 16-rank envelope
+    out = benchmarks.check_allreduce_multi([node("n1", [rec]), node("n2", [], prof=lower)])
+    differ = "; the run's hosts have different floors (380 GB/s: n2; 440 GB/s: n1): each host is judged against its own"
+    first, = out["n1"]
+    assert (first["status"], first["expected"]) == (FAIL, 440.0)
+    assert first["message"] == ("all_reduce_perf over n1, n2: busbw 400 GB/s at 8 GiB, below the two-node published "
+                                "floor 440 GB/s" + differ)
+    second, = out["n2"]
+    assert (second["status"], second["expected"]) == (PASS, 380.0)
+    assert second["message"] == ("all_reduce_perf over n1, n2: busbw 400 GB/s at 8 GiB, at or above the two-node "
+                                 "published floor 380 GB/s" + differ)
+    assert second["threshold_source"] == "gpufleet_profile_overrides (replaces the profile's value)"
 
 
 @pytest.mark.parametrize("nodes, message", [

@@ -119,15 +119,31 @@ def test_a_run_hung_after_its_header_says_hung_and_is_never_a_figure_nor_wrong_0
     assert record["reason"] == HUNG + " (no exit within the 30s timeout; process group ended with SIGTERM)"
     single, = benchmarks.check_allreduce_single(node([record]))
     assert single["status"] == FAIL and single["measured"] is None
-    assert single["message"] == "all_reduce_perf did not finish: hang (%s)" % record["reason"]
+    # the reason says it hung: the outcome is not said again ("did not finish: hang (hung: ...)" before); the
+    # parser's finding and the runner's timeout both stay
+    assert single["message"] == ("all_reduce_perf did not finish: hung: the table header was printed and no result row "
+                                 "followed (no exit within the 30s timeout; process group ended with SIGTERM)")
     wrong, = benchmarks.check_allreduce_wrong(node([record]))
     assert wrong["status"] == SKIP and wrong["measured"] is None
-    said = "not judged: all_reduce_perf did not finish: hang (%s): its #wrong says nothing"
-    assert wrong["message"] == said % record["reason"]
+    assert wrong["message"] == ("not judged: all_reduce_perf did not finish: hung: the table header was printed and "
+                                "no result row followed (no exit within the 30s timeout; process group ended with "
+                                "SIGTERM): its #wrong says nothing")
     # beside a finished run the hung one is named, and only the finished one counts
     items = benchmarks.check_allreduce_wrong(node([run_record(fixture_text, SINGLE, 0), record]))
     assert [item["status"] for item in items] == [PASS, SKIP]
     assert items[0]["message"] == "#wrong 0 in 1 validated all-reduce run(s)"
+
+
+def test_a_hang_whose_reason_does_not_say_it_hung_keeps_the_outcome(fixture_text):
+    # the real recording cut inside its device list (line 11 of 16 before the first row): no table header, so the
+    # parser cannot tell a hang from a crash; only the outcome says it hung
+    cut = "\n".join(fixture_text(SINGLE).split("\n")[:11]) + "\n"
+    record = run_record(fixture_text, SINGLE, None, stdout=cut, hang=True)
+    assert record["reason"] == ("no result rows in the output (hang, crash or launch failure) "
+                                "(no exit within the 30s timeout; process group ended with SIGTERM)")
+    single, = benchmarks.check_allreduce_single(node([record]))
+    assert single["message"] == ("all_reduce_perf did not finish: hang (no result rows in the output (hang, crash or "
+                                 "launch failure) (no exit within the 30s timeout; process group ended with SIGTERM))")
 
 
 def test_the_reason_is_the_ranks_failure_never_mpiruns_closing_summary(fixture_text):

@@ -948,6 +948,23 @@ def test_a_hosts_own_max_below_median_applies_though_another_host_of_its_cohort_
     assert out["c"][0]["threshold_source"] == "policy (docs/baselines.md 9): profile hgx-h100-8: " + OVERRIDES
 
 
+def test_a_hosts_own_max_below_median_applies_to_the_single_node_all_reduce_too(shipped, fixture_text):
+    # Before, benchmarks.allreduce_relative read the limit off the cohort's first member: c's stricter 5 % was ignored
+    # (c passed against a's 10 %).
+    strict = prof.apply_overrides(shipped["hgx-h100-8"], {"fleet": {"max_below_median": "5 %"}})
+    nodes = []
+    for name, value in (("a", 473.6), ("b", 470.0), ("c", 440.0), ("d", 475.0)):
+        record = nccl_record(fixture_text, NCCL_SINGLE, "allreduce_single", [name])
+        record["parsed"]["rows"] = []  # SYNTHETIC figures on the real envelope
+        record["parsed"]["busbw_at_largest_size_gbs"] = value
+        nodes.append(bench_node(name, [record], strict if name == "c" else shipped["hgx-h100-8"]))
+    out = benchmarks.check_allreduce_relative(nodes)
+    judged = {name: (items[0]["status"], items[0]["expected"]) for name, items in sorted(out.items())}
+    # median (470 + 473.6) / 2 = 471.8: 10 % under it is 424.62, 5 % is 448.21; c's 440 is 6.7 % under
+    assert judged == {"a": ("pass", 424.62), "b": ("pass", 424.62), "c": ("fail", 448.21), "d": ("pass", 424.62)}
+    assert out["c"][0]["threshold_source"] == "policy (docs/baselines.md 9): profile hgx-h100-8: " + OVERRIDES
+
+
 def test_ib_write_bw_sizes_that_differ_between_profiles_are_named_not_dropped(shipped, fixture_text):
     # a's profile names 4 KiB, b's and c's 8 MiB: no single size applies to the ring; before, the largest size was
     # judged
