@@ -23,6 +23,9 @@ def test_bench_run_records_parses_and_reports_hangs(playbook, node_file, tmp_pat
     run_dir = str(tmp_path / "run")
     standin_argv = [NODE_PYTHON, STANDIN, "-b", "1M", "-e", "2M", "-f", "2", "-n", "2", "-w", "1", "-d", "int32"]
     hang_argv = [NODE_PYTHON, "-c", "import time; print('row 1', flush=True); time.sleep(120)"]
+    # bench_cleanup looks for the job's tag in every process of the machine: a fixed id would find (and count) the hang of
+    # another run of this test beside this one (seen when two checkouts ran the suite at once)
+    hang_job = "hang-%d" % os.getpid()
     tasks = [
         {"name": "Start the results directory", "gpufleet.acceptance.results_record": {"run_dir": run_dir, "phase": "start"},
          "run_once": True, "delegate_to": "localhost"},
@@ -31,14 +34,14 @@ def test_bench_run_records_parses_and_reports_hangs(playbook, node_file, tmp_pat
                                            "job_id": "ar-{{ inventory_hostname }}-2", "parse_kind": "nccl", "kind": "allreduce_single",
                                            "message_size_bytes": 2097152, "repeat": 2, "run_dir": run_dir}},
         {"name": "A command that hangs", "register": "hang_run",
-         "gpufleet.acceptance.bench_run": {"argv": hang_argv, "timeout": 2, "grace": 1, "job_id": "hang-1", "name": "all_reduce_perf",
+         "gpufleet.acceptance.bench_run": {"argv": hang_argv, "timeout": 2, "grace": 1, "job_id": hang_job, "name": "all_reduce_perf",
                                            "kind": "allreduce_multi", "hosts": ["node-a", "node-b"], "round": 3, "group": "rack-a",
                                            "run_dir": run_dir}},
         {"name": "A missing binary", "register": "missing_run",
          "gpufleet.acceptance.bench_run": {"argv": ["/nonexistent/nccl-tests/all_reduce_perf", "-b", "8G"], "job_id": "missing-1",
                                            "kind": "allreduce_single", "run_dir": run_dir}},
         {"name": "Clean up after the hang", "register": "cleanup",
-         "gpufleet.acceptance.bench_cleanup": {"job_id": "hang-1"}},
+         "gpufleet.acceptance.bench_cleanup": {"job_id": hang_job}},
         {"name": "Keep what the test reads", "ansible.builtin.set_fact": {
             "dumped": {"ok": "{{ ok_run }}", "hang": "{{ hang_run }}", "missing": "{{ missing_run }}", "cleanup": "{{ cleanup }}"}}},
     ]
@@ -48,7 +51,7 @@ def test_bench_run_records_parses_and_reports_hangs(playbook, node_file, tmp_pat
     with open(os.path.join(run_dir, "hosts", "node-a.json"), "r", encoding="utf-8") as handle:
         record = json.load(handle)
     benchmarks = record["benchmarks"]
-    assert [item["job_id"] for item in benchmarks] == ["ar-node-a-2", "hang-1", "missing-1"]
+    assert [item["job_id"] for item in benchmarks] == ["ar-node-a-2", hang_job, "missing-1"]
     for item in benchmarks:
         assert set(item) == RECORD_KEYS
 

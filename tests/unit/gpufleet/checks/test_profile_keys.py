@@ -605,7 +605,7 @@ APPLIES = [
         {"thresholds": {"allreduce_multi_node": {"nodes": 3}}},
         allreduce_multi,
         ("fail", 440.0, None),
-        ("fail", 338.4, "...; thresholds.allreduce_multi_node (440 GB/s) is for 3 nodes " "(its nodes), not 2"),
+        ("fail", 338.4, "...; thresholds.allreduce_multi_node (440 GB/s) is for 3 nodes (its nodes), not 2"),
     ),
     (
         "thresholds.allreduce_multi_node.source",
