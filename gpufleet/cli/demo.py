@@ -103,7 +103,7 @@ def cmd_demo(args):
     out = args.out or os.path.join(results_base, default_run_id())
     code = validate.validate([inventory], limit=args.limit, profile=args.profile, out=out, forks=args.forks,
                              command="demo", output=output, options=options,
-                             resume=demo_command(args, options, output))
+                             resume=demo_command(args, options, output), force=args.force)
     if code > 128:  # interrupted before the verdict: the shell's code for the signal
         return code
     return EXIT_FAILED if code == EXIT_FAILED else EXIT_OK
@@ -123,7 +123,9 @@ def add_parser(commands):
     parser.add_argument("--profile", metavar="NAME", help="judge every node against this profile")
     parser.add_argument("--out", metavar="DIR",
                         help="results directory (default: tests/output/demo/<UTC timestamp> in the checkout, "
-                             "WORKDIR/results/<UTC timestamp> in a work directory)")
+                             "WORKDIR/results/<UTC timestamp> in a work directory); refused as validate's --out is")
+    parser.add_argument("--force", action="store_true",
+                        help="write into --out even when it is a symbolic link or a directory of other files")
     parser.add_argument("--workdir", metavar="DIR",
                         help="copy the demo inventory here and build the fleet in DIR/tests/output/simulated "
                              "(default: ./%s from an installed wheel; none from the source checkout, "

@@ -5,7 +5,8 @@
 ``-e/--extra-vars`` (repeatable: ``key=value``, a JSON or YAML string, or ``@file``), ``--tags``,
 ``--skip-tags``, ``--check``, ``--level`` (the extra var ``gpufleet_level``) and ``--reference-job`` (the extra var
 ``gpufleet_reference_job``, read by :func:`reference_job_option`, which ``gpufleet report --reference-job`` uses
-too); and the command line that resumes an interrupted run.
+too); the playbook's tags, which ``--tags`` and ``--skip-tags`` must name (:func:`playbook_tags`); and the command line
+that resumes an interrupted run.
 
 The extra vars are read with Ansible's own rules (``ansible.utils.vars.load_extra_vars``) before
 anything runs, so that a malformed one is refused at once, then handed to ansible-playbook
@@ -25,8 +26,22 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
+from gpufleet.collection import collection_root
+from gpufleet.parsers.common import ParseError, refuse_deep_json
 from gpufleet.report.cost import ReferenceJobError, validate_job
 
+# Tags Ansible itself gives a meaning to: valid in --tags and --skip-tags whatever the playbook tags.
+ANSIBLE_SPECIAL_TAGS = ("all", "always", "never", "tagged", "untagged")
+# What a task, block or play may name a statically imported file or role by (ansible.builtin. or short).
+_IMPORT_TASKS = ("import_tasks", "ansible.builtin.import_tasks", "ansible.legacy.import_tasks")
+_IMPORT_ROLE = ("import_role", "ansible.builtin.import_role", "ansible.legacy.import_role")
+_IMPORT_PLAYBOOK = ("import_playbook", "ansible.builtin.import_playbook", "ansible.legacy.import_playbook")
+# The task lists of a play and of a block that --list-tags walks (handlers are not listed).
+_PLAY_TASK_LISTS = ("pre_tasks", "tasks", "post_tasks")
+_BLOCK_TASK_LISTS = ("block", "rescue", "always")
+COLLECTION_PREFIX = "gpufleet.acceptance."
 LEVELS = ("quick", "standard", "full")
 LEVEL_VAR = "gpufleet_level"
 RESULTS_DIR_VAR = "gpufleet_results_dir"
@@ -97,7 +112,10 @@ def reference_job_option(text: str | None) -> dict | None:
     if text is None:
         return None
     try:
+        refuse_deep_json(text, what="the job")  # before json.loads, which recurses: a RecursionError otherwise
         job = json.loads(text)
+    except ParseError as exc:
+        raise OptionsError("--reference-job: %s" % exc.message) from None
     except ValueError as exc:
         raise OptionsError("--reference-job: not JSON: %s" % exc) from None
     try:
@@ -110,6 +128,121 @@ def reference_job_option(text: str | None) -> dict | None:
 def add_reference_job_argument(parser: argparse.ArgumentParser) -> None:
     """``--reference-job JSON``, one spelling for every command that takes it."""
     parser.add_argument("--reference-job", metavar="JSON", help=REFERENCE_JOB_HELP)
+
+
+# -- the playbook's tags ---------------------------------------------------------------------------------------
+
+def _yaml(path: str, kind: type) -> Any:
+    """The YAML document at ``path`` (a playbook, task file or role meta) when it is a ``kind``; an empty one when it
+    cannot be read or is not one."""
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError):
+        return kind()
+    return data if isinstance(data, kind) else kind()
+
+
+def _tag_values(value: Any) -> set[str]:
+    """The tags of a ``tags:`` keyword: a list, or one string of tags separated by commas, as Ansible reads it."""
+    items = value if isinstance(value, list) else str(value).split(",") if value is not None else []
+    return {str(item).strip() for item in items if str(item).strip()}
+
+
+def _role_dir(name: Any) -> str | None:
+    """The directory of a role of this collection (``gpufleet.acceptance.facts`` or ``facts``); None for another."""
+    name = str(name or "")
+    short = name[len(COLLECTION_PREFIX):] if name.startswith(COLLECTION_PREFIX) else name
+    path = os.path.join(collection_root(), "roles", short)
+    return path if short and "{{" not in short and os.path.isdir(path) else None
+
+
+def _role_tags(name: Any, tasks_from: Any = None, seen: set | None = None) -> set[str]:
+    """The tags of a statically imported role: its entry tasks file and the roles its meta names as dependencies."""
+    role = _role_dir(name)
+    if role is None:
+        return set()
+    tags = set()
+    meta = _yaml(os.path.join(role, "meta", "main.yml"), dict)
+    for dependency in meta.get("dependencies") or []:
+        entry = dependency if isinstance(dependency, dict) else {"role": dependency}
+        tags |= _tag_values(entry.get("tags")) | _role_tags(entry.get("role") or entry.get("name"), seen=seen)
+    stem = str(tasks_from or "main")
+    for candidate in (stem, stem + ".yml", stem + ".yaml"):
+        path = os.path.join(role, "tasks", candidate)
+        if os.path.isfile(path):
+            return tags | _file_tags(path, seen)
+    return tags
+
+
+def _file_tags(path: str, seen: set | None) -> set[str]:
+    """The tags of a task file (once per walk: a file imported twice adds nothing new)."""
+    seen = set() if seen is None else seen
+    real = os.path.realpath(path)
+    if real in seen:
+        return set()
+    seen.add(real)
+    return _tasks_tags(_yaml(path, list), os.path.dirname(path), seen)
+
+
+def _tasks_tags(tasks: Any, base: str, seen: set) -> set[str]:
+    """The tags of a task list: each task's and block's own, and those of the files and roles imported statically.
+    A dynamic include (include_tasks, include_role) counts with its own tags only: what it includes is decided
+    while the play runs, and ansible-playbook --list-tags does not list it either."""
+    tags = set()
+    for task in tasks if isinstance(tasks, list) else []:
+        if not isinstance(task, dict):
+            continue
+        tags |= _tag_values(task.get("tags"))
+        for key in _BLOCK_TASK_LISTS:
+            tags |= _tasks_tags(task.get(key), base, seen)
+        for key in _IMPORT_TASKS:
+            target = task.get(key)
+            target = target.get("file") if isinstance(target, dict) else target
+            if target and "{{" not in str(target):
+                tags |= _file_tags(os.path.join(base, str(target)), seen)
+        for key in _IMPORT_ROLE:
+            if isinstance(task.get(key), dict):
+                tags |= _role_tags(task[key].get("name"), task[key].get("tasks_from"), seen)
+    return tags
+
+
+def playbook_tags(path: str, seen: set | None = None) -> set[str]:
+    """The tags of the playbook at ``path``, as ``ansible-playbook --list-tags`` lists them, read from its YAML: the
+    tags of its plays, of their roles, tasks and blocks, and of the playbooks, task files and roles of this
+    collection they import statically. Without Ansible's run-time: a tag written as a template is kept as written."""
+    seen = set() if seen is None else seen
+    tags = set()
+    base = os.path.dirname(path)
+    for play in _yaml(path, list):
+        if not isinstance(play, dict):
+            continue
+        tags |= _tag_values(play.get("tags"))
+        for key in _IMPORT_PLAYBOOK:
+            if play.get(key) and "{{" not in str(play[key]):
+                tags |= playbook_tags(os.path.join(base, str(play[key])), seen)
+        for role in play.get("roles") or []:
+            entry = role if isinstance(role, dict) else {"role": role}
+            tags |= _tag_values(entry.get("tags")) | _role_tags(entry.get("role") or entry.get("name"), seen=seen)
+        for key in _PLAY_TASK_LISTS:
+            tags |= _tasks_tags(play.get(key), base, seen)
+    return tags
+
+
+def unknown_tags_problem(options: "PlaybookOptions", playbook: str) -> str | None:
+    """What is wrong with the ``--tags``/``--skip-tags`` of ``options`` for ``playbook``: the first tag it does not
+    have (Ansible would run nothing of it, or leave out nothing), with the tags it has; None when all are known."""
+    wanted = [("--tags", tag) for value in options.tags for tag in _tag_values(value)]
+    wanted += [("--skip-tags", tag) for value in options.skip_tags for tag in _tag_values(value)]
+    if not wanted:
+        return None
+    known = playbook_tags(playbook)
+    for option, tag in wanted:
+        if tag not in known and tag not in ANSIBLE_SPECIAL_TAGS:
+            return "%s %s: %s has no such tag; its tags: %s (and Ansible's %s)" % (
+                option, tag, os.path.basename(playbook), ", ".join(sorted(known)) or "none",
+                ", ".join(ANSIBLE_SPECIAL_TAGS))
+    return None
 
 
 @dataclass
@@ -187,10 +320,12 @@ def add_playbook_arguments(parser: argparse.ArgumentParser) -> None:
                              "key=value, a JSON or YAML mapping, or @FILE; --out, --profile and --level win over "
                              "the same variable here")
     parser.add_argument("--tags", action="append", metavar="TAGS",
-                        help="only the playbook's plays and tasks tagged so "
-                             "(facts, benchmarks, burn_in, report; repeatable)")
+                        help="only the playbook's plays and tasks tagged so (facts, benchmarks, "
+                             "health_after_benchmarks, burn_in, health_after_burn_in, report; repeatable; a tag the "
+                             "playbook does not have is refused)")
     parser.add_argument("--skip-tags", action="append", metavar="TAGS",
-                        help="leave out the plays and tasks tagged so (repeatable)")
+                        help="leave out the plays and tasks tagged so (repeatable; a tag the playbook does not have "
+                             "is refused)")
     parser.add_argument("--check", action="store_true",
                         help="ansible-playbook --check: modules that support it change nothing on the nodes")
     add_reference_job_argument(parser)

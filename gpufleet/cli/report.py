@@ -4,8 +4,9 @@
 """``gpufleet report RESULTS_DIR [--out DIR] [--output json] [--query EXPR]``: render a run's report
 again from its results directory, without contacting any node, and print its summary table (or, with
 ``--output json``, the run as results.json holds it; ``--query``: only what that JMESPath expression
-selects). Exit 0 when rendered, 1 when the directory is not a finished results directory, the report
-could not be rendered or the query cannot be used."""
+selects). Exit 0 when rendered, 1 when the directory is not a finished results directory, ``--out`` is a symbolic
+link or a directory of other files (without ``--force``), the report could not be rendered or the query cannot be
+used."""
 
 from __future__ import annotations
 
@@ -25,9 +26,31 @@ from gpufleet.cli.common import (
     results_json,
     say,
     summary_table,
+    terminal_text,
 )
 from gpufleet.cli.playbook_options import OptionsError, add_reference_job_argument, reference_job_option
-from gpufleet.results.store import ResultsError
+from gpufleet.results.store import SCHEMA, ResultsError, foreign_contents, read_json
+
+# What the renderer writes: a directory holding its results.json holds an earlier report, which it may replace.
+RESULTS_DOCUMENT = "results.json"
+
+
+def out_problem(out_dir: str, force: bool) -> str | None:
+    """Why ``--out`` is refused (as ``gpufleet validate --out``): a symbolic link, or a directory that is neither a
+    gpufleet results directory nor one of an earlier report (its results.json); None when it may be written."""
+    found = foreign_contents(out_dir)
+    if found is None or force:
+        return None
+    if os.path.islink(out_dir):
+        return "--out %s is %s; choose an empty or new directory, or --force to write into it anyway" % (out_dir, found)
+    try:
+        document = read_json(os.path.join(out_dir, RESULTS_DOCUMENT))
+    except ResultsError:
+        document = None
+    if isinstance(document, dict) and document.get("schema") == SCHEMA:
+        return None
+    return ("--out %s holds neither a gpufleet run nor an earlier report: it is %s; choose an empty or new directory, "
+            "or --force to write into it anyway" % (out_dir, found))
 
 
 def cmd_report(args):
@@ -44,6 +67,10 @@ def cmd_report(args):
         say("gpufleet report: %s has no fleet.json: the run did not finish (resume it with gpufleet validate --out %s)" % (results_dir, results_dir))
         return EXIT_FAILED
     out_dir = os.path.abspath(args.out) if args.out else results_dir
+    problem = out_problem(out_dir, args.force) if args.out else None
+    if problem:
+        say("gpufleet report: %s" % terminal_text(problem))
+        return EXIT_FAILED
     try:
         job = reference_job_option(getattr(args, "reference_job", None))
     except OptionsError as exc:
@@ -78,7 +105,10 @@ def add_parser(commands):
                     "or the query cannot be used.",
     )
     parser.add_argument("results_dir", metavar="RESULTS_DIR", help="the run's results directory")
-    parser.add_argument("--out", metavar="DIR", help="write the report here (default: RESULTS_DIR)")
+    parser.add_argument("--out", metavar="DIR",
+                        help="write the report here (default: RESULTS_DIR); a symbolic link, or a directory that holds "
+                             "neither a gpufleet run nor an earlier report, is refused without --force")
+    parser.add_argument("--force", action="store_true", help="write into --out whatever it holds")
     add_reference_job_argument(parser)
     add_output_arguments(parser, "\"values(hosts)[?verdict=='REJECT'].host\" (the rejected nodes)")
     parser.set_defaults(func=cmd_report)

@@ -17,6 +17,11 @@ once the verdicts are written (``judged_despite_rc``).
 ``--retest-failed PREVIOUS`` runs only the nodes REJECTed or UNREACHABLE in the results directory
 PREVIOUS and writes ``retest.json`` (gpufleet/cli/retest.py) into the new results directory.
 
+One run per results directory: the run holds its ``run.lock`` (results/store.py ``RunLock``) from start to end, and a
+resume waits for the ansible-playbook run that opened the directory last to end; ``--out`` is refused when it is a
+symbolic link or a directory that is not a gpufleet results directory, unless ``--force``. Whether fleet.json holds
+this run's verdicts is told by run.json's ``invocation`` (``verdicts_written``), never by the clock.
+
 ``-e``, ``--tags``, ``--skip-tags``, ``--check`` and ``--level`` go to ansible-playbook as it takes them
 (playbook_options.py). A SIGINT or SIGTERM during the run is forwarded to ansible-playbook and waited for
 (interrupt.py); a run so stopped before its verdict prints the command that resumes it and exits 128 + the
@@ -30,6 +35,7 @@ import shutil
 import sys
 import tempfile
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Iterator
 
 import yaml
@@ -37,7 +43,14 @@ import yaml
 from gpufleet import collection
 from gpufleet.cli import retest
 from gpufleet.cli.interrupt import Interruption, signal_name
-from gpufleet.cli.playbook_options import OptionsError, PlaybookOptions, add_playbook_arguments, program, resume_command
+from gpufleet.cli.playbook_options import (
+    OptionsError,
+    PlaybookOptions,
+    add_playbook_arguments,
+    program,
+    resume_command,
+    unknown_tags_problem,
+)
 from gpufleet.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -55,7 +68,19 @@ from gpufleet.cli.common import (
     summary_table,
     terminal_text,
 )
-from gpufleet.results.store import FLEET_FILE, RUN_FILE, ResultsError, default_run_id
+from gpufleet.results.store import (
+    FLEET_FILE,
+    RUN_FILE,
+    ResultsError,
+    RunDir,
+    RunInUse,
+    RunLock,
+    default_run_id,
+    foreign_contents,
+    live_writer_message,
+    lock_holder,
+    token_alive,
+)
 
 PLAYBOOK = "validate_cluster.yml"
 PHASES = ("Preflight", "Facts", "Benchmarks", "Burn-in", "Results", "Verdict", "Report")
@@ -326,7 +351,9 @@ def on_disk(results_dir: str, run: dict | None, fleet: dict | None, hosts: dict 
     """What a run that ended early left in its results directory: run.json, the host records (of how many
     hosts of the run, which ones), whether fleet.json was written."""
     if run is None:
-        what = "no run.json: the run stopped before its results directory was made" if not os.path.isdir(results_dir) \
+        # the directory itself may be there: the CLI holds its lock in it from the start
+        what = "no run.json: the run stopped before its preflight wrote it" \
+            if not os.path.exists(os.path.join(results_dir, RUN_FILE)) \
             else "no readable run.json (nothing of this run can be resumed from it)"
         return "on disk in %s: %s" % (results_dir, what)
     names = sorted(hosts or {})
@@ -444,7 +471,8 @@ def output_arguments(output: JsonOutput | None) -> list[str]:
 
 def validate_command(inventory: list[str], limit: str | None = None, profile: str | None = None,
                      retest_failed: str | None = None, forks: int | None = None,
-                     options: PlaybookOptions | None = None, output: JsonOutput | None = None) -> list[str]:
+                     options: PlaybookOptions | None = None, output: JsonOutput | None = None,
+                     force: bool = False) -> list[str]:
     """``gpufleet validate`` with these options, paths absolute (inventories as ``_inventories`` gives
     them): the command that resumes the run, with ``--out`` added (``resume_command``)."""
     command = program() + ["validate"]
@@ -454,75 +482,164 @@ def validate_command(inventory: list[str], limit: str | None = None, profile: st
                         ("--retest-failed", os.path.abspath(retest_failed) if retest_failed else None)):
         if value:
             command += [flag, str(value)]
-    return command + (options or PlaybookOptions()).arguments() + output_arguments(output)
+    command += (options or PlaybookOptions()).arguments() + output_arguments(output)
+    return command + (["--force"] if force else [])
 
 
-def verdicts_written(run: dict | None, fleet: dict | None) -> bool:
-    """fleet.json holds this run's verdicts: the run finished, or fleet.json was written after the run
-    (re)started (a resumed directory's fleet.json of an earlier run does not count)."""
+def opened_by_this_run(run: dict | None, before: str | None) -> bool:
+    """run.json was opened by this run's ansible-playbook: it names an invocation (the action's token of the
+    ansible-playbook run that opened it last), and not ``before``, the one it named when this run started."""
+    return bool(run) and run.get("invocation") is not None and run.get("invocation") != before
+
+
+def verdicts_written(run: dict | None, fleet: dict | None, before: str | None = None) -> bool:
+    """fleet.json holds this run's verdicts: this run opened run.json (``opened_by_this_run``) and fleet.json was
+    written by that same opening (its ``invocation``). Not told by time: a clock stepped back between two runs
+    would make an earlier run's fleet.json look newer than this run's start."""
     if not run or not fleet or not fleet.get("node_verdicts"):
         return False
-    if run.get("status") == "finished":
-        return True
-    started = max([str(run.get("started") or "")] + [str(stamp) for stamp in run.get("resumed") or []])
-    return str(fleet.get("generated") or "") >= started
+    return opened_by_this_run(run, before) and fleet.get("invocation") == run.get("invocation")
+
+
+def forks_problem(forks: int | None) -> str | None:
+    """``--forks`` that is not a positive integer, in words (ansible-playbook would stop without saying why)."""
+    if forks is None or (isinstance(forks, int) and forks >= 1):
+        return None
+    return "--forks %s: the number of hosts Ansible works on at once must be a positive integer" % forks
+
+
+def out_problem(results_dir: str, force: bool) -> str | None:
+    """Why ``--out`` is refused: a symbolic link, or something that is not a gpufleet results directory
+    (``foreign_contents``); None when it may be written, or with ``force``."""
+    found = foreign_contents(results_dir)
+    if found is None or force:
+        return None
+    what = "is " + found if os.path.islink(results_dir) else "is not a gpufleet results directory: it is " + found
+    return "--out %s %s; choose an empty or new directory, or --force to write into it anyway" % (results_dir, what)
+
+
+def invocation_before(results_dir: str) -> str | None:
+    """The invocation run.json names before this run starts (None when there is no readable run.json)."""
+    try:
+        return RunDir.open(results_dir).read_run().get("invocation")
+    except ResultsError:
+        return None
+
+
+@dataclass
+class Request:
+    """One ``gpufleet validate`` run as :func:`validate` has checked it: what :func:`run_and_judge` runs."""
+
+    inventories: list[str]
+    results_dir: str
+    command: str
+    resume: list[str]
+    limit: str | None = None
+    profile: str | None = None
+    forks: int | None = None
+    output: JsonOutput | None = None
+    options: PlaybookOptions = field(default_factory=PlaybookOptions)
+    # --retest-failed: the previous results directory and the nodes run again
+    previous: str | None = None
+    retested: list[str] | None = None
 
 
 def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, forks=None, command="validate",
              output: JsonOutput | None = None, options: PlaybookOptions | None = None,
-             resume: list[str] | None = None):
+             resume: list[str] | None = None, force: bool = False):
     """The whole of ``gpufleet validate``; returns the exit code. ``output``: the ``--output``/``--query``
     asked for (the table when None); ``options``: what else goes to ansible-playbook (``-e``, tags,
     ``--check``, ``--level``); ``resume``: the command (without ``--out``) that resumes an interrupted
-    run (default: ``gpufleet validate`` with these arguments)."""
-    inventories, problem = _inventories(inventory)
-    if problem:
-        say("gpufleet %s: %s" % (command, problem))
-        return EXIT_FAILED
-    results_dir = os.path.abspath(out or os.path.join("results", default_run_id()))
+    run (default: ``gpufleet validate`` with these arguments); ``force``: write into ``out`` even when it is a
+    symbolic link or a directory that is not a gpufleet results directory."""
     options = options or PlaybookOptions()
+    inventories, problem = _inventories(inventory)
+    results_dir = os.path.abspath(out or os.path.join("results", default_run_id()))
+    problem = (problem or forks_problem(forks) or unknown_tags_problem(options, playbook_path())
+               or out_problem(results_dir, force))
+    if problem:
+        say("gpufleet %s: %s" % (command, terminal_text(problem)))
+        return EXIT_FAILED
     if resume is None:
         resume = validate_command(inventories, limit=limit, profile=profile, retest_failed=retest_failed, forks=forks,
-                                  options=options, output=output)
-    retested = None
+                                  options=options, output=output, force=force)
+    request = Request(inventories, results_dir, command, resume, limit=limit, profile=profile, forks=forks,
+                      output=output, options=options)
     if retest_failed:
-        previous = os.path.abspath(retest_failed)
-        if previous == results_dir:
-            say("gpufleet %s: --out must be a new directory, not the previous run %s" % (command, previous))
-            return EXIT_FAILED
-        try:
-            retested = retest.failed_nodes(previous)
-        except ResultsError as exc:
-            say("gpufleet %s: --retest-failed: %s" % (command, exc))
-            return EXIT_FAILED
-        if not retested:
-            say("gpufleet %s: nothing to retest: every node of %s was accepted" % (command, previous))
-            return EXIT_OK
-        say("gpufleet %s: retesting %d node(s) that failed in %s: %s" % (command, len(retested), previous, ", ".join(terminal_text(h) for h in retested)))
-        limit = ",".join(retested) + (",&" + limit if limit else "")
+        code = retest_request(request, retest_failed)
+        if code is not None:
+            return code
+    lock = RunLock(results_dir, "gpufleet %s" % command)
+    try:
+        stale = lock.acquire()
+    except RunInUse as exc:
+        say("gpufleet %s: %s" % (command, terminal_text(exc)))
+        return EXIT_FAILED
+    except OSError as exc:
+        say("gpufleet %s: --out %s: %s" % (command, results_dir, exc.strerror or exc))
+        return EXIT_FAILED
+    try:
+        if stale:
+            say("gpufleet %s: took over %s from %s, which no longer runs" % (command, lock.path, lock_holder(stale)))
+        return run_and_judge(request)
+    finally:
+        lock.release()
+
+
+def retest_request(request: Request, retest_failed: str) -> int | None:
+    """``--retest-failed PREVIOUS``: the failed nodes of PREVIOUS put into ``request`` (its limit narrowed to them);
+    the exit code when there is nothing to run (a bad PREVIOUS, or none failed), else None."""
+    command = request.command
+    previous = os.path.abspath(retest_failed)
+    if previous == request.results_dir:
+        say("gpufleet %s: --out must be a new directory, not the previous run %s" % (command, previous))
+        return EXIT_FAILED
+    try:
+        retested = retest.failed_nodes(previous)
+    except ResultsError as exc:
+        say("gpufleet %s: --retest-failed: %s" % (command, exc))
+        return EXIT_FAILED
+    if not retested:
+        say("gpufleet %s: nothing to retest: every node of %s was accepted" % (command, previous))
+        return EXIT_OK
+    say("gpufleet %s: retesting %d node(s) that failed in %s: %s"
+        % (command, len(retested), previous, ", ".join(terminal_text(host) for host in retested)))
+    request.limit = ",".join(retested) + (",&" + request.limit if request.limit else "")
+    request.previous, request.retested = previous, retested
+    return None
+
+
+def run_and_judge(request: Request) -> int:
+    """Run the playbook for ``request`` (its results directory locked) and report what it judged; the exit code."""
+    command, results_dir = request.command, request.results_dir
+    before = invocation_before(results_dir)
+    if token_alive(before):
+        say("gpufleet %s: %s" % (command, live_writer_message(results_dir, before)))
+        return EXIT_FAILED
     if os.path.exists(os.path.join(results_dir, RUN_FILE)):
         say("gpufleet %s: %s holds an earlier run: resuming it (hosts already gathered are not gathered again)" % (command, results_dir))
     progress = Progress(results_dir, once=run_once_tasks(playbook_path()), command=command,
                         plays=imported_play_phases(playbook_path()))
     interruption = Interruption(label="gpufleet %s" % command)
-    rc, status, errors, private_dir = run_playbook(inventories, results_dir, limit=limit, profile=profile, forks=forks,
-                                                   progress=progress, options=options, interruption=interruption)
-    finished = False
+    rc, status, errors, private_dir = run_playbook(request.inventories, results_dir, limit=request.limit,
+                                                   profile=request.profile, forks=request.forks, progress=progress,
+                                                   options=request.options, interruption=interruption)
     try:
         run, fleet, hosts = load_run(results_dir)
-        finished = fleet is not None and run.get("status") == "finished"
     except ResultsError:
         run = fleet = hosts = None
+    # finished by this run: an earlier run's finished run.json and fleet.json, left as they were, are not
+    finished = run is not None and run.get("status") == "finished" and verdicts_written(run, fleet, before)
     if interruption.signum is not None:
         name = signal_name(interruption.signum)
         if interruption.killed:
             say("gpufleet %s: ansible-playbook did not end within %ds of the %s: it was killed"
                 % (command, interruption.grace_s, name))
-        if not verdicts_written(run, fleet):
+        if not verdicts_written(run, fleet, before):
             phase = "the %s phase" % progress.phase if progress.phase else "its start"
             say("gpufleet %s: interrupted (%s) in %s, before the verdict: nothing was judged%s"
                 % (command, name, phase, "; what was gathered is kept in %s" % results_dir if run is not None else ""))
-            say("gpufleet %s: resume with: %s" % (command, resume_command(resume, results_dir)))
+            say("gpufleet %s: resume with: %s" % (command, resume_command(request.resume, results_dir)))
             say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
             return interruption.exit_code
         # the verdicts are on disk: the run is over but for its report, rendered below when missing
@@ -531,7 +648,7 @@ def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, 
     if rc != 0 and finished and judged_despite_rc(rc, progress.gate_started, progress.failed_tasks,
                                                   progress.unreachable):
         rc = 0  # the playbook failed the nodes it did not accept: the exit code comes from the verdicts below
-    if (rc is None or rc < 0) and verdicts_written(run, fleet):
+    if (rc is None or rc < 0) and verdicts_written(run, fleet, before):
         say("gpufleet %s: %s after the verdict was written: the run is complete" % (command, playbook_outcome(rc, status)))
         rc, finished = 0, True
     if rc is None or rc < 0:
@@ -541,30 +658,37 @@ def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, 
         for line in progress.failures:
             say("  earlier node failure (not the cause): " + line)
         if run is not None:
-            say("  resume with: %s" % resume_command(resume, results_dir))
+            say("  resume with: %s" % resume_command(request.resume, results_dir))
         say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
         return EXIT_FAILED
     if rc != 0 or not finished:
         say("gpufleet %s: the run failed (%s); nothing was judged" % (command, playbook_outcome(rc, status)))
         for line in progress.failures or errors:
             say("  " + line)
-        if run is None and rc == 0:
+        limit = request.limit
+        if not opened_by_this_run(run, before) and rc == 0:
             say("  no results were written: no host of the inventory matched%s" % (" --limit %s" % limit if limit else ""))
-        elif rc == 0 and (options.tags or options.skip_tags):
+        elif rc == 0 and (request.options.tags or request.options.skip_tags):
             say("  --tags/--skip-tags left out the verdict (the plays tagged report); what was gathered is kept in %s"
                 % results_dir)
         say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
         return EXIT_FAILED
     shutil.rmtree(private_dir, ignore_errors=True)
+    return summarise(request, run, fleet, hosts)
+
+
+def summarise(request: Request, run: dict, fleet: dict | None, hosts: dict) -> int:
+    """The finished run's retest diff (``--retest-failed``), summary table and report; the exit code."""
+    results_dir, output = request.results_dir, request.output
     verdicts = node_verdicts(run, fleet, hosts)
     extra = []
-    if retested is not None:
-        path, document = retest.write_retest(previous, results_dir, retested)
+    if request.retested is not None:
+        path, document = retest.write_retest(request.previous, results_dir, request.retested)
         extra = retest.retest_lines(document) + ["retest diff: %s" % path]
     run_document = results_json(run, fleet, hosts) if output is not None and output.wanted else None
     # retest.json is written after the playbook rendered its report: render it again to show the diff
-    shown = report_and_summary(results_dir, verdicts, hosts, extra, rerender=retested is not None,
-                               output=output, document=run_document, command=command, fleet=fleet)
+    shown = report_and_summary(results_dir, verdicts, hosts, extra, rerender=request.retested is not None,
+                               output=output, document=run_document, command=request.command, fleet=fleet)
     if shown != EXIT_OK:
         return EXIT_FAILED
     return exit_code_for(verdicts)
@@ -580,7 +704,8 @@ def cmd_validate(args):
         say("gpufleet validate: %s" % exc)
         return EXIT_FAILED
     return validate(args.inventory, limit=args.limit, profile=args.profile, out=args.out,
-                    retest_failed=args.retest_failed, forks=args.forks, output=output, options=options)
+                    retest_failed=args.retest_failed, forks=args.forks, output=output, options=options,
+                    force=args.force)
 
 
 def add_parser(commands):
@@ -596,7 +721,12 @@ def add_parser(commands):
                         help="inventory file or directory (repeatable), or a comma-separated host list")
     parser.add_argument("--limit", metavar="HOSTS", help="only these hosts (an Ansible host pattern)")
     parser.add_argument("--profile", metavar="NAME", help="judge every node against this threshold profile (gpufleet/profiles/NAME.yml)")
-    parser.add_argument("--out", metavar="DIR", help="results directory (default: results/<UTC timestamp>); an existing one is resumed")
+    parser.add_argument("--out", metavar="DIR",
+                        help="results directory (default: results/<UTC timestamp>); an existing one is resumed. A "
+                             "symbolic link, or a directory that is not empty and not a gpufleet results directory, "
+                             "is refused without --force; so is a directory another run is writing")
+    parser.add_argument("--force", action="store_true",
+                        help="write into --out even when it is a symbolic link or a directory of other files")
     parser.add_argument("--retest-failed", metavar="PREVIOUS_RESULTS",
                         help="run only the nodes REJECTed or UNREACHABLE in this earlier results directory and write retest.json, the diff")
     parser.add_argument("--forks", type=int, metavar="N", help="hosts Ansible works on at once")

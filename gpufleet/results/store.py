@@ -12,6 +12,7 @@ soon as its facts arrive, so a run that is killed keeps every host it had finish
     <run dir>/hosts/<host>.json              one host: facts, fact errors, claim, profile, checks, verdict, benchmarks
     <run dir>/raw/<host>/<group>/<key>.txt   what the node printed (stdout), <key>.stderr.txt when it said more
     <run dir>/fleet.json                     the fleet verdict, counts and each node's verdict (written last)
+    <run dir>/run.lock                       while ``gpufleet validate`` runs: who runs (:class:`RunLock`)
 
 Names that come from a node or an inventory are never used as paths as they are: see :func:`safe_name`.
 """
@@ -37,6 +38,9 @@ RUN_FILE = "run.json"
 FLEET_FILE = "fleet.json"
 HOSTS_DIR = "hosts"
 RAW_DIR = "raw"
+LOCK_FILE = "run.lock"
+# What a results directory holds before its run.json: the directories RunDir.create makes first, and the lock.
+BEFORE_RUN_FILE = frozenset((HOSTS_DIR, RAW_DIR, LOCK_FILE))
 
 # The shape of one benchmark record (written by the bench_run action, docs/benchmarks.md).
 BENCHMARK_FIELDS = {
@@ -304,6 +308,176 @@ def _locked(directory: str) -> Iterator[None]:
         os.close(descriptor)
 
 
+# -- who writes a results directory ------------------------------------------------------------
+
+class RunInUse(ResultsError):
+    """A results directory another live run holds or still writes; the message names its process and start."""
+
+
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks after boot (``/proc/<pid>/stat`` field 22, as a string): with the
+    pid it tells one process from a later one given the same pid. None when no such process runs or /proc is absent."""
+    try:
+        with open("/proc/%d/stat" % int(pid), "r", encoding="ascii", errors="replace") as handle:
+            # the command name (field 2) is in parentheses and may hold spaces or ")": fields count from the last ")"
+            fields = handle.read().rsplit(")", 1)[1].split()
+        # a zombie (Z) or dead (X) process has ended: it writes nothing more
+        return fields[19] if fields[0] not in ("Z", "X") else None
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def process_token(pid: int | None = None) -> str:
+    """``<pid>:<start ticks>`` of process ``pid`` (this one by default), ``<pid>:unknown`` without /proc: the form of
+    run.json's ``invocation`` (the results_record action's token of its ansible-playbook)."""
+    pid = os.getpid() if pid is None else int(pid)
+    return "%d:%s" % (pid, process_start(pid) or "unknown")
+
+
+def token_alive(token: object) -> bool:
+    """Whether the process a token names still runs: its pid is alive with the same start (a pid the kernel gave to
+    another process since is not it). A token without a start (``unknown``, no /proc) cannot be told: False."""
+    pid, _sep, start = str(token or "").partition(":")
+    if not pid.isdigit() or not start or start == "unknown":
+        return False
+    return process_start(int(pid)) == start
+
+
+def live_writer_message(directory: str, token: object) -> str:
+    """Why a results directory cannot be reopened while the ansible-playbook run that opened it last still runs."""
+    return ("%s is still being written by the ansible-playbook run that opened it last: %s runs; wait for it to end, "
+            "or stop it, before resuming" % (directory, token_process(token)))
+
+
+def started_utc(start_ticks: object) -> str | None:
+    """A process start in clock ticks after boot (:func:`process_start`) as ISO 8601 UTC; None when not told."""
+    try:
+        with open("/proc/stat", "r", encoding="ascii") as handle:
+            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
+        seconds = boot + int(str(start_ticks)) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, StopIteration, IndexError):
+        return None
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def token_process(token: object) -> str:
+    """``process 4242 (started 2026-01-31T12:00:00Z)`` for a token (:func:`process_token`), for a message."""
+    pid, _sep, start = str(token or "").partition(":")
+    return "process %s (started %s)" % (pid or "?", started_utc(start) or "at an unknown time")
+
+
+class RunLock:
+    """The lock one ``gpufleet validate`` holds on its results directory for the whole run: ``run.lock``, an flock
+    (released by the kernel when the process ends, however it ends) on a file that says who holds it: ``{pid,
+    started, token, command}``. Its descriptor is not inherited (Python opens files close-on-exec): ansible-playbook
+    and anything it starts never hold the lock, so it is free once the CLI is gone.
+
+    :meth:`acquire` raises RunInUse naming the holder while another live run holds it, and takes over the lock a
+    dead process left (its file still names it: returned, to be said). :meth:`release` removes the file, and the
+    directory when the lock made it and it holds nothing else."""
+
+    def __init__(self, directory: str, command: str = "gpufleet") -> None:
+        self.directory = os.path.abspath(directory)
+        self.path = os.path.join(self.directory, LOCK_FILE)
+        self.command = command
+        self.created = False
+        self._descriptor: int | None = None
+
+    def acquire(self) -> dict | None:
+        """Hold the lock; returns what the lock file said of a dead holder it took over, else None."""
+        self.created = not os.path.isdir(self.directory)
+        os.makedirs(self.directory, exist_ok=True)
+        while True:
+            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_lock(descriptor)
+                os.close(descriptor)
+                raise RunInUse(self._in_use(holder)) from None
+            if self._still_the_file(descriptor):
+                break
+            os.close(descriptor)  # its holder removed it between our open and our lock: lock the new file
+        self._descriptor = descriptor
+        stale = _read_lock(descriptor)
+        token = process_token()
+        record = {"pid": os.getpid(), "started": started_utc(token.partition(":")[2]), "token": token,
+                  "command": self.command}
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, (json.dumps(record, sort_keys=True) + "\n").encode("utf-8"), 0)
+        os.fsync(descriptor)
+        return stale or None
+
+    def _still_the_file(self, descriptor: int) -> bool:
+        try:
+            return os.stat(self.path).st_ino == os.fstat(descriptor).st_ino
+        except FileNotFoundError:
+            return False
+
+    def _in_use(self, holder: dict) -> str:
+        if not holder:
+            return ("%s is in use by another run, which is starting (%s holds no process yet): wait for it, or choose "
+                    "another results directory" % (self.directory, self.path))
+        return ("%s is in use by another run: %s holds %s; wait for it to end, or choose another results directory"
+                % (self.directory, lock_holder(holder), self.path))
+
+    def release(self) -> None:
+        """Give the lock back: the file removed first (a later run makes its own), then the descriptor closed."""
+        if self._descriptor is None:
+            return
+        try:
+            if self._still_the_file(self._descriptor):
+                os.unlink(self.path)
+        finally:
+            os.close(self._descriptor)
+            self._descriptor = None
+        if self.created:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.directory)  # made for the lock and left empty: the run wrote nothing
+
+
+def lock_holder(holder: dict) -> str:
+    """``process 4242 (gpufleet validate, started 2026-01-31T12:00:00Z)`` from what a lock file says."""
+    return "process %s (%s, started %s)" % (holder.get("pid", "?"), holder.get("command") or "gpufleet",
+                                            holder.get("started") or "at an unknown time")
+
+
+def _read_lock(descriptor: int) -> dict:
+    """What a lock file says (``{}`` when empty or unreadable: a holder that has not written yet)."""
+    try:
+        data = os.pread(descriptor, 4096, 0)
+        record = json.loads(data.decode("utf-8")) if data.strip() else {}
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def foreign_contents(path: str) -> str | None:
+    """What makes ``path`` no place to write a run's results into, in words; None when it is: a directory that does
+    not exist yet, an empty one, or a gpufleet results directory (a run.json of this schema, or only what a run
+    writes before its run.json: empty ``hosts/`` and ``raw/``, ``run.lock``). A symbolic link is named as such,
+    whatever it points to: a run writes into the directory it was given, not into another one."""
+    if os.path.islink(path):
+        return "a symbolic link (to %s)" % os.readlink(path)
+    if not os.path.exists(path):
+        return None
+    if not os.path.isdir(path):
+        return "a file, not a directory"
+    entries = sorted(os.listdir(path))
+    if RUN_FILE in entries:
+        try:
+            RunDir.open(path)
+            return None
+        except ResultsError as exc:
+            return "a directory whose %s is not a %s run (%s)" % (RUN_FILE, SCHEMA, exc)
+    if all(entry in BEFORE_RUN_FILE and not (os.path.isdir(os.path.join(path, entry))
+                                             and os.listdir(os.path.join(path, entry))) for entry in entries):
+        return None
+    shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
+    count = "1 entry" if len(entries) == 1 else "%d entries" % len(entries)
+    return "a directory of %s and no %s (%s)" % (count, RUN_FILE, shown)
+
+
 class RunDir:
     """One run's results directory. Create it with :meth:`create`, reopen it with :meth:`open`."""
 
@@ -328,7 +502,8 @@ class RunDir:
         invocation opening it again is no resume: Ansible's free strategy runs a ``run_once`` task once per host, at
         the same time, and a second opener that took the first one's run for a killed one would mark it resumed and
         delete the temporary files its live writers are renaming. Openers take turns: each holds a lock on the run
-        directory itself (flock), so no file is added to the run.
+        directory itself (flock), so no file is added to the run. Another invocation is refused (RunInUse) while the
+        one run.json names still runs (:func:`token_alive`): its writers would add to the resumed run.
         """
         run = cls(path)
         os.makedirs(os.path.join(run.path, HOSTS_DIR), exist_ok=True)
@@ -339,6 +514,8 @@ class RunDir:
                 record = run.read_run()
                 if invocation is not None and record.get("invocation") == invocation:
                     return run
+                if token_alive(record.get("invocation")):
+                    raise RunInUse(live_writer_message(run.path, record.get("invocation")))
                 record.setdefault("resumed", []).append(now)
                 run.remove_stale_temporaries()
             else:
@@ -632,9 +809,12 @@ class RunDir:
         """Write ``fleet.json`` from ``run_checks``' report and mark the run finished."""
         fleet = dict(report.get("fleet") or {})
         nodes = report.get("nodes") or {}
+        run = self.read_run()
         document = {
             "schema": SCHEMA,
-            "run_id": self.read_run().get("run_id"),
+            "run_id": run.get("run_id"),
+            # the opening of the run whose verdicts these are: a later opening (a resume) has another
+            "invocation": run.get("invocation"),
             "generated": utc_now(),
             "verdict": fleet.get("verdict"),
             "counts": fleet.get("counts", {}),

@@ -580,8 +580,8 @@ def test_the_phase_an_interruption_names_is_the_one_its_task_belongs_to(referenc
 def _kept_before_the_verdict(reference, directory, benchmarks_kept):
     """``directory``: the reference's results directory as a run interrupted in the Benchmarks phase leaves it, the
     first ``benchmarks_kept`` benchmark records of each host kept: no health re-read after the benchmarks, no verdict,
-    no report, the run still running."""
-    shutil.copytree(reference.run_dir, directory)
+    no report, the run still running. The directory is there already: the CLI holds its run.lock in it."""
+    shutil.copytree(reference.run_dir, directory, dirs_exist_ok=True)
     for name in JUDGED_FILES:
         if (directory / name).exists():
             os.unlink(directory / name)
@@ -692,8 +692,9 @@ def test_ctrl_c_in_the_report_phase_reports_the_finished_run(reference, tmp_path
     directory = tmp_path / "interrupted"
 
     def verdict_written(path):
-        # the verdict wrote fleet.json and finished the run; the report task had not started
-        shutil.copytree(reference.run_dir, path)
+        # the verdict wrote fleet.json and finished the run; the report task had not started (the directory is
+        # there already: the CLI holds its run.lock in it)
+        shutil.copytree(reference.run_dir, path, dirs_exist_ok=True)
         for name in JUDGED_FILES:
             if name != "fleet.json":
                 os.unlink(os.path.join(path, name))

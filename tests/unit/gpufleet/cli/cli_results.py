@@ -35,9 +35,14 @@ def _write(path, document):
         json.dump(document, handle)
 
 
-def write_run(directory, records, finished=True, run_id=None, file_names=None):
+# run.json's ``invocation``: the ansible-playbook run (pid:start ticks) that opened the directory last, which fleet.json
+# names too when that run wrote it. A process started 10 s after boot (1000 ticks): none of the test's.
+INVOCATION = "4242:1000"
+
+
+def write_run(directory, records, finished=True, run_id=None, file_names=None, invocation=INVOCATION):
     """Write run.json, hosts/<host>.json (file name from file_names, default the host) and, when
-    ``finished``, fleet.json. Returns the directory as a string."""
+    ``finished``, fleet.json (written by the opening ``invocation``). Returns the directory as a string."""
     directory = str(directory)
     run_id = run_id or os.path.basename(directory)
     hosts = [record["host"] for record in records]
@@ -45,13 +50,15 @@ def write_run(directory, records, finished=True, run_id=None, file_names=None):
         "schema": SCHEMA, "run_id": run_id, "started": "2026-01-31T12:00:00Z", "resumed": [],
         "finished": "2026-01-31T12:00:09Z" if finished else None, "status": "finished" if finished else "running",
         "inventory": ["/inv/hosts.yml"], "playbook": "/c/playbooks/validate_cluster.yml", "hosts": hosts,
-        "profile_choices": {"requested": {}}, "gpufleet_version": "0.1.0", "gpufleet_path": "/c", "ansible_version": "2.19.14"})
+        "profile_choices": {"requested": {}}, "gpufleet_version": "0.1.0", "gpufleet_path": "/c",
+        "ansible_version": "2.19.14", "invocation": invocation})
     for record in records:
         name = (file_names or {}).get(record["host"], record["host"])
         _write(os.path.join(directory, "hosts", name + ".json"), record)
     if finished:
         _write(os.path.join(directory, "fleet.json"), {
-            "schema": SCHEMA, "run_id": run_id, "generated": "2026-01-31T12:00:09Z", "verdict": "REJECT", "counts": {}, "nodes": len(records),
+            "schema": SCHEMA, "run_id": run_id, "invocation": invocation, "generated": "2026-01-31T12:00:09Z",
+            "verdict": "REJECT", "counts": {}, "nodes": len(records),
             "node_verdicts": {record["host"]: {"verdict": record["verdict"], "failed": record["failed"], "unreachable": record["unreachable"],
                                                "profile": "hgx-h100-8", "record": "hosts/%s.json" % record["host"]} for record in records}})
     return directory

@@ -261,8 +261,9 @@ def test_a_finished_fleet_json_of_an_earlier_run_is_not_this_runs_verdict(tmp_pa
         write_run(directory, [host_record("node-a", "ACCEPT")], finished=True)
         with open(os.path.join(directory, "run.json"), encoding="utf-8") as handle:
             run = json.load(handle)
-        # the directory is run again (the preflight marks it running, resumed at 12:05): its fleet.json is from 12:00:09
-        run.update(status="running", finished=None, resumed=["2026-01-31T12:05:00Z"])
+        # the directory is run again (the preflight of another ansible-playbook run marks it running, resumed at
+        # 12:05, and names its invocation): its fleet.json is from 12:00:09, written by the earlier invocation
+        run.update(status="running", finished=None, resumed=["2026-01-31T12:05:00Z"], invocation="5151:2002")
         with open(os.path.join(directory, "run.json"), "w", encoding="utf-8") as handle:
             json.dump(run, handle)
 
