@@ -13,7 +13,9 @@ record's ``benchmarks`` list, docs/results-schema.md). A record's kind is :func:
   the spread (min-max) is reported; ``gpufleet_benchmark_vote: best`` judges the best instead. A run
   with one rank (``1 rank: busbw is 0 by definition``) or with a rank count other than the node's GPU
   count (``4 of 8 GPUs in the run``; GPU facts, else claim, else profile) fails by name and is never
-  judged as a figure; a 1-GPU node is not judged.
+  judged as a figure; a 1-GPU node is not judged. A busbw above what the node's GPU links carry (checks/plausible.py
+  ``busbw_ceiling``: the profile's NVLink both ways, else 1,800 GB/s) fails as ``implausible: ...`` and is never
+  judged, nor compared with the fleet (``allreduce_relative``); so does such a figure of a multi-node run.
 - ``benchmarks.allreduce_wrong``: ``#wrong`` (and ``Out of bounds values``) must be 0, any kind. A run that hung or
   failed (:func:`run_problem`) compared nothing past where it stopped: never a ``#wrong 0`` pass (skip, naming why).
 - ``benchmarks.allreduce_algo``: ``NCCL_ALGO`` and NVLS as recorded (warns when the profile's floor
@@ -65,6 +67,7 @@ from gpufleet.checks.engine import fleet_check, node_check
 from gpufleet.checks.fleet import cohort_relative, cohorts, median
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.network import num, rdma_rails
+from gpufleet.checks.plausible import busbw_ceiling, implausible
 from gpufleet.checks.profiles import profile_value
 
 VOTE_SETTING = "gpufleet_benchmark_vote"
@@ -445,6 +448,18 @@ def left_out_of_rdma(node, others) -> str | None:
 # --- single node ---------------------------------------------------------------------------------
 
 
+def implausible_busbw(node, record, value, check_id="benchmarks.allreduce_single"):
+    """A FAIL naming the node and the figure when a run's busbw is above what the node's GPU links carry
+    (checks/plausible.py :func:`busbw_ceiling`): a damaged or forged output, never judged against a floor; else None."""
+    ceiling, source = busbw_ceiling(node.profile)
+    absurd = implausible("allreduce_busbw_gbs", value, "%s busbw of %s" % (node.name, record.get("name") or "the run"),
+                         ceiling, source)
+    if absurd is None:
+        return None
+    return result(check_id, FAIL, absurd, measured=value, expected=ceiling, threshold_source=source,
+                  subject=record.get("name"))
+
+
 @node_check("benchmarks.allreduce_single")
 def check_allreduce_single(node):
     """Single-node all-reduce busbw at the profile's message size against its floor and warn band."""
@@ -479,7 +494,10 @@ def check_allreduce_single(node):
         ranks_seen.add(_parsed(record).get("ranks"))
         launches.add(_launch_words(record))
         value, size = busbw_at(_parsed(record), wanted)
-        if value is not None:
+        absurd = implausible_busbw(node, record, value)
+        if absurd:
+            out.append(absurd)
+        elif value is not None:
             figures.append(value)
             sizes.add(size)
     if not figures:
@@ -645,6 +663,7 @@ def check_allreduce_multi(nodes):
         for host in hosts:
             node, threshold = by_name[host], floors[host]
             where = "%s over %s" % (record.get("name"), ", ".join(hosts_of(record)))
+            absurd = implausible_busbw(node, record, value, "benchmarks.allreduce_multi")
             if fell_back(parsed):
                 ports = active_rdma_ports(node)
                 evidence = "; ".join((parsed.get("debug") or {}).get("hca_evidence") or [])[:300]
@@ -666,6 +685,8 @@ def check_allreduce_multi(nodes):
                 item = result("benchmarks.allreduce_multi", FAIL, "%s: %s" % (where, problem), subject=record.get("name"))
             elif value is None:
                 item = result("benchmarks.allreduce_multi", FAIL, "%s: no busbw in the output" % where, subject=record.get("name"))
+            elif absurd:
+                item = absurd
             elif threshold["floor"] is None:
                 item = result("benchmarks.allreduce_multi", SKIP, "not judged: %s; %s busbw %s GB/s%s" % (
                     threshold["why"], where, num(value), "; " + differ if differ else ""), measured=value)
@@ -861,7 +882,8 @@ def single_node_figure(node) -> tuple:
     read = [busbw_at(_parsed(record), profile_size(node)) for record in records_of(node)
             if benchmark_kind(record) == "allreduce_single" and not figure_problem(record)
             and not ranks_problem(node, record)]
-    read = [(value, size) for value, size in read if value is not None]
+    # an implausible figure (benchmarks.allreduce_single fails it) is no member of the cohort's median
+    read = [(value, size) for value, size in read if value is not None and not implausible_busbw(node, {}, value)]
     size = largest_size(size for _value, size in read)
     values = [value for value, at in read if at == size]
     return vote(values, node.settings.get(VOTE_SETTING) or "median")[0], size

@@ -11,7 +11,7 @@ check says so, or skips when no GPU printed it.
 |---|---|---|
 | ``gpu.count`` | GPUs NVML lists vs the claim's ``gpu_count`` / ``expect.gpu_count``; a ``topo -m`` count apart fails | fail |
 | ``gpu.visible`` | NVIDIA GPUs on the PCI bus (lspci) vs GPUs NVML lists: fell off the bus, driver not bound | fail |
-| ``gpu.model`` | each GPU's name vs the claim's ``gpu_model`` / profile ``expect.gpu_name`` (regex) | fail |
+| ``gpu.model`` | each GPU's name vs the claim's ``gpu_model`` / profile ``expect.gpu_name`` (regex); a Cf/Cc character (U+202E) in it fails | fail |
 | ``gpu.memory`` | each GPU's memory vs the claim's ``gpu_memory_gb`` (as sold: 10^9 bytes) / ``expect.gpu_memory_min`` | fail |
 | ``gpu.consistency`` | the profile's ``fleet.consistent_gpu_fields`` agree between the node's GPUs (mixed batch) | fail |
 | ``gpu.ecc`` | ECC mode: off on a data-center GPU fails, on a workstation GPU warns; pending change warns | fail/warn |
@@ -27,6 +27,10 @@ check says so, or skips when no GPU printed it.
 | ``gpu.throttle`` | HW slowdown / HW thermal / HW power brake fail; SW power cap / SW thermal warn | fail/warn |
 | ``gpu.temperature`` | temperature at or above the profile's ``host.temperature_max``, else the GPU's own slowdown temperature | warn |
 | ``gpu.queries`` | neither ``nvidia-smi -q -x`` nor ``-q`` could be read (the facts hold only ``nvlink -s``) | fail |
+
+A GPU count, memory size or temperature above its ceiling in checks/plausible.py (32 GPUs, 1 TiB, 150 C) is a broken
+sensor or a forged capture: ``gpu.count``, ``gpu.memory`` and ``gpu.temperature`` fail it as ``implausible: ...``,
+naming the GPU and the figure, and judge nothing else from it.
 
 Without either ``-q`` query (gpufleet/facts/gpu.py ``build_nvlink_only``) every other ``gpu.*`` check says "not
 measured" (a skip naming the queries' failures) and ``gpu.queries`` fails; the NVLink checks still judge the links.
@@ -63,12 +67,14 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections import Counter
 
 from typing import Any, Dict, List
 
 from gpufleet.checks.engine import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
+from gpufleet.checks.plausible import CEILINGS, implausible
 from gpufleet.checks.profiles import expectation, profile_value
 
 DEFAULT_CONSISTENT_FIELDS = ("name", "vbios_version", "board_part_number", "memory_total_mib", "power_limit_w", "clocks_max_sm_mhz")
@@ -181,6 +187,10 @@ def count(node):
                        "lists %d: the two came from different machines or one is damaged; gather both again on the "
                        "node" % (in_matrix, measured), measured=measured, expected=in_matrix,
                        threshold_source="the node's own nvidia-smi topo -m")]
+    absurd = implausible("gpu_count", measured, "nvidia-smi's GPU count")
+    if absurd:
+        return [result("gpu.count", FAIL, absurd, measured=measured, expected=CEILINGS["gpu_count"].limit,
+                       threshold_source=CEILINGS["gpu_count"].source)]
     expected, source = expectation(node, "gpu_count", "expect.gpu_count")
     if expected is None:
         return [result("gpu.count", SKIP, "not judged: no claim and profile %s sets no expect.gpu_count; %s GPU(s) seen"
@@ -207,6 +217,19 @@ def visible(node):
                    measured=nvml, expected=on_bus, threshold_source="lspci: NVIDIA GPUs on the PCI bus")]
 
 
+def hidden_characters(name: str) -> list[str]:
+    """The format and control characters of a name (Unicode categories Cf, Cc: U+200B ZERO WIDTH SPACE, U+202E
+    RIGHT-TO-LEFT OVERRIDE, ESC), each as ``U+202E RIGHT-TO-LEFT OVERRIDE``, in order, once each. nvidia-smi prints
+    none: a name with one is no model name, whatever it looks like once the character is stripped or rendered."""
+    found = []
+    for char in name:
+        if unicodedata.category(char) in ("Cf", "Cc"):
+            words = "U+%04X %s" % (ord(char), unicodedata.name(char, "control character"))
+            if words not in found:
+                found.append(words)
+    return found
+
+
 def _model_matches(claimed, name):
     def norm(text):
         return re.sub(r"\s+", " ", re.sub(r"^nvidia\s+", "", text.strip().lower()))
@@ -229,6 +252,12 @@ def model(node):
         if not name:
             continue
         judged += 1
+        hidden = hidden_characters(name)
+        if hidden:
+            items.append(result("gpu.model", FAIL, "%s name contains %s: not a name nvidia-smi prints, never compared "
+                                "as a model" % (_label(gpu), ", ".join(hidden)), measured=name,
+                                expected=claimed or pattern, threshold_source=source, subject=_label(gpu)))
+            continue
         good = _model_matches(claimed, name) if claimed else re.search(pattern, name)
         if not good:
             want = claimed or "a GPU matching %r" % pattern
@@ -258,7 +287,11 @@ def memory(node):
         if size is None:
             continue
         judged += 1
-        if size < minimum:
+        absurd = implausible("gpu_memory_mib", size, _label(gpu))
+        if absurd:
+            items.append(result("gpu.memory", FAIL, absurd, measured=size, expected=CEILINGS["gpu_memory_mib"].limit,
+                                threshold_source=CEILINGS["gpu_memory_mib"].source, subject=_label(gpu)))
+        elif size < minimum:
             items.append(result("gpu.memory", FAIL, "%s has %d MiB, expected %s" % (_label(gpu), size, want),
                                 measured=size, expected=minimum, threshold_source=source, subject=_label(gpu)))
     sizes = sorted({gpu.get("memory_total_mib") for gpu in _gpus(node) if gpu.get("memory_total_mib") is not None})
@@ -675,6 +708,13 @@ def temperature(node):
         temp = gpu.get("temperature_c")
         own = gpu.get("temperature_slowdown_c")
         gpu_limit, gpu_source = (limit, source) if limit is not None else (own, "%s: GPU Slowdown Temp of %s" % (NVIDIA_SMI, _label(gpu)))
+        absurd = implausible("gpu_temperature_c", temp, _label(gpu))
+        if absurd:
+            judged += 1
+            ceiling = CEILINGS["gpu_temperature_c"]
+            items.append(result("gpu.temperature", FAIL, absurd, measured=temp, expected=ceiling.limit,
+                                threshold_source=ceiling.source, subject=_label(gpu)))
+            continue
         if temp is None or gpu_limit is None:
             continue
         judged += 1

@@ -9,6 +9,7 @@ import json
 import sys
 
 from gpufleet.cli.common import EXIT_FAILED, add_output_arguments, json_output, print_json, say
+from gpufleet.parsers.common import ParseError, refuse_deep_json
 from gpufleet.plan.training import EstimateError
 from gpufleet.report.estimate import answer
 from gpufleet.text import one_line
@@ -28,7 +29,11 @@ def cmd_estimate(args):
         say("gpufleet estimate: cannot read %s: %s" % (one_line(args.file), one_line(exc.strerror or exc)))
         return EXIT_FAILED
     try:
+        refuse_deep_json(text)  # before json.loads, which recurses: a RecursionError otherwise
         document = json.loads(text)
+    except ParseError as exc:
+        say("gpufleet estimate: %s: %s" % (one_line(args.file), one_line(exc.message)))
+        return EXIT_FAILED
     except ValueError as exc:
         say("gpufleet estimate: %s is not JSON: %s" % (one_line(args.file), one_line(exc)))
         return EXIT_FAILED

@@ -11,6 +11,7 @@ a silently wrong number.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import TYPE_CHECKING, Dict, Iterator, List, NamedTuple, Optional, TypedDict
@@ -89,11 +90,47 @@ def is_not_available(value):
     return value.strip().lower() in NOT_AVAILABLE
 
 
+# The largest magnitude a parsed number may have: 2^64 - 1, the widest counter these tools print (NVML's ECC and
+# PCIe counters and the InfiniBand port counters are unsigned 64-bit). Anything larger is no reading of any tool field;
+# it is refused before it reaches arithmetic (float() of a 400-digit int raises OverflowError). docs/parsers.md.
+MAX_NUMBER = 2 ** 64 - 1
+# digits of MAX_NUMBER: a longer run of digits is refused without converting it (int() of 5,000 digits raises)
+MAX_DIGITS = len(str(MAX_NUMBER))
+# The most GPUs one system can hold: NV_MAX_DEVICES, "the maximum number of GPUs supported in a single system"
+# (NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/nvlimits.h). A count or a matrix above it is no node's.
+MAX_GPUS_PER_NODE = 32
+
+
+class ImplausibleNumber(ParseError):
+    """A number no tool field holds: non-finite, or of a magnitude above :data:`MAX_NUMBER`."""
+
+
+def _shown(text: str) -> str:
+    """A long number as a short quote: its first digits and how many there are."""
+    return text if len(text) <= 24 else "%s... (%d characters)" % (text[:16], len(text))
+
+
+def _out_of_range(what: str, shown: str, line, kind) -> ImplausibleNumber:
+    return ImplausibleNumber("%s %s is out of range: its magnitude is above 2^64-1, more than any tool field holds"
+                             % (what, _shown(shown)), line=line, kind=kind)
+
+
+def bounded_number(number, line=None, kind=None, what="number"):
+    """``number`` when finite and of magnitude at most :data:`MAX_NUMBER`; else :class:`ImplausibleNumber` naming
+    ``what`` and the line. For parsers that convert a cell themselves (``int()``, ``float()``, JSON)."""
+    if isinstance(number, float) and not math.isfinite(number):
+        raise ImplausibleNumber("%s is not a finite number: %s" % (what, number), line=line, kind=kind)
+    if abs(number) > MAX_NUMBER:
+        raise _out_of_range(what, repr(number), line, kind)
+    return number
+
+
 def parse_number(value, line=None, kind=None, unit=None):
     """Read an int or float from a tool's cell; None for the "no value" spellings.
 
     ``unit`` is an optional suffix to strip (``"MiB"``, ``"W"``, ``"MHz"``, ``"C"``...).
-    Anything else that is not a number raises :class:`ParseError` with ``line``.
+    Anything else that is not a number raises :class:`ParseError` with ``line``; a number whose
+    magnitude is above :data:`MAX_NUMBER` (``1e308``, 400 digits) raises :class:`ImplausibleNumber`.
     """
     if value is None:
         return None
@@ -103,12 +140,50 @@ def parse_number(value, line=None, kind=None, unit=None):
     if unit and raw.lower().endswith(unit.lower()):
         raw = raw[: -len(unit)].strip()
     if re.fullmatch(r"[-+]?\d+", raw):
-        return int(raw)
-    if re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?", raw):
-        return float(raw)
-    if re.fullmatch(r"0[xX][0-9a-fA-F]+", raw):
-        return int(raw, 16)
-    raise ParseError("not a number: %r" % value, line=line, kind=kind)
+        if len(raw.lstrip("+-").lstrip("0")) > MAX_DIGITS:
+            raise _out_of_range("number", raw, line, kind)
+        number = int(raw)
+    elif re.fullmatch(r"[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?", raw):
+        number = float(raw)
+    elif re.fullmatch(r"0[xX][0-9a-fA-F]+", raw):
+        if len(raw[2:].lstrip("0")) > 16:
+            raise _out_of_range("number", raw, line, kind)
+        number = int(raw, 16)
+    else:
+        raise ParseError("not a number: %r" % value, line=line, kind=kind)
+    if isinstance(number, float) and not math.isfinite(number) or abs(number) > MAX_NUMBER:
+        raise _out_of_range("number", raw, line, kind)
+    return number
+
+
+# a JSON string (escapes included; an unclosed one runs to the end) or a bracket: what json_depth reads
+_JSON_TOKEN_RE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` outside JSON strings: checked before ``json.loads``, which recurses (a
+    100,000-deep document raises RecursionError there). Strings are skipped whole, escapes included."""
+    depth = deepest = 0
+    for token in _JSON_TOKEN_RE.finditer(text):
+        char = token.group(0)
+        if char in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ("]", "}"):
+            depth -= 1
+    return deepest
+
+
+# Nesting a JSON document gpufleet reads may have: nccl-tests' nests 4, DCGM's diagnostic 10, a reference job 3.
+MAX_JSON_DEPTH = 32
+
+
+def refuse_deep_json(text: str, limit: int = MAX_JSON_DEPTH, kind=None, what="the document") -> None:
+    """ParseError naming the depth when ``text`` nests brackets deeper than ``limit``, before any recursive reader."""
+    deepest = json_depth(text)
+    if deepest > limit:
+        raise ParseError("%s is nested %d deep, deeper than the %d this reader takes" % (what, deepest, limit),
+                         kind=kind)
 
 
 # srun -l "0: " / "  12: " and mpirun --tag-output "[1,0]<stdout>:" prefixes.

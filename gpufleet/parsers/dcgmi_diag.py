@@ -32,15 +32,16 @@ JSON.
   worst of its results (fail > skip > warn > pass).
 - ``counts`` (dict[str, int]): tests per normalised status.
 
-Raises :class:`ParseError` for empty input, text without a JSON document, broken JSON, or a document
-without a ``DCGM Diagnostic`` / ``DCGM GPU Diagnostic`` key.
+Raises :class:`ParseError` for empty input, text without a JSON document, broken JSON, a document nested deeper than
+common's ``MAX_JSON_DEPTH`` (32; refused before the JSON reader, which recurses, sees it), or a document without a
+``DCGM Diagnostic`` / ``DCGM GPU Diagnostic`` key.
 """
 
 from __future__ import annotations
 
 import json
 
-from gpufleet.parsers.common import IgnoredLine, ParseError, skip_foreign, with_ignored
+from gpufleet.parsers.common import IgnoredLine, ParseError, refuse_deep_json, skip_foreign, with_ignored
 
 KIND = "dcgmi-diag"
 ROOT_KEYS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
@@ -110,6 +111,8 @@ def parse_dcgmi_diag(text: str) -> dict:
     if start < 0:
         raise ParseError("no JSON document in the output (dcgmi diag was not run with -j, "
                          "or it failed before printing one)", kind=KIND)
+    # DCGM nests 10 brackets (root, diagnostic, test_categories, tests, results, warnings: lists and objects)
+    refuse_deep_json(text[start:], kind=KIND, what="the JSON document")
     try:
         document, end = json.JSONDecoder().raw_decode(text[start:])
     except ValueError as exc:

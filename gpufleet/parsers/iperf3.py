@@ -53,7 +53,9 @@ Units (iperf3 src/units.c): rates printed in ``bits/sec``, ``Kbits/sec``, ``Mbit
 Damaged input raises ParseError naming the 1-based line: a malformed interval/summary line,
 broken or truncated JSON, a run without its end summary, a sender summary without the
 receiver line (truncated), several streams without a ``[SUM]`` line, iperf (2) output,
-``--bidir`` output (not supported), empty input.
+``--bidir`` output (not supported), empty input, and a figure iperf3 never prints: negative, not
+finite (JSON ``1e400``) or above common's ``MAX_NUMBER`` (2^64-1: ``1e308``), named by its JSON path
+(``end.sum_received.bytes``) and the document's line, or by its text line.
 
 Foreign lines (common's ``foreign_line``: a script's banner or rule, an echoed command, a note,
 an elision) never decide the format. In JSON output they are skipped before, between and after
@@ -69,7 +71,8 @@ import re
 from typing import Optional
 
 from gpufleet.parsers.common import (
-    foreign_line, is_placeholder, skip_foreign, strip_rank_prefix, with_ignored, ParseError,
+    bounded_number, foreign_line, is_placeholder, parse_number, skip_foreign, strip_rank_prefix, with_ignored,
+    ParseError,
 )
 
 KIND = "iperf3"
@@ -121,23 +124,31 @@ def _host(value: object) -> Optional[str]:
     return value if isinstance(value, str) and not is_placeholder(value) else None
 
 
-def _number(raw):
-    """int when integral in the source, float otherwise."""
-    return float(raw) if "." in raw else int(raw)
+def _number(raw, line):
+    """int when integral in the source, float otherwise; a number above common's MAX_NUMBER raises naming ``line``."""
+    return parse_number(raw, line=line, kind=KIND)
 
 
-def _bytes(value, unit):
+def _unsigned(raw, line, text, what):
+    """A count or share iperf3 prints as 0 or more (lost datagrams, their percentage); a negative one raises."""
+    number = _number(raw, line)
+    if number < 0:
+        raise _err("%s %s is negative" % (what, raw), line=line, text=text)
+    return number
+
+
+def _bytes(value, unit, line):
     prefix = unit[:-5]  # strip "Bytes"
-    number = _number(value)
-    return number * _BYTE_FACTOR[prefix]
+    return bounded_number(_number(value, line) * _BYTE_FACTOR[prefix], line=line, kind=KIND, what="byte count")
 
 
-def _bps(value, unit):
+def _bps(value, unit, line):
     if "Bytes" in unit:
         prefix = unit[: -len("Bytes/sec")]
-        return float(value) * 8.0 * _BYTE_FACTOR[prefix]
-    prefix = unit[: -len("bits/sec")]
-    return float(value) * _BIT_FACTOR[prefix]
+        rate = float(_number(value, line)) * 8.0 * _BYTE_FACTOR[prefix]
+    else:
+        rate = float(_number(value, line)) * _BIT_FACTOR[unit[: -len("bits/sec")]]
+    return bounded_number(rate, line=line, kind=KIND, what="rate")
 
 
 def _new_run(fmt):
@@ -256,11 +267,17 @@ def _parse_json(pairs):
 
 
 def _jnum(obj, key, line, what):
+    """A figure of the document: a finite number, not negative (iperf3 prints none below 0), within common's
+    MAX_NUMBER; anything else raises naming its JSON path and the document's line."""
     value = obj.get(key) if isinstance(obj, dict) else None
     if value is None:
         return None
+    path = "%s.%s" % (what, key) if what else key
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _err("%s.%s is not a number: %r" % (what, key, value), line=line)
+        raise _err("%s is not a number: %r" % (path, value), line=line)
+    bounded_number(value, line=line, kind=KIND, what=path)
+    if value < 0:
+        raise _err("%s is negative: %r" % (path, value), line=line)
     return value
 
 
@@ -402,21 +419,22 @@ def _parse_rest(rest, n, line, current):
         return info
     udp = _UDP_SUMMARY_RE.match(rest)
     if udp:
-        info["jitter"] = float(udp.group("jitter"))
-        info["lost"] = int(udp.group("lost"))
-        info["total"] = int(udp.group("total"))
+        info["jitter"] = float(_number(udp.group("jitter"), n))
+        info["lost"] = _unsigned(udp.group("lost"), n, line, "lost datagrams")
+        info["total"] = _number(udp.group("total"), n)
         pct = (udp.group("pct") or "").strip()
-        info["pct"] = float(pct) if re.fullmatch(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", pct) else None
+        readable = re.fullmatch(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", pct)
+        info["pct"] = float(_unsigned(pct, n, line, "lost percentage")) if readable else None
         return info
     tokens = rest.split(None, 1)
     if not re.fullmatch(r"\d+", tokens[0]):
         raise _err("unreadable columns after the rate: %r" % rest, line=n, text=line)
-    count = int(tokens[0])
+    count = _number(tokens[0], n)
     if len(tokens) == 2:
         cwnd = _CWND_RE.match(tokens[1].strip())
         if not cwnd:
             raise _err("unreadable Cwnd column: %r" % tokens[1], line=n, text=line)
-        info["cwnd"] = _bytes(cwnd.group("value"), cwnd.group("unit"))
+        info["cwnd"] = _bytes(cwnd.group("value"), cwnd.group("unit"), n)
         info["retransmits"] = count
         return info
     if info["role"] is None and current.header_udp is None:
@@ -465,7 +483,7 @@ def _parse_text(pairs):
             start_new_run()
             current.run["role"] = "client"
             current.run["remote_host"] = _host(match.group("host"))
-            current.run["remote_port"] = int(match.group("port"))
+            current.run["remote_port"] = _number(match.group("port"), n)
             current.last_line = n
             continue
         match = _ACCEPTED_RE.match(stripped)
@@ -473,17 +491,17 @@ def _parse_text(pairs):
             start_new_run()
             current.run["role"] = "server"
             current.run["remote_host"] = _host(match.group("host"))
-            current.run["remote_port"] = int(match.group("port"))
+            current.run["remote_port"] = _number(match.group("port"), n)
             current.last_line = n
             continue
         current.last_line = n
         match = _CONNECTED_RE.match(stripped)
         if match:
-            current.stream_ids.add(int(match.group("id")))
+            current.stream_ids.add(_number(match.group("id"), n))
             current.run["local_host"] = _host(match.group("local"))
             if current.run["remote_host"] is None:
                 current.run["remote_host"] = _host(match.group("remote"))
-                current.run["remote_port"] = int(match.group("rport"))
+                current.run["remote_port"] = _number(match.group("rport"), n)
             continue
         if _HEADER_RE.match(stripped):
             is_udp = "Datagrams" in stripped or "Jitter" in stripped
@@ -533,10 +551,10 @@ def _text_interval(stripped, n, current):
     info = _parse_rest(match.group("rest"), n, stripped, current)
     stream_id = match.group("id")
     entry = {
-        "start": float(match.group("start")),
-        "end": float(match.group("end")),
-        "bps": _bps(match.group("rate"), match.group("runit")),
-        "bytes": _bytes(match.group("xfer"), match.group("xunit")),
+        "start": float(_number(match.group("start"), n)),
+        "end": float(_number(match.group("end"), n)),
+        "bps": _bps(match.group("rate"), match.group("runit"), n),
+        "bytes": _bytes(match.group("xfer"), match.group("xunit"), n),
         "retransmits": info["retransmits"],
         "omitted": info["omitted"],
         "_packets": info["packets"],
@@ -545,7 +563,7 @@ def _text_interval(stripped, n, current):
     }
     current.has_content = True
     if stream_id != "SUM":
-        current.stream_ids.add(int(stream_id))
+        current.stream_ids.add(_number(stream_id, n))
     role = info["role"]
     if role is None and info["jitter"] is not None:
         role = "sender"  # iperf3 3.0/3.1 UDP summary: one line, sender bytes + receiver jitter/loss

@@ -124,7 +124,7 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.common import ImplausibleNumber, ParseError, parse_number
 from gpufleet.parsers.nccl_debug import (
     collect_nccl_debug,
     is_elision,
@@ -305,11 +305,13 @@ def _group_errors(items: list, rank_of: dict) -> list:
 
 
 def _number(cell, number, what):
-    """int when integral in the source, float otherwise; anything else is damage."""
-    if _INT_RE.match(cell):
-        return int(cell)
-    if _FLOAT_RE.match(cell):
-        return float(cell)
+    """int when integral in the source, float otherwise; anything else is damage, and so is a figure above common's
+    MAX_NUMBER (2^64-1: a 400-digit busbw), which no run prints."""
+    if _INT_RE.match(cell) or _FLOAT_RE.match(cell):
+        try:
+            return parse_number(cell, line=number, kind=KIND)
+        except ImplausibleNumber as exc:
+            raise ParseError("%s: %s" % (what, exc.message), line=number, kind=KIND) from None
     raise ParseError("%s is not a number: %r" % (what, cell), line=number, kind=KIND)
 
 

@@ -63,7 +63,8 @@ Raises :class:`ParseError` (1-based line) for: empty input, error text instead o
 no header and no ``fields``, a header that differs from ``fields``, a row whose cell count differs
 from the header's (this also catches a value containing a comma, which nvidia-smi never quotes),
 no data row, a normalised numeric cell that is not a number, or that lacks the unit its header
-announces (a cut-off cell), several ranks in one text.
+announces (a cut-off cell), or whose magnitude is above common's ``MAX_NUMBER`` (2^64-1), several ranks
+in one text.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ from __future__ import annotations
 import re
 
 from gpufleet.parsers.common import (
+    ImplausibleNumber,
     ParseError,
     is_not_available,
     is_placeholder,
@@ -163,6 +165,8 @@ class _Row:
                 value = value[: -len(unit)]
             try:
                 return parse_number(value, line=self.line, kind=KIND)
+            except ImplausibleNumber as exc:
+                raise ParseError("%s: %s" % (name, exc.message), line=self.line, kind=KIND) from None
             except ParseError:
                 raise ParseError("%s: not a number: %r" % (name, self.cells[name]), line=self.line, kind=KIND) from None
         return None

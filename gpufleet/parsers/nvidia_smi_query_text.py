@@ -82,7 +82,9 @@ not what the field holds (a number without its unit, "Act" for Active ...), inde
 matches no enclosing level, a "Key : value" line whose padded colon is out of line with its
 siblings (a hand-edited or damaged line), a GPU section cut before its "Processes" block,
 output that stops on a section header, tool error text where no data place exists, two
-outputs pasted together, or several ranks' output interleaved.
+outputs pasted together, several ranks' output interleaved, a number above common's ``MAX_NUMBER``
+(2^64-1, ``1e308``), or more GPU sections, or an "Attached GPUs" count, than the 32 GPUs one system
+holds (``MAX_GPUS_PER_NODE``, NV_MAX_DEVICES): an inconsistent count.
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ from __future__ import annotations
 import re
 
 from gpufleet.parsers.common import (
+    MAX_GPUS_PER_NODE,
+    ImplausibleNumber,
     ParseError,
     ignore_line,
     is_not_available,
@@ -366,6 +370,8 @@ def _number(node, unit=None):
         value = value[: -len(unit)]
     try:
         return parse_number(value, line=node.line, kind=KIND)
+    except ImplausibleNumber as exc:
+        raise _err("%r: %s" % (node.key, exc.message), line=node.line) from None
     except ParseError:
         raise _err("%r: not a number: %r" % (node.key, node.value), line=node.line) from None
 
@@ -685,6 +691,7 @@ def parse_query_text(text):
             "for a grep/paste fragment use parse_fabric_fragment() or parse_clock_event_fragment()"
         )
     _check_tail(root)
+    _check_gpu_count(top["attached_gpus"], sections, root)
     if not sections and top["attached_gpus"]:
         raise _err(
             "'Attached GPUs : %s' but no GPU section follows: truncated" % top["attached_gpus"],
@@ -707,6 +714,18 @@ def parse_query_text(text):
     result["gpus"] = gpus
     result["warnings"] = warnings
     return with_ignored(result, ignored)
+
+
+def _check_gpu_count(attached, sections, root):
+    """More GPU sections, or an "Attached GPUs" count, than one system can hold (:data:`MAX_GPUS_PER_NODE`) is no
+    node's output: an inconsistent count, refused before any section is read."""
+    if len(sections) > MAX_GPUS_PER_NODE:
+        raise _err("%d GPU sections: more than the %d GPUs one system can hold (NV_MAX_DEVICES): inconsistent count"
+                   % (len(sections), MAX_GPUS_PER_NODE), line=sections[MAX_GPUS_PER_NODE][0].line)
+    if attached is not None and attached > MAX_GPUS_PER_NODE:
+        line = next(node.line for node in root.children if _norm(node.key) == "attached gpus")
+        raise _err("'Attached GPUs : %d' over %d GPU section(s): more than the %d GPUs one system can hold "
+                   "(NV_MAX_DEVICES): inconsistent count" % (attached, len(sections), MAX_GPUS_PER_NODE), line=line)
 
 
 def _check_sections_complete(sections):

@@ -51,7 +51,9 @@ ANSI escapes, trailing whitespace, leading prompt/command lines and ``srun -l`` 
 ``mpirun --tag-output`` rank prefixes. Foreign lines (common's ``foreign_line``) before the
 header, where a row is due, inside a legend and after the matrix are skipped and listed.
 Anything that cannot be read with certainty raises :class:`ParseError` naming the 1-based
-line (see docs/parsers/nvidia_smi_topo.md).
+line (see docs/parsers/nvidia_smi_topo.md), among it a header naming more than 32 GPUs (common's
+``MAX_GPUS_PER_NODE``, NV_MAX_DEVICES) or more than :data:`MAX_OTHER_DEVICES` other devices, refused
+before any row is read.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ import re
 from typing import List, Tuple
 
 from gpufleet.parsers.common import (
+    MAX_GPUS_PER_NODE,
     IgnoredLine,
     ParseError,
     foreign_line,
@@ -96,6 +99,10 @@ _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.:-]*\Z")
 _DEVICE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*\Z")
 _LIST_RE = re.compile(r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*\Z")
 _MAX_NUMA_NODES = 4096
+# Devices other than GPUs a matrix may name (NICs; a host lists each RDMA device, virtual functions included). With
+# MAX_GPUS_PER_NODE (32, NV_MAX_DEVICES) it bounds the matrix before a row is read: a 1,000-GPU header is refused
+# cheaply instead of becoming a million cells and half a million GPU pairs in the host record.
+MAX_OTHER_DEVICES = 256
 
 _LEGEND_HEAD_RE = re.compile(r"^\s*Legend\s*:\s*$")
 _NIC_LEGEND_HEAD_RE = re.compile(r"^\s*NIC\s+Legend\s*:\s*$")
@@ -135,6 +142,7 @@ def _is_header_candidate(line):
 def _parse_header(number, line, kind, codes, allow_titles):
     """Split a header into matrix names and affinity column titles."""
     tokens = line.split()
+    _check_size(tokens, number, kind, line)
     names = []
     titles = []
     i = 0
@@ -167,6 +175,19 @@ def _parse_header(number, line, kind, codes, allow_titles):
     if titles != order:
         raise _fail("affinity columns in an unknown order: %s" % ", ".join(titles), line=number, kind=kind, text=line)
     return names, titles
+
+
+def _check_size(tokens, number, kind, line):
+    """A header naming more GPUs than one system holds, or more other devices than MAX_OTHER_DEVICES, is refused
+    before its names are read one by one (a 100,000-name header would cost a quadratic duplicate check)."""
+    gpus = sum(1 for token in tokens if _GPU_NAME_RE.match(token))
+    if gpus > MAX_GPUS_PER_NODE:
+        raise _fail("a matrix of %d GPUs: more than the %d one system can hold (NV_MAX_DEVICES)"
+                    % (gpus, MAX_GPUS_PER_NODE), line=number, kind=kind, text=line)
+    title_words = sum(len(words) for words in _TITLES)
+    if len(tokens) - gpus - title_words > MAX_OTHER_DEVICES:
+        raise _fail("a matrix of %d devices besides its GPUs: more than the %d this reader takes"
+                    % (len(tokens) - gpus - title_words, MAX_OTHER_DEVICES), line=number, kind=kind, text=line)
 
 
 def _is_code(cell, codes):
@@ -378,8 +399,8 @@ def _expand_list(value, number, line):
     nodes = []
     for part in value.split(","):
         low, _sep, high = part.partition("-")
-        low = int(low)
-        high = int(high) if high else low
+        low = parse_number(low, line=number, kind=KIND_TOPO)
+        high = parse_number(high, line=number, kind=KIND_TOPO) if high else low
         if high < low or high - low >= _MAX_NUMA_NODES or len(nodes) + high - low >= _MAX_NUMA_NODES:
             raise _fail("NUMA Affinity %r is not a plausible node list" % value, line=number, kind=KIND_TOPO, text=line)
         nodes.extend(range(low, high + 1))

@@ -76,7 +76,9 @@ as None in a text field and is refused in a numeric one.
 Raises :class:`ParseError` (1-based line) for: empty input, text that is not XML (quoted, e.g.
 "NVIDIA-SMI has failed ..."), malformed XML (expat's line: truncation, junk after the document,
 control characters, undefined entities), elements nested more than ``MAX_DEPTH`` (64) deep (line of
-the element too deep), a root other than <nvidia_smi_log>, no <gpu> element, a normalised value that is not a number / yes-no (line of its element).
+the element too deep), a root other than <nvidia_smi_log>, no <gpu> element, a normalised value that is not a number /
+yes-no (line of its element), a number above common's ``MAX_NUMBER`` (2^64-1), or more <gpu> elements, or an
+<attached_gpus>, than the 32 GPUs one system holds (``MAX_GPUS_PER_NODE``, NV_MAX_DEVICES): an inconsistent count.
 """
 
 from __future__ import annotations
@@ -86,7 +88,9 @@ from typing import List
 from xml.parsers import expat
 
 from gpufleet.parsers.common import (
+    MAX_GPUS_PER_NODE,
     IgnoredLine,
+    ImplausibleNumber,
     ParseError,
     is_not_available,
     is_placeholder,
@@ -235,6 +239,8 @@ def _number(node, path, unit=None):
         value = value[: -len(unit)].strip()
     try:
         return parse_number(value, line=found.line, kind=KIND)
+    except ImplausibleNumber as exc:
+        raise ParseError("<%s>: %s" % (found.tag, exc.message), line=found.line, kind=KIND) from None
     except ParseError:
         raise ParseError("<%s>: not a number: %r" % (found.tag, found.text), line=found.line, kind=KIND) from None
 
@@ -541,6 +547,19 @@ def _prepare(text, ignored):
     return body, [n for n, _line in lines], dtd
 
 
+def _check_gpu_count(root, gpus):
+    """More <gpu> elements, or an <attached_gpus>, than one system can hold (common's MAX_GPUS_PER_NODE,
+    NV_MAX_DEVICES) is no node's output: refused as an inconsistent count before any <gpu> is read."""
+    if len(gpus) > MAX_GPUS_PER_NODE:
+        raise ParseError("%d <gpu> elements: more than the %d GPUs one system can hold (NV_MAX_DEVICES): inconsistent "
+                         "count" % (len(gpus), MAX_GPUS_PER_NODE), line=gpus[MAX_GPUS_PER_NODE].line, kind=KIND)
+    attached = _number(root, "attached_gpus")
+    if attached is not None and attached > MAX_GPUS_PER_NODE:
+        raise ParseError("<attached_gpus> %s over %d <gpu> element(s): more than the %d GPUs one system can hold "
+                         "(NV_MAX_DEVICES): inconsistent count" % (attached, len(gpus), MAX_GPUS_PER_NODE),
+                         line=root.find("attached_gpus").line, kind=KIND)
+
+
 def parse_query_xml(text):
     """Parse ``nvidia-smi -q -x`` output (see the module docstring)."""
     ignored = []
@@ -551,6 +570,7 @@ def parse_query_xml(text):
     gpus = root.findall("gpu")
     if not gpus:
         raise ParseError("no <gpu> element", line=root.line, kind=KIND)
+    _check_gpu_count(root, gpus)
     result = {
         "driver_version": _text(root, "driver_version"),
         "cuda_version": _text(root, "cuda_version"),

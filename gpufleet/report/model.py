@@ -24,12 +24,19 @@ templates show, so the same results can be rendered again without running anythi
 
 Every string taken from a node stays a plain string here: escaping is the renderer's job
 (render.py), never done twice and never skipped.
+
+One node's data never takes the report down: any exception while building a node's row, its GPU
+rows, its topology group or its benchmark bars is caught for that node alone and shown on its row
+(``error``) while every other node renders; a fleet-wide view (the cost to train, the throughput
+table, the burn-in charts) that raises is left out and named in ``problems``. A figure is drawn only
+when it is a finite float (:func:`finite`): a 400-digit integer is no bar.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -214,6 +221,29 @@ def _worst_status(checks, ids):
     if not statuses:
         return None
     return min(statuses, key=lambda status: STATUS_ORDER.get(status, 9))
+
+
+def finite(value):
+    """A figure as a finite float; None for anything else (text, a bool, an int too large for a float, inf, NaN)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def error_words(exc: Exception) -> str:
+    """An exception in one line, its type first and its text cut (a message may quote a 400-digit figure)."""
+    text = " ".join(str(exc).split())
+    return "%s: %s" % (type(exc).__name__, text[:300] + ("..." if len(text) > 300 else ""))
+
+
+def _note_error(errors, host, what, exc) -> None:
+    """Record in ``errors`` (host -> [text]) that ``what`` of ``host`` could not be built."""
+    if errors is not None:
+        errors.setdefault(str(host), []).append("%s could not be shown: %s" % (what, error_words(exc)))
 
 
 # -- per node ------------------------------------------------------------------------------
@@ -472,6 +502,7 @@ def _node(index, record):
     nic_rows, rdma_rows = _nic_rows(record)
     return {
         "anchor": "node-%d" % index,
+        "error": "",
         "host": str(record.get("host")),
         "verdict": verdict,
         "verdict_class": VERDICT_CLASS[verdict],
@@ -499,6 +530,29 @@ def _node(index, record):
     }
 
 
+def node_row(index, record):
+    """The node's row (:func:`_node`); when building it raises, a row with the recorded verdict and ``error`` saying
+    why its details are missing: one node's data never stops the others from rendering."""
+    try:
+        return _node(index, record)
+    except Exception as exc:  # pylint: disable=broad-exception-caught  # any node data may be hostile
+        return _failed_node(index, record, exc)
+
+
+def _failed_node(index, record, exc):
+    verdict = verdict_of(record)
+    coverage = {"known": False, "claim": record.get("claim") is not None, "required": 0, "judged": 0, "skipped": 0,
+                "failed": 0, "text": "", "incomplete": [], "level": "", "label": ""}
+    return {
+        "anchor": "node-%d" % index, "host": str(record.get("host")), "verdict": verdict,
+        "verdict_class": VERDICT_CLASS[verdict], "unreachable": "", "profile": "", "profile_reason": "",
+        "error": "this node's details could not be shown: %s" % error_words(exc),
+        "reasons": [], "coverage": coverage, "claim_note": "", "level_label": "", "checks": [], "other_checks": [],
+        "status_counts": {}, "fact_errors": [], "claim_rows": [], "nic_rows": [], "rdma_rows": [], "gpu_rows": [],
+        "benchmarks": [],
+    }
+
+
 # -- topology ------------------------------------------------------------------------------
 
 
@@ -511,33 +565,41 @@ def topology_fingerprint(topology):
     return digest[:12]
 
 
-def topology_groups(records):
-    """Matrices grouped by fingerprint, largest group first: ``[{fingerprint, hosts, names, rows, legend, majority}]``."""
+def _topology_group(topology, fingerprint):
+    names = [str(name) for name in topology["names"]]
+    links = topology.get("links") or {}
+    rows = []
+    for row in names:
+        cells = []
+        for col in names:
+            code = str((links.get(row) or {}).get(col, ""))
+            cells.append({"code": code, "css": LINK_CSS[link_class(code)]})
+        rows.append({"name": row, "cells": cells})
+    summary = topology.get("summary") or {}
+    return {
+        "fingerprint": fingerprint, "hosts": [], "names": names, "rows": rows,
+        "classes": sorted({link_class(cell["code"]) for row in rows for cell in row["cells"]} - {"self"}),
+        "summary": "%s GPUs, %s NICs; GPU pairs: %s" % (
+            _text(summary.get("gpu_count")), _text(summary.get("nic_count")),
+            ", ".join("%s %s" % (count, name) for name, count in sorted((summary.get("link_classes") or {}).items()))),
+    }
+
+
+def topology_groups(records, errors=None):
+    """Matrices grouped by fingerprint, largest group first: ``[{fingerprint, hosts, names, rows, legend, majority}]``.
+    A node whose matrix cannot be drawn is left out, the reason in ``errors`` (host -> [text])."""
     groups = {}
     for record in records:
         topology = _group(record, "topology")
         if not topology or not topology.get("names"):
             continue
-        fingerprint = topology_fingerprint(topology)
-        entry = groups.get(fingerprint)
-        if entry is None:
-            names = [str(name) for name in topology["names"]]
-            links = topology.get("links") or {}
-            rows = []
-            for row in names:
-                cells = []
-                for col in names:
-                    code = str((links.get(row) or {}).get(col, ""))
-                    cells.append({"code": code, "css": LINK_CSS[link_class(code)]})
-                rows.append({"name": row, "cells": cells})
-            summary = topology.get("summary") or {}
-            entry = groups[fingerprint] = {
-                "fingerprint": fingerprint, "hosts": [], "names": names, "rows": rows,
-                "classes": sorted({link_class(cell["code"]) for row in rows for cell in row["cells"]} - {"self"}),
-                "summary": "%s GPUs, %s NICs; GPU pairs: %s" % (
-                    _text(summary.get("gpu_count")), _text(summary.get("nic_count")),
-                    ", ".join("%s %s" % (count, name) for name, count in sorted((summary.get("link_classes") or {}).items()))),
-            }
+        try:
+            fingerprint = topology_fingerprint(topology)
+            entry = groups.get(fingerprint) or _topology_group(topology, fingerprint)
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # one node's matrix, not the section
+            _note_error(errors, record.get("host"), "its topology matrix", exc)
+            continue
+        groups[fingerprint] = entry
         entry["hosts"].append(str(record.get("host")))
     ordered = sorted(groups.values(), key=lambda entry: (-len(entry["hosts"]), entry["hosts"][0]))
     for position, entry in enumerate(ordered):
@@ -550,52 +612,74 @@ def topology_groups(records):
 # -- GPUs ----------------------------------------------------------------------------------
 
 
-def gpu_table(records):
+def _gpu_values(record):
+    gpu = _group(record, "gpu") or {}
+    rows = []
+    for item in _gpus(record):
+        values = {field: item.get(field) for field, _label in GPU_COLUMNS}
+        values["driver_version"] = gpu.get("driver_version")
+        rows.append(values)
+    return rows
+
+
+def gpu_table(records, errors=None):
     """``(rows by host, flagged)``: every GPU's fields, with values unlike the fleet's or the node's majority flagged.
 
     A field of GPU_FLEET_FIELDS is held against the majority of the fleet's GPUs of the same
     model (a mixed fleet is not flagged for being mixed); a field of GPU_NODE_FIELDS against the
     majority of the GPUs of its own node. ``flagged`` lists ``{host, gpu, field, value, majority, scope}``.
+    A node whose GPU rows cannot be built has none, the reason in ``errors`` (host -> [text]).
     """
     per_host = {}
     for record in records:
-        gpu = _group(record, "gpu") or {}
-        rows = []
-        for item in _gpus(record):
-            values = {field: item.get(field) for field, _label in GPU_COLUMNS}
-            values["driver_version"] = gpu.get("driver_version")
-            rows.append(values)
-        per_host[str(record.get("host"))] = rows
+        try:
+            per_host[str(record.get("host"))] = _gpu_values(record)
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # one node's GPUs, not the table
+            _note_error(errors, record.get("host"), "its GPU rows", exc)
     fleet_majority = {}
     for field in GPU_FLEET_FIELDS:
         by_model = {}
         for rows in per_host.values():
             for values in rows:
                 if values.get(field) is not None:
-                    by_model.setdefault(values.get("name"), []).append(_text(values[field]))
+                    # keyed by the name as text: a name of another type (a forged record) is a model like any other
+                    by_model.setdefault(_text(values.get("name")), []).append(_text(values[field]))
         fleet_majority[field] = {model: _majority(seen) for model, seen in by_model.items()}
     flagged = []
     table = {}
     for host, rows in per_host.items():
-        node_majority = {field: _majority([_text(values[field]) for values in rows if values.get(field) is not None]) for field in GPU_NODE_FIELDS}
-        out = []
-        for values in rows:
-            cells = []
-            for field, _label in GPU_COLUMNS:
-                value = values.get(field)
-                text = _text(value)
-                (majority, tie), scope = (None, False), None
-                if value is not None and field in GPU_FLEET_FIELDS:
-                    (majority, tie), scope = fleet_majority[field].get(values.get("name"), (None, False)), "fleet"
-                elif value is not None and field in GPU_NODE_FIELDS:
-                    (majority, tie), scope = node_majority[field], "node"
-                flag = majority is not None and (tie or text != majority)
-                if flag:
-                    flagged.append({"host": host, "gpu": _text(values.get("index")), "field": field, "value": text, "majority": majority, "scope": scope})
-                cells.append({"text": text, "flag": flag, "majority": majority if flag else None, "scope": scope if flag else None})
-            out.append(cells)
-        table[host] = out
+        try:
+            table[host], found = _gpu_cells(host, rows, fleet_majority)
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # one node's GPUs, not the table
+            _note_error(errors, host, "its GPU rows", exc)
+            continue
+        flagged += found
     return table, flagged
+
+
+def _gpu_cells(host, rows, fleet_majority):
+    """``(cells per GPU, flagged)`` of one node's GPU rows (:func:`gpu_table`)."""
+    node_majority = {field: _majority([_text(values[field]) for values in rows if values.get(field) is not None])
+                     for field in GPU_NODE_FIELDS}
+    out, flagged = [], []
+    for values in rows:
+        cells = []
+        for field, _label in GPU_COLUMNS:
+            value = values.get(field)
+            text = _text(value)
+            (majority, tie), scope = (None, False), None
+            if value is not None and field in GPU_FLEET_FIELDS:
+                (majority, tie), scope = fleet_majority[field].get(_text(values.get("name")), (None, False)), "fleet"
+            elif value is not None and field in GPU_NODE_FIELDS:
+                (majority, tie), scope = node_majority[field], "node"
+            flag = majority is not None and (tie or text != majority)
+            if flag:
+                flagged.append({"host": host, "gpu": _text(values.get("index")), "field": field, "value": text,
+                                "majority": majority, "scope": scope})
+            cells.append({"text": text, "flag": flag, "majority": majority if flag else None,
+                          "scope": scope if flag else None})
+        out.append(cells)
+    return out, flagged
 
 
 # -- benchmarks ----------------------------------------------------------------------------
@@ -606,9 +690,9 @@ def _busbw(parsed):
     if not isinstance(parsed, dict) or parsed.get("failed"):
         return None
     for key in ("busbw_at_largest_size_gbs", "max_busbw_gbs"):
-        value = parsed.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-            return float(value)
+        value = finite(parsed.get(key))
+        if value is not None and value > 0:
+            return value
     return None
 
 
@@ -647,8 +731,8 @@ def classify_benchmark(host, record):
     if kind in ("iperf3", "iperf3_concurrent"):
         if not isinstance(parsed, dict):
             return None, None
-        bps = parsed.get("received_bps") or parsed.get("sent_bps")
-        if not isinstance(bps, (int, float)) or isinstance(bps, bool) or bps <= 0:
+        bps = finite(parsed.get("received_bps") or parsed.get("sent_bps"))
+        if bps is None or bps <= 0:
             return None, None
         peer = parsed.get("remote_host")
         mode = "concurrent" if kind == "iperf3_concurrent" else "alone"
@@ -659,12 +743,13 @@ def classify_benchmark(host, record):
 def _single_floor(record, profiles):
     """``(floor GB/s, source)`` for a node's single-node all-reduce: a judged check first, else its profile."""
     for item in record.get("checks") or []:
-        if "allreduce" in str(item.get("id")) and "single" in str(item.get("id")) and isinstance(item.get("expected"), (int, float)):
-            return float(item["expected"]), _text(item.get("threshold_source"))
+        check_id = str(item.get("id"))
+        if "allreduce" in check_id and "single" in check_id and finite(item.get("expected")) is not None:
+            return finite(item["expected"]), _text(item.get("threshold_source"))
     name = (record.get("profile") or {}).get("name")
     threshold = profile_value((profiles or {}).get(name), "thresholds.allreduce_single_node")[0] if name else None
-    if isinstance(threshold, dict) and isinstance(threshold.get("floor"), (int, float)):
-        return float(threshold["floor"]), "profile %s: %s" % (name, _text(threshold.get("source")))
+    if isinstance(threshold, dict) and finite(threshold.get("floor")) is not None:
+        return finite(threshold["floor"]), "profile %s: %s" % (name, _text(threshold.get("source")))
     return None, None
 
 
@@ -718,28 +803,40 @@ def heatmap(pairs, hosts):
             "columns": [{"host": host, "x": LABEL_WIDTH + index * HEAT_CELL + HEAT_CELL // 2} for index, host in enumerate(hosts)]}
 
 
-def benchmark_views(records, profiles):
-    """Charts from the benchmark records; each key is None when there is nothing to draw."""
+def _classified(record, profiles):
+    """``{kind: [data]}`` of one host record's benchmark records (:func:`classify_benchmark`)."""
+    host = str(record.get("host"))
+    found = {"single": [], "pair": [], "multi": [], "iperf": []}
+    for bench in record.get("benchmarks") or []:
+        if not isinstance(bench, dict):
+            continue
+        kind, data = classify_benchmark(host, bench)
+        if kind == "single":
+            data["floor"], data["floor_source"] = _single_floor(record, profiles)
+        elif kind == "multi":
+            # the run's inventory hosts (``hosts`` holds the names its output printed) and what identifies it,
+            # for one row per run however many host records hold it
+            data.update(run_hosts=hosts_of(bench), name=bench.get("name"), started=bench.get("started"),
+                        repeat=bench.get("repeat"))
+        if kind is not None:
+            found[kind].append(data)
+    return found
+
+
+def benchmark_views(records, profiles, errors=None):
+    """Charts from the benchmark records; each key is None when there is nothing to draw. A node whose records cannot
+    be read adds nothing, the reason in ``errors`` (host -> [text])."""
     single, pairs, multi, iperf = [], [], [], []
     for record in records:
-        host = str(record.get("host"))
-        for bench in record.get("benchmarks") or []:
-            if not isinstance(bench, dict):
-                continue
-            kind, data = classify_benchmark(host, bench)
-            if kind == "single":
-                data["floor"], data["floor_source"] = _single_floor(record, profiles)
-                single.append(data)
-            elif kind == "pair":
-                pairs.append(data)
-            elif kind == "multi":
-                # the run's inventory hosts (``hosts`` holds the names its output printed) and what identifies it,
-                # for one row per run however many host records hold it
-                data.update(run_hosts=hosts_of(bench), name=bench.get("name"), started=bench.get("started"),
-                            repeat=bench.get("repeat"))
-                multi.append(data)
-            elif kind == "iperf":
-                iperf.append(data)
+        try:
+            found = _classified(record, profiles)
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # one node's records, not the charts
+            _note_error(errors, record.get("host"), "its benchmark records", exc)
+            continue
+        single += found["single"]
+        pairs += found["pair"]
+        multi += found["multi"]
+        iperf += found["iperf"]
     single_chart = pairwise = iperf_chart = None
     ratios = []
     if single:
@@ -780,8 +877,7 @@ def _multi_judged(records: list, name, run_hosts: list, busbw: float) -> dict | 
              and where in str(item.get("message"))]
 
     def figure(item):
-        measured = item.get("measured")
-        return float(measured) if isinstance(measured, (int, float)) and not isinstance(measured, bool) else None
+        return finite(item.get("measured"))
 
     same = [item for item in found if figure(item) is not None and abs(figure(item) - busbw) < 1e-6]
     return (same or [item for item in found if figure(item) is None] or [None])[0]
@@ -800,8 +896,7 @@ def multi_node_view(records, multi):
     for item in runs.values():
         run_hosts = item["run_hosts"] or item["hosts"] or [item["host"]]
         judged = _multi_judged(records, item.get("name"), run_hosts, item["busbw"])
-        expected = (judged or {}).get("expected")
-        floor = float(expected) if isinstance(expected, (int, float)) and not isinstance(expected, bool) else None
+        floor = finite((judged or {}).get("expected"))
         others = len(run_hosts) - 1
         label = "%s + %d node%s" % (run_hosts[0], others, "" if others == 1 else "s") if others else run_hosts[0]
         items.append(dict(item, run_hosts=run_hosts, floor=floor, label=label,
@@ -977,18 +1072,40 @@ def load_profile_thresholds(profiles_dir=None):
     return {item.get("name"): item for item in loaded or [] if isinstance(item, dict)}
 
 
+# the benchmark section when its charts cannot be drawn at all
+NO_BENCHMARKS = {"records": 0, "single": None, "pairwise": None, "iperf": None, "iperf_ratios": [], "single_rows": [],
+                 "multi_rows": [], "multi": None, "multi_table": []}
+
+
+def _section(problems, what, build, empty=None):
+    """``build()``; when it raises, ``empty`` and a line in ``problems``: a fleet-wide view that some node's data broke
+    is left out, never the report."""
+    try:
+        return build()
+    except Exception as exc:  # pylint: disable=broad-exception-caught  # the report renders without this view
+        problems.append("the %s could not be drawn: %s" % (what, error_words(exc)))
+        return empty
+
+
 def build_model(results, profiles=None, title=None, job=None):
     """The render model of ``results`` (from :func:`load_results`); ``job``: the reference job of the cost view
-    (report/cost.py), else run.json ``settings.reference_job``, else the defaults."""
+    (report/cost.py), else run.json ``settings.reference_job``, else the defaults. ``problems`` names a view left
+    out; a node's ``error`` what of it could not be shown (the module docstring)."""
     run = results.get("run") or {}
     fleet = results.get("fleet")
     records = [results["hosts"][name] for name in sorted(results.get("hosts") or {})]
     ordered = sorted(records, key=lambda record: (VERDICT_ORDER[verdict_of(record)], str(record.get("host"))))
-    nodes = [_node(index, record) for index, record in enumerate(ordered)]
-    gpu_rows, flagged = gpu_table(ordered)
+    errors, problems = {}, []
+    nodes = [node_row(index, record) for index, record in enumerate(ordered)]
+    gpu_rows, flagged = _section(problems, "GPU table", lambda: gpu_table(ordered, errors), ({}, []))
+    benchmarks = _section(problems, "benchmark charts", lambda: benchmark_views(ordered, profiles, errors),
+                          dict(NO_BENCHMARKS))
+    topology = _section(problems, "topology matrices", lambda: topology_groups(ordered, errors), [])
+    job, cost_problem = reference_job(results, job)
     for node in nodes:
         node["gpu_rows"] = gpu_rows.get(node["host"], [])
         node["flagged"] = sum(1 for item in flagged if item["host"] == node["host"])
+        node["error"] = "; ".join(text for text in [node["error"]] + errors.get(node["host"], []) if text)
     counts = Counter(node["verdict"] for node in nodes)
     if fleet:
         verdict = fleet.get("verdict") or NOT_JUDGED
@@ -998,7 +1115,6 @@ def build_model(results, profiles=None, title=None, job=None):
         verdict = NOT_JUDGED
         fleet_counts = {name: counts.get(name, 0) for name in VERDICTS}
         note = "the run has no fleet.json (status %s): it was interrupted or is still running; node verdicts are as recorded so far" % _text(run.get("status"))
-    benchmarks = benchmark_views(ordered, profiles)
     status_totals = Counter()
     for node in nodes:
         status_totals.update(node["status_counts"])
@@ -1020,13 +1136,14 @@ def build_model(results, profiles=None, title=None, job=None):
         "status_totals": [{"status": status, "count": status_totals.get(status, 0)} for status in ("fail", "error", "warn", "skip", "pass")],
         "nodes": nodes,
         "failing": [node for node in nodes if node["verdict"] in (REJECT, UNREACHABLE, INCOMPLETE, NOT_JUDGED)],
-        "topology_groups": topology_groups(ordered),
+        "topology_groups": topology,
         "gpu_columns": [label for _field, label in GPU_COLUMNS],
         "gpu_flagged": flagged,
         "benchmarks": benchmarks,
-        "cost": cost_chart_view(ordered, reference_job(results, job)[0]),
-        "cost_problem": reference_job(results, job)[1],
-        "throughput": throughput_view(ordered),
+        "cost": _section(problems, "cost to train", lambda: cost_chart_view(ordered, job)),
+        "cost_problem": cost_problem,
+        "throughput": _section(problems, "GPU throughput table", lambda: throughput_view(ordered)),
         # the burn-in section (report/charts_series.py): None when the run has no burn-in record and no history
-        "burn_in": burn_in_view(results),
+        "burn_in": _section(problems, "burn-in charts", lambda: burn_in_view(results)),
+        "problems": problems,
     }

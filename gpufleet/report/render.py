@@ -35,7 +35,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from gpufleet.report.cost import ReferenceJobError, validate_job
-from gpufleet.report.model import ReportError, build_model, load_profile_thresholds, load_results, results_document
+from gpufleet.report.model import (ReportError, build_model, error_words, load_profile_thresholds, load_results,
+                                   results_document)
 from gpufleet.results.store import utc_now, write_bytes_atomic, write_text_atomic
 from gpufleet.text import visible
 
@@ -64,9 +65,11 @@ def md_escape(value):
 
 
 def xml_text(value):
-    """Text XML 1.0 can carry: characters it forbids (NUL, ESC, ...) become ``\\xNN``; ElementTree escapes the rest."""
+    """Text for junit.xml, shown as report.md and report.html show it: control, separator and bidi characters from a
+    node (ESC, NUL, U+202E) become ``\\x1b``, ``\\x00``, ``\\u202e`` (gpufleet/text.py ``visible``; newlines and tabs
+    kept), and so does what else XML 1.0 cannot carry (a lone surrogate, U+FFFE); ElementTree escapes the rest."""
     return _XML_INVALID.sub(lambda match: "\\x%02x" % ord(match.group(0)) if ord(match.group(0)) < 256 else "\\u%04x" % ord(match.group(0)),
-                            "" if value is None else str(value))
+                            visible(value, keep_lines=True))
 
 
 def html_visible(value):
@@ -222,13 +225,31 @@ def render_junit(results):
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
 
 
+def _write_format(name, path, results, model, templates_dir):
+    """Write one of the report's files (``name`` of FORMATS) at ``path``."""
+    if name == "html":
+        write_text_atomic(path, render_html(model, templates_dir))
+    elif name == "md":
+        write_text_atomic(path, render_markdown(model, templates_dir))
+    elif name == "json":
+        document = results_document(results, generated=model["generated"], model=model)
+        # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of 44 MB)
+        text = json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n"
+        write_bytes_atomic(path, text.encode("utf-8"))
+    else:
+        write_bytes_atomic(path, render_junit(results))
+
+
 def render_report(results_dir, output_dir=None, formats=FORMATS, profiles_dir=None, title=None, templates_dir=None,
                   reference_job=None):
     """Render ``results_dir`` into ``output_dir`` (default: the results directory itself); ``reference_job``: the cost
     view's job (report/cost.py ``validate_job``; ReportError when invalid), else run.json ``settings.reference_job``.
 
     Returns ``{"files": {format: path}, "verdict", "counts", "nodes", "failing"}``. ReportError
-    when the directory is not a gpufleet results directory or a format is unknown.
+    when the directory is not a gpufleet results directory or a format is unknown, and after the other
+    files are written when one could not be (naming it and what was written): one file's failure never
+    costs the others, results.json included. A node whose data breaks its row is shown with the error
+    on its row (model.py); every other node renders.
     """
     unknown = [name for name in formats if name not in FORMATS]
     if unknown:
@@ -243,20 +264,18 @@ def render_report(results_dir, output_dir=None, formats=FORMATS, profiles_dir=No
     model["generated"] = utc_now()
     out = os.path.abspath(output_dir or results["path"])
     os.makedirs(out, exist_ok=True)
-    files = {}
+    files, failed = {}, []
     for name in formats:
         path = os.path.join(out, FILE_NAMES[name])
-        if name == "html":
-            write_text_atomic(path, render_html(model, templates_dir))
-        elif name == "md":
-            write_text_atomic(path, render_markdown(model, templates_dir))
-        elif name == "json":
-            document = results_document(results, generated=model["generated"], model=model)
-            # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of 44 MB)
-            write_bytes_atomic(path, (json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n").encode("utf-8"))
-        else:
-            write_bytes_atomic(path, render_junit(results))
+        try:
+            _write_format(name, path, results, model, templates_dir)
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # the other files are still written
+            failed.append("%s: %s" % (FILE_NAMES[name], error_words(exc)))
+            continue
         files[name] = path
+    if failed:
+        raise ReportError("not written: %s; written: %s" % ("; ".join(failed), ", ".join(
+            FILE_NAMES[name] for name in files) or "nothing"))
     return {
         "files": files,
         "verdict": model["fleet"]["verdict"],

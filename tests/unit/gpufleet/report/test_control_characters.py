@@ -11,7 +11,9 @@ C1 control (U+009B, the one-byte CSI).
 
 from __future__ import annotations
 
-from gpufleet.report.render import html_visible, md_escape, render_report
+import xml.etree.ElementTree as ET
+
+from gpufleet.report.render import html_visible, md_escape, render_report, xml_text
 from gpufleet.results.store import RunDir
 from gpufleet.text import one_line, visible
 
@@ -60,3 +62,22 @@ def test_html_report_shows_control_characters_escaped(small_run, tmp_path):
     assert "xid 79 \\x1b]0;owned\\x07 on GPU\\u20661\\u2069 \\x9b31m" in html
     # escaped after autoescape, not stripped, and markup stays markup
     assert str(html_visible("<b>\x1b</b>")) == "<b>\\x1b</b>"
+
+
+def test_junit_shows_control_characters_escaped(small_run, tmp_path):
+    # junit.xml carries the hostname in suite, classname and property attributes, and the message in failure
+    # attributes and text: U+202E and the rest escaped there as in report.md and report.html
+    files = render_report(_hostile(small_run), output_dir=str(tmp_path / "out"), formats=["junit"])["files"]
+    with open(files["junit"], encoding="utf-8") as handle:
+        junit = handle.read()
+    for char in RAW:
+        assert char not in junit, repr(char)
+    suite, = [suite for suite in ET.fromstring(junit.encode("utf-8")).findall("testsuite")
+              if suite.get("name").startswith("node-")]
+    assert suite.get("name") == "node-\\x1b[2J\\u202eevil\\x00"
+    case = suite.find("testcase")
+    assert case.get("classname") == "node-\\x1b[2J\\u202eevil\\x00"
+    assert case.find("failure").get("message") == "xid 79 \\x1b]0;owned\\x07 on GPU\\u20661\\u2069 \\x9b31m"
+    # a multi-line text keeps its lines (as report.html's <pre>): only the characters that are not text are escaped
+    assert case.find("failure").text.splitlines()[0] == "xid 79 \\x1b]0;owned\\x07 on GPU\\u20661\\u2069 \\x9b31m"
+    assert xml_text("GPU\u202e0\nline2\tend") == "GPU\\u202e0\nline2\tend"
