@@ -661,6 +661,15 @@ def run_and_judge(request: Request) -> int:
             say("  resume with: %s" % resume_command(request.resume, results_dir))
         say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
         return EXIT_FAILED
+    if rc != 0 and verdicts_written(run, fleet, before):
+        # a step after the verdict failed (the report, a notification): the verdicts stand and are shown, the run failed
+        say("gpufleet %s: the run failed (%s) after the verdicts were written to %s; they are shown below"
+            % (command, playbook_outcome(rc, status), os.path.join(results_dir, "fleet.json")))
+        for line in progress.failures or errors:
+            say("  " + line)
+        say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
+        summarise(request, run, fleet, hosts)
+        return EXIT_FAILED
     if rc != 0 or not finished:
         say("gpufleet %s: the run failed (%s); nothing was judged" % (command, playbook_outcome(rc, status)))
         for line in progress.failures or errors:

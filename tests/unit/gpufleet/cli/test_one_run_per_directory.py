@@ -291,3 +291,22 @@ def test_demo_passes_force_on_to_the_run(tmp_path, monkeypatch):
     assert cli.main(["demo", "--out", out]) == 0
     assert cli.main(["demo", "--out", out, "--force"]) == 0
     assert seen == [False, True]
+
+
+def test_a_run_that_failed_after_its_verdicts_shows_them_and_never_says_nothing_was_judged(tmp_path, inventory, capsys,
+                                                                                         monkeypatch):
+    # the playbook wrote fleet.json, then a later step (the report) failed: exit 2 from ansible-playbook
+    def run_playbook(inventories, results_dir, **_kwargs):
+        write_run(results_dir, RECORDS, invocation="5151:9")
+        return 2, "failed", ["report: render failed: OverflowError"], results_dir + ".runner"
+
+    monkeypatch.setattr(validate, "run_playbook", run_playbook)
+    monkeypatch.setattr(validate, "render_report", lambda d: (os.path.join(d, "report.html"), None))
+    out = str(tmp_path / "run")
+    assert cli.main(["validate", "-i", inventory, "--out", out]) == 1
+    captured = capsys.readouterr()
+    assert "nothing was judged" not in captured.err
+    assert "the run failed (" in captured.err and "after the verdicts were written to %s/fleet.json" % out in captured.err
+    # every host's verdict is in the summary table
+    for record in RECORDS:
+        assert record["host"] in captured.out + captured.err
