@@ -10,8 +10,9 @@ kind ``ib_counters`` whose ``parsed`` is ``{benchmark, before, after, hw_before,
 ``bench_network.ib_counters`` compares them. ``bench_record`` writes a record for a benchmark that
 was asked for but did not apply to a host (outcome ``skipped``) or for the side of a pair run
 that failed without a record of its own (:func:`plain_record`, :func:`build_plain_record`).
-``bench_run`` parses a run's output (:func:`parse_output`) and records it with its raw output
-(:func:`record_run`) and, where the NVML sampler ran beside it, the sampler's per-GPU summary of the run
+``bench_run`` parses a run's output (:func:`parse_output`; nccl-tests' JSON document first where the run wrote
+one, :func:`parse_nccl_run`) and records it with its raw output (:func:`record_run`) and, where the NVML sampler
+ran beside it, the sampler's per-GPU summary of the run
 (:func:`run_samples`), or records the node unreachable (:func:`record_unreachable`). Fields:
 docs/results-schema.md.
 """
@@ -19,7 +20,9 @@ docs/results-schema.md.
 from __future__ import annotations
 
 import calendar
+import math
 import os
+import re
 import time
 
 from gpufleet.facts import nvml_samples
@@ -184,6 +187,129 @@ def parse_output(kind: str | None, stdout: str | None) -> tuple:
         return None, "cannot read the output as %s:%s %s" % (kind, where, exc.message)
 
 
+# An nccl-tests binary: all_reduce_perf, all_gather_perf... (a NAME_SUFFIX build: all_reduce_perf_mpi)
+NCCL_TESTS_BINARY_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*_perf(?:_[A-Za-z0-9]+)?$")
+# What only the text has, kept from it under the document's reading: every rank's device line (the document keeps
+# each process's first) and NCCL's WARN lines (the document has only NCCL's last error).
+TEXT_KEPT_KEYS = ("devices", "warnings")
+_HALF_FIGURES = (("time_us", "time"), ("algbw_gbs", "bandwidth"), ("busbw_gbs", "bandwidth"))
+_ROW_CELLS = ("size_bytes", "count", "type", "redop", "root")
+
+
+def nccl_tests_binary(argv: list | None) -> str | None:
+    """The first element of ``argv`` named like an nccl-tests binary (``<name>_perf``), after any launcher; None."""
+    for item in argv or []:
+        if NCCL_TESTS_BINARY_RE.match(os.path.basename(str(item))):
+            return str(item)
+    return None
+
+
+def _printed_step(value: float, cell: str) -> float:
+    """Half a unit of the last digit nccl-tests prints of a figure of this size in a ``cell`` of its table, in the
+    coarsest of its layouts: ``time`` (2.17.1: ``%.2f``, ``%.1f`` from 100 us, ``%.0f`` from 10000; 2.17.3
+    ``getFloatStr(7)``: ``%.2f``, ``%.1f`` from 10^4, ``%.0f`` from 10^5, ``%.1e`` from 10^7), ``bandwidth`` (2.17.1:
+    ``%.2f``; 2.17.3 ``getFloatStr(6)``: ``%.1f`` from 10^3, ``%.0f`` from 10^4, ``%.0e`` from 10^6) or ``average``
+    (``%g``: six significant digits)."""
+    magnitude = abs(value)
+    exponent = math.floor(math.log10(magnitude)) if magnitude > 0 else 0
+    if cell == "average":
+        return 0.5 * 10.0 ** (exponent - 5)
+    # (below, half a unit of the last printed digit) in rising order; past the last: e-notation
+    steps = ((100, 0.005), (10000, 0.05), (1e7, 0.5)) if cell == "time" else ((1000, 0.005), (10000, 0.05), (1e6, 0.5))
+    for below, step in steps:
+        if magnitude < below:
+            return step
+    return (0.05 if cell == "time" else 0.5) * 10.0 ** exponent
+
+
+def same_figure(from_json: float | int | None, from_text: float | int | None, cell: str = "bandwidth") -> bool:
+    """Whether the text's printed figure is the document's (``%lf``: to 1e-6) as the table rounds it in ``cell``."""
+    if from_json is None or from_text is None:
+        return from_json is None and from_text is None
+    step = _printed_step(float(from_json), cell)
+    return abs(float(from_json) - float(from_text)) <= step + 1e-6 + 1e-9 * abs(float(from_json))
+
+
+def _half_disagreements(path: str, from_json: dict | None, from_text: dict | None) -> list:
+    if (from_json is None) != (from_text is None):
+        return [{"field": path, "json": from_json, "text": from_text}]
+    if from_json is None:
+        return []
+    out = [{"field": "%s.%s" % (path, key), "json": from_json[key], "text": from_text.get(key)}
+           for key, cell in _HALF_FIGURES if not same_figure(from_json[key], from_text.get(key), cell)]
+    wrong_json, wrong_text = from_json.get("wrong"), from_text.get("wrong")
+    # %6g prints a count of a million or more in e-notation: the text's is then approximate
+    if (wrong_json is None) != (wrong_text is None) or (
+            wrong_json is not None and abs(wrong_json - wrong_text) > 1e-5 * max(1.0, abs(wrong_json))):
+        out.append({"field": path + ".wrong", "json": wrong_json, "text": wrong_text})
+    return out
+
+
+def json_text_disagreements(from_json: dict, from_text: dict | None) -> list:
+    """``[{field, json, text}]``: where the table of the same run says otherwise than its JSON document (beyond the
+    table's rounding): rows, their cells and figures, the average bus bandwidth, out-of-bounds values, ranks."""
+    if not from_text:
+        return []
+    out = []
+    rows_json, rows_text = from_json.get("rows") or [], from_text.get("rows") or []
+    if len(rows_json) != len(rows_text):
+        out.append({"field": "rows", "json": len(rows_json), "text": len(rows_text)})
+    for index, (row_json, row_text) in enumerate(zip(rows_json, rows_text)):
+        path = "rows[%d]" % index
+        out += [{"field": "%s.%s" % (path, key), "json": row_json.get(key), "text": row_text.get(key)}
+                for key in _ROW_CELLS if row_json.get(key) != row_text.get(key)]
+        for half in ("out_of_place", "in_place"):
+            out += _half_disagreements("%s.%s" % (path, half), row_json.get(half), row_text.get(half))
+    if not same_figure(from_json.get("avg_busbw_gbs"), from_text.get("avg_busbw_gbs"), "average"):
+        out.append({"field": "avg_busbw_gbs", "json": from_json.get("avg_busbw_gbs"),
+                    "text": from_text.get("avg_busbw_gbs")})
+    for key in ("out_of_bounds", "ranks"):
+        if from_text.get(key) is not None and from_json.get(key) != from_text.get(key):
+            out.append({"field": key, "json": from_json.get(key), "text": from_text.get(key)})
+    return out
+
+
+def merge_nccl_readings(from_json: dict, from_text: dict | None) -> dict:
+    """One record of a run read both ways: the document's figures and fields, the text's where the document has
+    nothing (NCCL's INFO lines, the nccl-tests version line) and for :data:`TEXT_KEPT_KEYS`; failed when either says
+    so, the text's cause first (it has the WARN lines)."""
+    merged = dict(from_text or {})
+    for key, value in from_json.items():
+        if key in merged and (value is None or key in TEXT_KEPT_KEYS and merged[key]):
+            continue
+        merged[key] = value
+    if from_text:
+        merged["failed"] = bool(from_json.get("failed") or from_text.get("failed"))
+        seen = {item.get("text") for item in from_text.get("errors") or []}
+        merged["errors"] = list(from_text.get("errors") or []) + [
+            item for item in from_json.get("errors") or [] if item.get("text") not in seen]
+        causes = (from_text.get("cause"), from_json.get("cause"))
+        merged["cause"] = (causes[0] or causes[1]) if merged["failed"] else None
+    merged["parsed_from"] = "json"
+    merged["json_fallback_reason"] = None
+    merged["json_text_disagreements"] = json_text_disagreements(from_json, from_text)
+    return merged
+
+
+def parse_nccl_run(stdout: str | None, nccl_json: dict | None) -> tuple:
+    """(parsed, error) of an nccl-tests run: its JSON document (``nccl_json``, the runner's, with ``document`` and
+    ``reason``) read as ``nccl-json`` where there is one, merged with the text's reading; else the text alone.
+    ``parsed_from`` says which, ``json_fallback_reason`` why not the document, ``json_text_disagreements`` where the
+    two differ (the document's figure is kept)."""
+    from_text, error = parse_output("nccl", stdout)
+    nccl_json = nccl_json or {}
+    why = nccl_json.get("reason") or "no JSON document was asked for"
+    if nccl_json.get("document") is not None:
+        try:
+            return merge_nccl_readings(parse("nccl-json", nccl_json["document"]), from_text), None
+        except ParseError as exc:
+            where = " line %d:" % exc.line if exc.line is not None else ""
+            why = "the document could not be read as nccl-json:%s %s" % (where, exc.message)
+    if from_text is None:
+        return None, error
+    return dict(from_text, parsed_from="text", json_fallback_reason=why, json_text_disagreements=[]), None
+
+
 def unreadable_output(kind: str, stdout: str, error: str) -> str:
     """The reason of a run that exited 0 with output its parser refused, naming the output's first line.
 
@@ -259,11 +385,17 @@ def run_samples(text: str, window: tuple[float, float] | None) -> list | None:
     return nvml_samples.summarise(dict(parsed, samples=samples))
 
 
+def _failed_without_figures(parsed) -> bool:
+    """True for a parsed output that says its run failed and holds no result row: no figure to judge."""
+    return isinstance(parsed, dict) and parsed.get("failed") is True and not parsed.get("rows")
+
+
 def build_run_record(args, result, name, raw_path, stderr_path, parsed, unreadable: str | None = None):
     """The benchmark record (gpufleet.results.store.BENCHMARK_FIELDS) of one bench_run: its ``args`` and the node's ``result``.
 
     ``unreadable``: why the output of the run could not be parsed (:func:`unreadable_output`); a run the node
-    called ``ok`` is then ``failed`` with that reason, never an ok run without a figure.
+    called ``ok`` is then ``failed`` with that reason, never an ok run without a figure; so is one whose output
+    says it failed and holds no result row (its cause as the reason).
     """
     env = {str(key): str(value) for key, value in (args.get("env") or {}).items()}
     host = args["record_host"]
@@ -271,6 +403,9 @@ def build_run_record(args, result, name, raw_path, stderr_path, parsed, unreadab
     outcome, reason = result.get("outcome"), run_reason(result.get("outcome"), result.get("reason"), parsed)
     if unreadable and outcome == "ok":
         outcome, reason = "failed", unreadable
+    elif outcome == "ok" and _failed_without_figures(parsed):
+        # nccl-tests exits 0 after its own argument errors (``invalid option '?'`` and the usage text)
+        outcome, reason = "failed", ("exited 0, but its output says it failed: %s" % parsed.get("cause"))[:300]
     return {
         "name": name,
         "command": [str(part) for part in (result.get("cmd") or args.get("argv") or [])],

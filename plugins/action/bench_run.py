@@ -9,6 +9,13 @@ output and a benchmark record (docs/results-schema.md, docs/benchmarks.md) are w
 results directory, in the record of ``record_host``. A node that cannot be reached gets a
 record with outcome ``unreachable`` before the task reports it unreachable.
 
+``parse_kind: nccl``: the nccl-tests binary of the argv (``nccl_tests_binary``: the first element named
+``<name>_perf``) is handed to the node (``nccl_json_binary``), which asks its ``-h`` whether it writes a JSON
+document (``-J``) and, where it does, reads the document back; it is parsed as ``nccl-json`` first, with the text
+for what only the text has (gpufleet/results/bench.py ``parse_nccl_run``). The node's answer to the ``-h`` probe is
+kept in the fact ``bench_run_nccl_json_probes`` (``{host: {binary: {identity, supported}}}``) and handed back on the
+next run of that binary on that host, so the probe runs once per host and binary (again when the file changed).
+
 ``samples_file``: the node path of the JSON Lines file an NVML sampler (``nvml_sample``, started beside
 the run) writes. After the run it is read from the node (``slurp``) until it holds a tick at or after
 the run's end, or its trailer, for at most ``samples_wait`` seconds; the per-GPU summary of the samples
@@ -26,7 +33,8 @@ from ansible.plugins.action import ActionBase
 
 from gpufleet.facts.nvml_samples import parse_text
 from gpufleet.parsers.registry import KINDS
-from gpufleet.results.bench import parse_output, record_run, record_unreachable, run_samples, run_window, samples_cover
+from gpufleet.results.bench import (nccl_tests_binary, parse_nccl_run, parse_output, record_run, record_unreachable,
+                                    run_samples, run_window, samples_cover)
 from gpufleet.results.store import BENCHMARK_KINDS, ResultsError, to_plain
 
 # The options of plugins/modules/bench_run.py: the node's (defaults left to the module), then the controller's.
@@ -38,6 +46,8 @@ NODE_SPEC = {
     "job_id": {"type": "str", "required": True},
     "cwd": {"type": "path"},
     "max_output": {"type": "int"},
+    "nccl_json_binary": {"type": "str"},
+    "nccl_json_cached": {"type": "dict"},
 }
 CONTROLLER_SPEC = {
     "parse_kind": {"type": "str", "choices": sorted(KINDS)},
@@ -53,10 +63,28 @@ CONTROLLER_SPEC = {
     "group": {"type": "str"},
     "samples_file": {"type": "str"},
     "samples_wait": {"type": "float", "default": 10.0},
+    "nccl_json": {"type": "bool", "default": True},
 }
 # Seconds between two reads of the samples file while waiting for the tick after the run.
 SAMPLES_POLL_S = 1.0
+# The fact that keeps the answers of the nccl-tests -h probe: {host: {binary: {identity, supported}}}. Not gpufleet_*:
+# validate_cluster.yml refuses a gpufleet_ host variable it does not know, and a fact cache keeps facts across runs.
+PROBES_FACT = "bench_run_nccl_json_probes"
 ARGUMENT_SPEC = dict(NODE_SPEC, **CONTROLLER_SPEC)
+
+
+def known_probes(task_vars: dict) -> dict:
+    """``{host: {binary: {identity, supported}}}`` of the fact ``bench_run_nccl_json_probes``. Within a loop Ansible
+    files an earlier item's facts one level down (``ansible_facts.ansible_facts``): read there too, so the second
+    repeat of a run takes the first's answer."""
+    facts = task_vars.get("ansible_facts") or {}
+    probes = {}
+    for source in (facts, facts.get("ansible_facts") or {}):
+        known = source.get(PROBES_FACT) if isinstance(source, dict) else None
+        for host, binaries in (known.items() if isinstance(known, dict) else ()):
+            if isinstance(binaries, dict):
+                probes.setdefault(str(host), {}).update(binaries)
+    return probes
 
 
 class ActionModule(ActionBase):
@@ -72,6 +100,8 @@ class ActionModule(ActionBase):
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         args = to_plain(args)
         args["record_host"] = str(args["record_host"] or task_vars.get("inventory_hostname") or "localhost")
+        probe_host = str(self._task.delegate_to or args["record_host"])
+        nccl_json = self._ask_for_json(args, task_vars, probe_host)
         node_args = {key: args[key] for key in NODE_SPEC if args[key] is not None}
         try:
             module_result = self._execute_module(module_name="gpufleet.acceptance.bench_run", module_args=node_args, task_vars=task_vars)
@@ -86,7 +116,12 @@ class ActionModule(ActionBase):
             return result
         # a benchmark that failed is an outcome to record and judge, not a failed task (rc != 0 alone would fail it)
         result["failed"] = False
-        result["parsed"], result["parse_error"] = parse_output(args["parse_kind"], module_result.get("stdout"))
+        if args["parse_kind"] == "nccl":
+            node_json = module_result.get("nccl_json") or nccl_json
+            result["parsed"], result["parse_error"] = parse_nccl_run(module_result.get("stdout"), node_json)
+            self._keep_probe(result, task_vars, probe_host, module_result.get("nccl_json"))
+        else:
+            result["parsed"], result["parse_error"] = parse_output(args["parse_kind"], module_result.get("stdout"))
         result["record"] = None
         samples = None
         if args["samples_file"] and args["run_dir"]:
@@ -98,6 +133,38 @@ class ActionModule(ActionBase):
                 result["failed"] = True
                 result["msg"] = "results directory %s: %s" % (args["run_dir"], exc)
         return result
+
+    @staticmethod
+    def _ask_for_json(args: dict, task_vars: dict, probe_host: str) -> dict | None:
+        """Set ``nccl_json_binary`` (and the cached probe) in ``args`` for an nccl-tests run; else ``{reason}``."""
+        if args["parse_kind"] != "nccl":
+            return None
+        if not args["nccl_json"]:
+            return {"document": None, "reason": "nccl_json is false: the text was asked for"}
+        binary = args["nccl_json_binary"] or nccl_tests_binary(args["argv"])
+        if binary is None:
+            return {"document": None, "reason": "no nccl-tests binary (a program named <name>_perf) in argv"}
+        args["nccl_json_binary"] = binary
+        probes = known_probes(task_vars).get(probe_host) or {}
+        if isinstance(probes.get(binary), dict) and args["nccl_json_cached"] is None:
+            args["nccl_json_cached"] = {key: probes[binary].get(key) for key in ("identity", "supported")}
+        return None
+
+    @staticmethod
+    def _keep_probe(result: dict, task_vars: dict, probe_host: str, node_json: dict | None) -> None:
+        """A new answer of the ``-h`` probe goes into the fact, for this host's next run of the binary; the task result
+        keeps the document's length, not its text (``parsed`` holds what it says)."""
+        if not node_json:
+            return
+        document = node_json.get("document")
+        length = len(document) if document is not None else None
+        result["nccl_json"] = dict(node_json, document=None, document_bytes=length)
+        if node_json.get("probe") != "probed" or node_json.get("supported") not in (True, False):
+            return
+        probes = known_probes(task_vars)
+        answer = {"identity": node_json.get("identity"), "supported": node_json["supported"]}
+        probes.setdefault(probe_host, {})[node_json["binary"]] = answer
+        result["ansible_facts"] = {PROBES_FACT: probes}
 
     def _read_node_file(self, path, task_vars):
         """(text, why not) of a file on the node, read with slurp."""

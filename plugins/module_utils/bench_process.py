@@ -13,11 +13,18 @@ and ended by :func:`kill_job`.
 
 Outcomes (:func:`classify`): ``ok``, ``hang``, ``missing_binary``, ``launcher_error``, ``crash``,
 ``failed``; each with a one-line ``reason``.
+
+nccl-tests' JSON document (:func:`run_with_json`): nccl-tests 2.17.3 and later write one with ``-J FILE.json``
+(rank 0 only). Whether a binary has the option is read from its ``-h`` (:func:`probe_json_option`, bounded like
+the run); where it does, ``-J <workdir>/nccl-tests.json`` goes right after the binary in the argv, and the
+document is read back (at most ``max_output`` bytes, its ``env`` cut to the variables' names) for the
+controller to parse. Where it does not, or no document came, the run is the same and says why.
 """
 
 from __future__ import annotations
 
 import collections
+import json
 import os
 import re
 import shutil
@@ -72,6 +79,19 @@ CRASH_PATTERNS = (
     re.compile(r"killed by signal|terminated with signal", re.IGNORECASE),
     re.compile(r"BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"),
 )
+
+
+# nccl-tests 2.17.3's usage line of -J (src/common.cu): a binary whose -h prints it writes the JSON document
+JSON_OPTION_RE = re.compile(r"\[-J,--output_file ")
+# what nccl-tests prints instead of writing the document (util.cu jsonOutputInit)
+JSON_SKIPPED_RE = re.compile(r"^# skipping json output;.*")
+# nccl-tests writes JSON only to a name ending in .json
+JSON_DOCUMENT = "nccl-tests.json"
+NO_JSON_OPTION = "%s -h lists no -J,--output_file (nccl-tests before 2.17.3)"
+# the -h probe: nccl-tests prints its usage before MPI or CUDA start, so this is plenty; never longer than the run's
+PROBE_TIMEOUT_S = 10.0
+PROBE_GRACE_S = 2.0
+PROBE_OUTPUT_BYTES = 64 * 1024
 
 
 def resolve_executable(path, env_path=None):
@@ -378,6 +398,119 @@ def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_outp
             stream.close()
         except OSError:
             pass
+    return result
+
+
+def binary_identity(path):
+    """``inode:size:mtime_ns`` of the file ``path`` (None when it cannot be read): an earlier probe of the binary holds
+    only while this is the same."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return "%d:%d:%d" % (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def probe_json_option(binary, job_id, env=None, timeout=PROBE_TIMEOUT_S, grace=PROBE_GRACE_S):
+    """Whether ``binary -h`` lists ``-J``: ``{supported, reason, identity, probe: "probed"}``.
+
+    ``supported`` is None when the probe gave no usage text (not found, no answer within ``timeout``, a crash);
+    ``reason`` says why it is not True. Run like a benchmark (:func:`run_tagged`, tagged ``job_id``), so bounded by
+    ``timeout`` plus twice ``grace`` plus 4 s.
+    """
+    run_env = dict(os.environ, **{str(key): str(value) for key, value in (env or {}).items()})
+    executable = resolve_executable(binary, run_env.get("PATH"))
+    answer = {"supported": None, "reason": "", "identity": None, "probe": "probed"}
+    if executable is None:
+        answer["reason"] = "%s: not found (or not executable) on the node, so its -h was not asked" % binary
+        return answer
+    answer["identity"] = binary_identity(executable)
+    run = run_tagged([executable, "-h"], job_id, env=env, timeout=timeout, grace=grace, max_output=PROBE_OUTPUT_BYTES)
+    if JSON_OPTION_RE.search(run["stdout"]):
+        answer["supported"] = True
+    elif "USAGE:" in run["stdout"]:
+        answer["supported"] = False
+        answer["reason"] = NO_JSON_OPTION % binary
+    else:
+        said = ": " + run["reason"] if run["reason"] else ""
+        answer["reason"] = "%s -h printed no usage text (%s%s)" % (binary, run["outcome"], said)
+    return answer
+
+
+def json_support(binary, job_id, env=None, cached=None, timeout=PROBE_TIMEOUT_S):
+    """:func:`probe_json_option`'s answer, or ``cached`` (an earlier answer for this binary: ``{identity, supported}``)
+    while the binary's identity is the same (``probe: "cached"``, no process started)."""
+    if cached and cached.get("supported") in (True, False) and cached.get("identity"):
+        run_env = dict(os.environ, **{str(key): str(value) for key, value in (env or {}).items()})
+        executable = resolve_executable(binary, run_env.get("PATH"))
+        if executable is not None and binary_identity(executable) == cached["identity"]:
+            reason = "" if cached["supported"] else NO_JSON_OPTION % binary
+            return {"supported": cached["supported"], "reason": reason, "identity": cached["identity"],
+                    "probe": "cached"}
+    return probe_json_option(binary, job_id, env=env, timeout=min(PROBE_TIMEOUT_S, timeout))
+
+
+def with_json_output(argv, binary, path):
+    """``argv`` with ``-J path`` right after the first element equal to ``binary`` (None when there is none)."""
+    argv = [str(part) for part in argv]
+    if binary not in argv:
+        return None
+    at = argv.index(binary) + 1
+    return argv[:at] + ["-J", path] + argv[at:]
+
+
+def _names_only(text):
+    """The document with its ``env`` cut to the variables' names (rank 0's environment may hold secrets), or
+    (None, why) when it is not one JSON object."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        return None, "%s is not one JSON document (%s): the run did not finish writing it" % (JSON_DOCUMENT, exc)
+    if not isinstance(doc, dict):
+        return None, "%s holds a JSON %s, not nccl-tests' object" % (JSON_DOCUMENT, type(doc).__name__)
+    if isinstance(doc.get("env"), list):
+        doc["env"] = [str(item).split("=", 1)[0] for item in doc["env"]]
+    return json.dumps(doc, separators=(",", ":")), None
+
+
+def read_json_document(path, stdout, cap=MAX_OUTPUT_BYTES):
+    """(document text or None, why there is none): the file nccl-tests wrote at ``path``, at most ``cap`` bytes."""
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        said = _first_match((JSON_SKIPPED_RE,), (stdout or "").splitlines())
+        said = said or "the run did not write one (rank 0 on another host, or it ended before it began the document)"
+        return None, "no document at %s: %s" % (path, said)
+    if size > cap:
+        return None, "the document is %d bytes, more than the %d read" % (size, cap)
+    with open(path, "rb") as handle:
+        text = handle.read(cap).decode("utf-8", errors="replace")
+    return _names_only(text)
+
+
+def run_with_json(argv, job_id, binary, workdir, cached=None, env=None, timeout=600, grace=10, cwd=None,
+                  max_output=MAX_OUTPUT_BYTES):
+    """:func:`run_tagged`, asking the nccl-tests ``binary`` of ``argv`` for its JSON document where its ``-h`` lists
+    ``-J`` (``cached``: an earlier answer, see :func:`json_support`). The result gains ``nccl_json``: ``{binary,
+    supported, probe, identity, path, document, reason}``, ``document`` the text read back (None with ``reason`` saying
+    why: no -J, no file, too large, not one JSON document). The file goes in ``workdir`` and is removed after.
+    """
+    info = {"binary": str(binary), "path": None, "document": None}
+    info.update(json_support(str(binary), job_id, env=env, cached=cached, timeout=timeout))
+    path = os.path.join(workdir, JSON_DOCUMENT)
+    tagged = with_json_output(argv, str(binary), path) if info["supported"] else None
+    if info["supported"] and tagged is None:
+        info["reason"] = "%s is not an element of argv" % binary
+    result = run_tagged(tagged or argv, job_id, env=env, timeout=timeout, grace=grace, cwd=cwd, max_output=max_output)
+    if tagged is not None:
+        info["path"] = path
+        info["document"], info["reason"] = read_json_document(path, result["stdout"], max_output)
+        info["reason"] = info["reason"] or ""
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+    result["nccl_json"] = info
     return result
 
 

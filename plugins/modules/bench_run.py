@@ -18,13 +18,20 @@ description:
     seconds, and the outcome is V(hang). Processes the command left behind in its group after exiting are ended the same way.
     Processes that left the group but still hold the command's output pipes (a C(setsid) child) are found through the pipes
     and ended the same way (RV(escaped)), so the task ends within O(timeout) plus twice O(grace) plus a few seconds whatever
-    the command's children do. Other processes outside the group (ranks started by a remote launcher daemon) are ended by
-    M(gpufleet.acceptance.bench_cleanup) with the same O(job_id).
+    the command's children do (plus at most 18 seconds for the C(-h) probe of O(nccl_json_binary)). Other processes
+    outside the group (ranks started by a remote launcher daemon) are ended by M(gpufleet.acceptance.bench_cleanup) with
+    the same O(job_id).
   - Reports the outcome as one of V(ok), V(hang), V(missing_binary) (the program, or the program a launcher was asked
     to start, is not there), V(launcher_error) (C(mpirun)/C(srun)/C(ssh) could not start the job, for example
     C(There are not enough slots available)), V(crash) (killed by a signal, exit status 128 or more, or a launcher
     saying a rank died on a signal) and V(failed) (any other non-zero exit), with the line that says why in RV(reason).
   - A benchmark that fails does not fail the task; the outcome says what happened. The task fails only on bad options.
+  - With O(nccl_json_binary), the nccl-tests binary of O(argv) is first asked for its usage (C(<binary> -h), at
+    most 10 seconds, tagged and ended like the run; skipped while O(nccl_json_cached) holds for the same file). Where
+    the usage lists C(-J,--output_file) (nccl-tests 2.17.3 and later), C(-J <the module's temporary
+    directory>/nccl-tests.json) goes right after the binary, and the JSON document rank 0 writes there is read back into
+    RV(nccl_json) (at most O(max_output) bytes, its C(env) cut to the variables' names). Without C(-J), or without a
+    readable document, the run is the same and the C(reason) of RV(nccl_json) says why.
   - With the action plugin of the same name, the output is parsed and recorded on the controller (O(parse_kind), O(run_dir)).
 version_added: 0.1.0
 author:
@@ -68,13 +75,35 @@ options:
     description:
       - Bytes kept of each of stdout and stderr; beyond that the first and last halves are kept with a line saying
         how much was dropped between them.
+      - Also the most bytes of nccl-tests' JSON document read back (O(nccl_json_binary)).
     type: int
     default: 4194304
+  nccl_json_binary:
+    description:
+      - The nccl-tests binary in O(argv) (an element equal to it, after any launcher) to ask for its JSON document, see
+        the description. The action plugin sets it for O(parse_kind=nccl) (O(nccl_json)).
+    type: str
+  nccl_json_cached:
+    description:
+      - An earlier answer of the C(-h) probe of O(nccl_json_binary) on this node, as RV(nccl_json) returned it
+        (C(identity), C(supported)). Used instead of probing while the binary's C(identity) (inode, size, modification
+        time) is the same. The action plugin keeps the answers in the fact C(bench_run_nccl_json_probes), per host and
+        binary.
+    type: dict
   parse_kind:
     description:
       - Action plugin only. The parser (registry KIND, see C(docs/parsers.md)) to read stdout with on the controller,
         for example V(nccl), V(iperf3), V(ib-bw), V(ib-lat), V(nvbandwidth).
+      - V(nccl) reads nccl-tests' JSON document first where the run wrote one (O(nccl_json)), the text table where not;
+        the record's C(parsed.parsed_from) says which (C(docs/benchmarks.md)).
     type: str
+  nccl_json:
+    description:
+      - Action plugin only. With O(parse_kind=nccl), ask the nccl-tests binary for its JSON document
+        (O(nccl_json_binary) when given, else the first O(argv) element named like an nccl-tests binary,
+        C(<name>_perf)). V(false) reads the text only.
+    type: bool
+    default: true
   run_dir:
     description:
       - Action plugin only. The results directory to record the run in (raw output and a benchmark record,
@@ -240,8 +269,24 @@ escaped:
   type: list
   elements: dict
   sample: [{"pid": 41301, "cmdline": "sleep 600"}]
+nccl_json:
+  description:
+    - The nccl-tests JSON document of the run (O(nccl_json_binary)). C(binary); C(supported) (whether its C(-h) lists
+      C(-J); null when the probe got no usage text); C(probe) (V(probed) or V(cached)); C(identity)
+      (C(inode:size:mtime_ns) of the binary probed); C(path) (where C(-J) pointed; null without C(-J)); C(document) (the
+      text read back, null when none; the action plugin returns its length in C(document_bytes) instead); C(reason)
+      (why there is no document; empty when there is one).
+  returned: when O(nccl_json_binary) is given
+  type: dict
+  sample: {"binary": "/opt/nccl-tests/build/all_reduce_perf", "supported": false, "probe": "probed",
+           "identity": "1835:1203456:1767225600000000000", "path": null, "document": null,
+           "reason": "/opt/nccl-tests/build/all_reduce_perf -h lists no -J,--output_file (nccl-tests before 2.17.3)"}
 parsed:
-  description: What the O(parse_kind) parser made of stdout (action plugin; null without O(parse_kind) or when it cannot be read).
+  description:
+    - What the O(parse_kind) parser made of stdout (action plugin; null without O(parse_kind) or when it cannot be
+      read).
+    - For V(nccl), the JSON document's reading where there is one, with the text's NCCL lines; C(parsed_from) (V(json)
+      or V(text)), C(json_fallback_reason) and C(json_text_disagreements) say how (C(docs/benchmarks.md)).
   returned: always
   type: raw
 parse_error:
@@ -260,10 +305,11 @@ record:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import JOB_ID_RE, MAX_OUTPUT_BYTES, run_tagged
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import (
+    JOB_ID_RE, MAX_OUTPUT_BYTES, run_tagged, run_with_json)
 
 CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm", "repeat", "round", "group",
-                      "samples_file", "samples_wait")
+                      "samples_file", "samples_wait", "nccl_json")
 
 
 def main():
@@ -276,7 +322,10 @@ def main():
             "job_id": {"type": "str", "required": True},
             "cwd": {"type": "path"},
             "max_output": {"type": "int", "default": MAX_OUTPUT_BYTES},
+            "nccl_json_binary": {"type": "str"},
+            "nccl_json_cached": {"type": "dict"},
             "parse_kind": {"type": "str"},
+            "nccl_json": {"type": "bool", "default": True},
             "run_dir": {"type": "path"},
             "record_host": {"type": "str"},
             "name": {"type": "str"},
@@ -304,8 +353,14 @@ def main():
         module.fail_json(msg="max_output must be at least 1024 bytes")
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, msg="check mode: the benchmark is not run", job_id=params["job_id"])
-    result = run_tagged(params["argv"], params["job_id"], env=params["env"], timeout=params["timeout"], grace=params["grace"],
-                        cwd=params["cwd"], max_output=params["max_output"])
+    run = {"env": params["env"], "timeout": params["timeout"], "grace": params["grace"], "cwd": params["cwd"],
+           "max_output": params["max_output"]}
+    if params["nccl_json_binary"]:
+        # the module's own temporary directory: removed when the module exits
+        result = run_with_json(params["argv"], params["job_id"], params["nccl_json_binary"], module.tmpdir,
+                               cached=params["nccl_json_cached"], **run)
+    else:
+        result = run_tagged(params["argv"], params["job_id"], **run)
     module.exit_json(changed=True, **result)
 
 

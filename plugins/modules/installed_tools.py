@@ -62,7 +62,7 @@ EXAMPLES = r"""
       all_reduce_perf:
         override: "{{ gpufleet_all_reduce_perf_path | default('') }}"
         manifest: nccl_tests.binaries.all_reduce_perf
-        default: /opt/gpufleet/nccl-tests-2.17.1/build/all_reduce_perf
+        default: /opt/gpufleet/nccl-tests-2.17.3/build/all_reduce_perf
       iperf3:
         default: iperf3
     launcher: "{{ gpufleet_launcher | default(omit) }}"
@@ -74,7 +74,7 @@ manifest:
   description: The manifest files read, by their name without C(.json).
   returned: always
   type: dict
-  sample: {"nccl_tests": {"version": "2.17.1", "binaries": {"all_reduce_perf": "/opt/gpufleet/nccl-tests-2.17.1/build/all_reduce_perf"}}}
+  sample: {"nccl_tests": {"version": "2.17.3", "binaries": {"all_reduce_perf": "/opt/gpufleet/nccl-tests-2.17.3/build/all_reduce_perf"}}}
 manifest_errors:
   description: Manifest files that could not be read or were not a JSON object, with why.
   returned: always
@@ -84,8 +84,8 @@ tools:
   description: Per tool of O(tools) - C(path), C(source) (override, manifest or default), C(present) and, when not present, C(reason).
   returned: always
   type: dict
-  sample: {"all_reduce_perf": {"path": "/opt/gpufleet/nccl-tests-2.17.1/build/all_reduce_perf", "source": "default", "present": false,
-           "reason": "/opt/gpufleet/nccl-tests-2.17.1/build/all_reduce_perf: no such file"}}
+  sample: {"all_reduce_perf": {"path": "/opt/gpufleet/nccl-tests-2.17.3/build/all_reduce_perf", "source": "default", "present": false,
+           "reason": "/opt/gpufleet/nccl-tests-2.17.3/build/all_reduce_perf: no such file"}}
 launcher:
   description:
     - The launcher - C(value) (the O(launcher) or manifest dict, or null), C(source) (variable, manifest or none), C(program),

@@ -181,7 +181,7 @@ def fleet_fixture(tmp_path_factory, node_file, run_playbook):
         with open(base + "/gpufleet/etc/nccl.env", "w", encoding="utf-8") as handle:
             handle.write("NCCL_IB_DISABLE=1\n")
         # an install prefix of nccl_tests with a build in it
-        os.makedirs(base + "/gpufleet/opt/nccl-tests-2.17.1/build", exist_ok=True)
+        os.makedirs(base + "/gpufleet/opt/nccl-tests-2.17.3/build", exist_ok=True)
         hosts[name] = host(node_file, site, name, mpi_fabric_authorized_keys_file=base + "/authorized_keys",
                            mpi_fabric_prefix=base + "/gpufleet/mpi",
                            mpi_fabric_manifest_dir=base + "/gpufleet/installed.d",

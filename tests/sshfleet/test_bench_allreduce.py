@@ -65,6 +65,8 @@ import time
 import pytest
 import yaml
 
+from gpufleet.parsers.registry import parse
+
 from conftest import REPO_ROOT, fleet_sh, require_fleet  # pylint: disable=import-error,no-name-in-module
 
 STANDIN = os.path.join(REPO_ROOT, "tests", "standin", "all_reduce_perf_standin.py")
@@ -236,6 +238,26 @@ def assert_named(records, bad_nodes=(), bad_link=None, mode="adaptive"):
         assert ("named in " in items[0]["message"]) and ("(%s)" % mode in items[0]["message"]), items[0]["message"]
 
 
+def assert_read_from_json(records, run_dir):
+    """Every all-reduce record was read from the JSON document the stand-in (nccl-tests 2.17.3's -J) wrote, and each
+    of its figures is the text table's of the same run (raw output, read on its own): busbw cells print two decimals."""
+    runs = [bench for record in records.values() for bench in record["benchmarks"]
+            if bench["kind"].startswith("allreduce_")]
+    assert runs
+    for bench in runs:
+        parsed = bench["parsed"]
+        assert (parsed["parsed_from"], parsed["json_text_disagreements"]) == ("json", []), (
+            bench["job_id"], parsed["json_fallback_reason"], parsed["json_text_disagreements"])
+        assert bench["command"][bench["command"].index("-J") - 1].endswith("/all_reduce_perf"), bench["command"]
+        with open(os.path.join(run_dir, bench["raw_output_path"]), "r", encoding="utf-8") as handle:
+            text = parse("nccl", handle.read())
+        assert [row["size_bytes"] for row in parsed["rows"]] == [row["size_bytes"] for row in text["rows"]] == [262144]
+        for half in ("out_of_place", "in_place"):
+            from_json, from_text = parsed["rows"][0][half]["busbw_gbs"], text["rows"][0][half]["busbw_gbs"]
+            assert abs(from_json - from_text) <= 0.005 + 1e-6, (bench["job_id"], half, from_json, from_text)
+            assert parsed["rows"][0][half]["wrong"] == text["rows"][0][half]["wrong"] == 0
+
+
 def summary(records):
     items = next(iter(checks_of(records, "benchmarks.pair_search").values()))
     return items[0]["message"].split("search: ")[-1]
@@ -297,10 +319,13 @@ def test_throttled_link_named_by_round_robin(fleet):
     print("seed %d: throttling the link %s-%s only" % ((seed,) + link))
     fleet_sh("throttle", "--state", fleet["state"], "--host", str(first), "--peer", str(second), "--rate", RATE)
     try:
-        records = host_records(run_validate(fleet, "link", ["allreduce_pairs"], seed, mode="round_robin", hosts=LINK_HOSTS))
+        run_dir = run_validate(fleet, "link", ["allreduce_pairs"], seed, mode="round_robin", hosts=LINK_HOSTS)
     finally:
         fleet_sh("unthrottle", "--state", fleet["state"], "--host", str(first))
+    records = host_records(run_dir)
     assert sorted(records) == names
+    # the stand-in is nccl-tests 2.17.3: its -h lists -J, so every pair run was read from its JSON document
+    assert_read_from_json(records, run_dir)
     runs = pair_runs(records)
     print("pairs: %s" % describe(runs))
     rounds = check_schedule(runs, "round_robin", seed, names)

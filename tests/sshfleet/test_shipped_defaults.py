@@ -36,7 +36,7 @@ What is simulated, and why (each a property of the node, not a setting of the pr
   gpu_compute benchmark runs the provisioned binary, which says "no CUDA device", and its record says so; that is
   asserted (the path came from the install manifest), not its verdict.
 - nccl-tests: the source archive this test writes (write_source_archive) is laid out as GitHub's
-  (nccl-tests-2.17.1/) and its Makefile builds build/all_reduce_perf where the real one does: a wrapper that runs the
+  (nccl-tests-2.17.3/) and its Makefile builds build/all_reduce_perf where the real one does: a wrapper that runs the
   CPU stand-in (tests/standin/all_reduce_perf_standin.py, copied into the archive) with the node's python3 and passes
   every argument through. Two properties of the simulated node live in that wrapper: the simulated GPU memory
   (GPUFLEET_STANDIN_DEVICE_MEMORY 2072M, so nccl-tests' own rule reduces the shipped 16G size to 8 MiB, as the real
@@ -89,7 +89,7 @@ HOSTS = 4
 NODE_FILE = os.path.join(REPO_ROOT, "tests", "replay", "nodes", "gpu-h100-590-1gpu.yml")
 STANDIN = os.path.join(REPO_ROOT, "tests", "standin", "all_reduce_perf_standin.py")
 # the pin of roles/nccl_tests (defaults/main.yml): the archive's top directory must carry it
-NCCL_TESTS_VERSION = "2.17.1"
+NCCL_TESTS_VERSION = "2.17.3"
 # the version of roles/gpu_bench (defaults/main.yml): its install directory carries it
 GPUBENCH_VERSION = "1.1"
 # every host's NIC (see the module docstring), and the throttled host's
@@ -312,6 +312,9 @@ def test_shipped_defaults_name_the_throttled_host(fleet):
             if bench["kind"] in ("allreduce_single", "allreduce_pair"):
                 assert bench["outcome"] == "ok", (host, bench["kind"], bench["reason"])
                 assert "/opt/gpufleet/nccl-tests-%s/build/all_reduce_perf" % NCCL_TESTS_VERSION in bench["command"], bench["command"]
+                # the pinned release writes its JSON document (-J), and the record was read from it
+                assert bench["parsed"]["parsed_from"] == "json", (
+                    host, bench["kind"], bench["parsed"]["json_fallback_reason"])
         # gpubench: the binary role gpu_bench built, found through the install manifest; no GPU here, and it says so
         compute = [bench for bench in record["benchmarks"] if bench["kind"] == "gpu_compute"]
         assert len(compute) == 1 and compute[0]["command"][0] == "/opt/gpufleet/gpubench-%s/bin/gpubench" % GPUBENCH_VERSION, compute

@@ -36,22 +36,47 @@ Without mpirun, start one process per rank with ``--rank R --nranks N --bootstra
 
 How it stands in for the pieces of a real run:
 
-- **Output** is nccl-tests 2.17.1's (the release ``roles/nccl_tests`` pins; ``src/common.cu``):
-  ``# Collective test starting``, the ``# nThread ...`` line, ``# Using devices`` with one
-  ``#  Rank R Group 0 Pid P on HOST device D [0000:DD:00] CPU stand-in`` line per rank, the
-  three column-title lines, one row per size (rows of size 0 too, as nccl-tests prints them when
-  ``-b`` is below the element size), ``#wrong`` as ``N/A`` under ``-c 0``, ``# Out of bounds
-  values : N OK|FAILED``, ``# Avg bus bandwidth    : X `` (nccl-tests leaves a blank where the
-  ``NCCL_TESTS_MIN_BW`` verdict goes), ``# Collective test concluded`` and the empty line of
-  ``ncclGetLastError``. ``busbw = algbw * 2(n-1)/n`` with n the job's ranks: 0 for one rank.
+- **Output** is nccl-tests 2.17.3's (the release ``roles/nccl_tests`` pins, the first with ``-J``;
+  ``src/common.cu`` and ``src/util.cu``): ``# Collective test starting``, the ``# nThread ...`` line,
+  ``# Using devices`` with one ``#  Rank R Group 0 Pid P on HOST device D [0000:DD:00] CPU stand-in``
+  line per rank, the three column-title lines (``#wrong`` two blanks after ``busbw``), one row per
+  size (rows of size 0 too, as nccl-tests prints them when ``-b`` is below the element size) with
+  ``getFloatStr``'s widths (time 7, bandwidths 6: two decimals below 10^(width-2), then one, then
+  none) and ``#wrong`` as ``%6g``, ``N/A`` under ``-c 0``, ``# Out of bounds values : N OK|FAILED``,
+  ``# Avg bus bandwidth    : X `` (nccl-tests leaves a blank where the ``NCCL_TESTS_MIN_BW``
+  verdict goes), ``# Collective test concluded`` and the empty line of ``ncclGetLastError``.
+  ``busbw = algbw * 2(n-1)/n`` with n the job's ranks: 0 for one rank. A run with ``#wrong`` or
+  under ``NCCL_TESTS_MIN_BW`` ends, on every process, with `` .. HOST pid P: Test failure
+  common.cu:1126`` and exit status 6 (2.17.3's ``run()`` returns testNumResults to ``main``'s
+  TESTCHECK; 2.17.1 called ``exit(EXIT_FAILURE)``).
+- **-J FILE** (``--output_file``) writes nccl-tests 2.17.3's JSON document (``src/util.cu``,
+  document ``version`` 1), from MPI rank 0 only, when FILE ends in ``.json`` (any case; another
+  suffix writes nothing, as nccl-tests): ``# Writing JSON output to FILE`` first on stdout (or
+  ``# skipping json output; FILE not accessible``), FILE opened exclusively (an existing one makes
+  it try ``FILE.0``, ``FILE.1``, ...), then ``version``, ``start_time`` (local time), ``args``
+  (the program name, then the arguments: the stand-in writes ``all_reduce_perf`` for argv[0]),
+  ``env`` (``NAME=value`` strings), ``nccl_version`` (21803), ``config`` (the ``# nThread``
+  settings, ``blocking_collectives``/``parallel_init`` as the strings ``"true"``/``"false"``, and
+  ``devices``: each process's first device line), ``results`` (per row ``size``, ``count``,
+  ``type``, ``redop``, ``root`` as the ``"%6i"`` string, ``out_of_place``/``in_place`` with
+  ``time`` (``cpu_time`` under ``-C 1``), ``alg_bw``, ``bus_bw``, ``nwrong`` as ``%lf`` doubles
+  (null under ``-c 0``, NaN the string ``"nan"``), ``actual_iterations`` and ``experiment_name``
+  ``""``), ``out_of_bounds`` ``{count, okay}``, version 1's misspelled
+  ``average_bus_bandwidith`` ``{bandwidith, okay}`` (``okay`` ``"unchecked"`` without
+  ``NCCL_TESTS_MIN_BW``), ``errors`` (``[""]``: NCCL's empty last error) and ``end_time``; no
+  blanks, no final newline, strings escaped and cut as ``sanitizeJson`` does (``/`` as ``\\/``;
+  cut at the first byte below 0x20 or above 0x7E other than tab and newline). A run that fails
+  before its table still gets ``end_time``; one that fails in the table leaves the document
+  without it (nccl-tests 2.17.3 then fails an assert in ``jsonOutputFinalize`` and aborts; the
+  stand-in exits with the failure's own status instead).
 - **Options** are read as nccl-tests' ``getopt_long`` table reads them: ``-t -g -b -e -i -f
-  -n -m -w -N -p -c -o -d -r -z -y -T -G -C -a -R -x -D -V -h`` and their long names
+  -n -m -w -N -p -c -o -d -r -z -y -T -G -C -J -a -R -x -D -V -h`` and their long names
   (``--nthreads --ngpus --minbytes --maxbytes --stepbytes --stepfactor --iters --agg_iters
   --warmup_iters --run_cycles --parallel_init --check --op --datatype --root --blocking
-  --stream_null --timeout --cudagraph --report_cputime --average --local_register --cta_policy
-  --device_implementation --device_cta_count --help``, ``--name=value`` or ``--name value``, any
-  unambiguous prefix), with its defaults (``-b 32M -e 32M -i 1M -f 1 -n 20 -w 1 -m 1 -c 1 -d
-  float -o sum -a 1``). Its answers too: an unknown option gets glibc's message on stderr,
+  --stream_null --timeout --cudagraph --report_cputime --output_file --average --local_register
+  --cta_policy --device_implementation --device_cta_count --help``, ``--name=value`` or ``--name
+  value``, any unambiguous prefix), with its defaults (``-b 32M -e 32M -i 1M -f 1 -n 20 -w 1 -m 1
+  -c 1 -d float -o sum -a 1``). Its answers too: an unknown option gets glibc's message on stderr,
   ``invalid option '?'`` and the usage text on stdout and exit status 0 without running; ``-h``
   the usage; a bad size ``invalid size specified for 'minbytes'`` and status 255; ``-b`` above
   ``-e`` ``invalid sizes ...`` and 255; an unknown ``-d``/``-o`` name ``invalid type X,
@@ -134,6 +159,7 @@ from __future__ import annotations
 import array
 import fcntl
 import json
+import math
 import operator
 import os
 import queue
@@ -151,6 +177,8 @@ MAX_IFS = 16
 LEVELS = {"VERSION": 1, "WARN": 2, "INFO": 3, "ABORT": 4, "TRACE": 5}
 NCCL_INTERNAL_ERROR = "internal error - please report this issue to the NCCL developers"
 TEST_NCCL_ERROR = 3  # nccl-tests testNcclError
+TEST_NUM_RESULTS = 6  # testNumResults: what 2.17.3's run() returns for #wrong or a bandwidth under NCCL_TESTS_MIN_BW
+MAIN_TESTCHECK_LINE = 1126  # the TESTCHECK(result) of main() in 2.17.3's src/common.cu, where a failed run() ends
 BLOCK = 4093  # prime: the input pattern never lines up with power-of-two chunk offsets
 
 # name -> (array typecode, size, max value a rank may contribute before the sum overflows)
@@ -607,19 +635,19 @@ class Ring:
 
 
 # --------------------------------------------------------------------------------------
-# nccl-tests front end (src/common.cu of nccl-tests 2.17.1, the release roles/nccl_tests pins)
+# nccl-tests front end (src/common.cu and src/util.cu of nccl-tests 2.17.3, the release roles/nccl_tests pins)
 # --------------------------------------------------------------------------------------
 PROGRAM = "all_reduce_perf"
 # The stand-in claims NCCL 2.18.3: options that need a newer NCCL get nccl-tests' own answer.
 NCCL_CODE = (2, 18, 3)
-# getopt_long(argc, argv, SHORT_OPTIONS, longopts): the option table of nccl-tests 2.17.1.
-SHORT_OPTIONS = "t:g:b:e:i:f:n:m:w:N:p:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:"
+# getopt_long(argc, argv, SHORT_OPTIONS, longopts): the option table of nccl-tests 2.17.3.
+SHORT_OPTIONS = "t:g:b:e:i:f:n:m:w:N:p:c:o:d:r:z:y:T:hG:C:a:R:x:D:V:J:"
 LONG_OPTIONS = {
     "nthreads": "t", "ngpus": "g", "minbytes": "b", "maxbytes": "e", "stepbytes": "i", "stepfactor": "f",
     "iters": "n", "agg_iters": "m", "warmup_iters": "w", "run_cycles": "N", "parallel_init": "p", "check": "c",
     "op": "o", "datatype": "d", "root": "r", "blocking": "z", "stream_null": "y", "timeout": "T", "cudagraph": "G",
-    "report_cputime": "C", "average": "a", "local_register": "R", "cta_policy": "x", "device_implementation": "D",
-    "device_cta_count": "V", "help": "h",
+    "report_cputime": "C", "output_file": "J", "average": "a", "local_register": "R", "cta_policy": "x",
+    "device_implementation": "D", "device_cta_count": "V", "help": "h",
 }
 # Test-double knobs, long options only (nccl-tests has none of them): see the module docstring.
 KNOB_OPTIONS = ("rank", "nranks", "bootstrap", "sysfs-root", "hostname", "corrupt-rank")
@@ -648,6 +676,8 @@ USAGE = (
     "[-T,--timeout <time in seconds>] \n\t"
     "[-G,--cudagraph <num graph launches>] \n\t"
     "[-C,--report_cputime <0/1>] \n\t"
+    "[-J,--output_file <file> write output to filepath, if accessible. Infer type from suffix (only json supported"
+    " presently.)] \n\t"
     "[-a,--average <0/1/2/3> report average iteration time <0=RANK0/1=AVG/2=MIN/3=MAX>] \n\t"
     "[-R,--local_register <0/1/2> enable local (1) or symmetric (2) buffer registration on send/recv buffers"
     " (default: disable (0))] \n\t"
@@ -791,6 +821,8 @@ class Options:
         self.cudagraph = 0
         self.report_cputime = 0
         self.average = 1
+        self.output_file = None
+        self.argv = []  # as given, for the -J document's args
         self.rank = None
         self.nranks = None
         self.bootstrap = None
@@ -807,8 +839,9 @@ SIZE_OPTIONS = {"b": ("minbytes", "minbytes"), "e": ("maxbytes", "maxbytes"), "i
 
 
 def parse_options(argv):
-    """The options of ``argv`` as nccl-tests 2.17.1's main() reads them; raises Usage where it returns."""
+    """The options of ``argv`` as nccl-tests 2.17.3's main() reads them; raises Usage where it returns."""
     opts = Options()
+    opts.argv = list(argv)
     for option, value in getopt_long(argv):
         if option in INT_OPTIONS:
             setattr(opts, INT_OPTIONS[option], c_strtol(value))
@@ -830,6 +863,8 @@ def parse_options(argv):
             else:
                 opts.notes.append("invalid type %s, defaulting to float .. " % value)
                 opts.datatype = "float"
+        elif option == "J":
+            opts.output_file = value
         elif option == "R":
             opts.notes.append("Option -R (register) is not supported before NCCL 2.19. Ignoring")
         elif option == "x":
@@ -913,12 +948,21 @@ def warmup_sizes(opts):
     return result
 
 
-def time_str(usec):
-    if usec >= 10000.0:
-        return "%7.0f" % usec
-    if usec >= 100.0:
-        return "%7.1f" % usec
-    return "%7.2f" % usec
+def float_str(value, width):
+    """nccl-tests 2.17.3's ``getFloatStr``: two decimals while the integer part has fewer than width-2 digits, then
+    one, then none, then e-notation (``power`` counts the integer digits as its uint64 loop does; NaN counts 0)."""
+    power = 0
+    bound = 1
+    while value >= bound:
+        power += 1
+        bound *= 10
+    if power < width - 2:
+        return "%*.2f" % (width, value)
+    if power < width - 1:
+        return "%*.1f" % (width, value)
+    if power < width + 1:
+        return "%*.0f" % (width, value)
+    return "%*.1e" % (width, value) if width >= 7 else "%*.0e" % (width, value)
 
 
 def combine_times(values, mode):
@@ -936,6 +980,147 @@ def memory_max_bytes(device_memory, check):
     then send, receive (and expected when checking) buffers."""
     reserve = min(-(-device_memory // (16 * GIB)) * GIB, 4 * GIB)
     return (device_memory - reserve - GIB) // (3 if check else 2)
+
+
+# --------------------------------------------------------------------------------------
+# -J FILE: nccl-tests 2.17.3's JSON writer (src/util.cu), document version 1
+# --------------------------------------------------------------------------------------
+JSON_FILE_VERSION = 1
+NCCL_VERSION_CODE = NCCL_CODE[0] * 10000 + NCCL_CODE[1] * 100 + NCCL_CODE[2]  # ncclGetVersion: 21803
+SANITIZE_LIMIT = 2048  # the char tmp[2048] each key and string goes through
+# util.cu's states: a key waits for its value; objects and lists are empty until their first item
+OBJECT_EMPTY, OBJECT_SOME, LIST_EMPTY, LIST_SOME, KEY = "object", "object+", "list", "list+", "key"
+JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\t": "\\t", "\n": "\\n"}
+
+
+def sanitize_json(text, limit=SANITIZE_LIMIT):
+    """``sanitizeJson``: quotes, backslash, slash, tab and newline escaped; cut at the first other byte below 0x20
+    or from 0x7F up (a signed char: every non-ASCII byte) and at ``limit - 1`` characters."""
+    out = []
+    count = 0
+    for byte in text.encode("utf-8", "surrogateescape"):
+        if count + 1 >= limit:
+            break
+        char = chr(byte)
+        if char in JSON_ESCAPES:
+            if count + 2 > limit:
+                break
+            out.append(JSON_ESCAPES[char])
+            count += 2
+        elif byte >= 0x7F or byte <= 0x1F:
+            break
+        else:
+            out.append(char)
+            count += 1
+    return "".join(out)
+
+
+def json_string(text):
+    return '"%s"' % sanitize_json(text)
+
+
+def json_double(value):
+    """``jsonDouble``: ``%lf``, a NaN as the string "nan"."""
+    return '"nan"' if math.isnan(value) else "%f" % value
+
+
+def json_bool(value):
+    """``jsonBool``: the strings "true" and "false"."""
+    return json_string("true" if value else "false")
+
+
+def has_json_suffix(path):
+    """``classifyOutputFile``: the extension after the last dot that follows the last slash is ``json``, any case."""
+    dot, slash = path.rfind("."), path.rfind("/")
+    return dot > slash and dot + 1 < len(path) and path[dot + 1:].lower() == "json"
+
+
+def open_json_output(path):
+    """``jsonOutputInit``'s file: ``path`` created exclusively, else ``path.0``, ``path.1``...; prints which, or
+    that it skips. None when it cannot write."""
+    try_path = path
+    count = 0
+    while True:
+        try:
+            handle = open(try_path, "x", encoding="ascii", newline="")  # pylint: disable=consider-using-with
+            break
+        except FileExistsError:
+            try_path = "%s.%d" % (path, count)
+            count += 1
+        except OSError:
+            emit("# skipping json output; %s not accessible" % try_path)
+            return None
+    emit("# Writing JSON output to %s" % try_path)
+    return handle
+
+
+class JsonReport:
+    """util.cu's writer: keys and values go to the file as they come, a stack of states says where a separator goes.
+
+    A misplaced call raises AssertionError where util.cu asserts."""
+
+    def __init__(self, handle):
+        self.handle = handle
+        self.states = []
+
+    def key(self, name):
+        """``jsonKey``: only inside an object."""
+        state = self.states[-1] if self.states else None
+        if state == OBJECT_SOME:
+            self.handle.write(",")
+        elif state == OBJECT_EMPTY:
+            self.states[-1] = OBJECT_SOME
+        else:
+            raise AssertionError("jsonKey outside an object")
+        self.handle.write("%s:" % json_string(name))
+        self.states.append(KEY)
+
+    def _value(self):
+        """``jsonValHelper``: after a key, in a list (a comma after its first item) or at the top level."""
+        state = self.states[-1] if self.states else None
+        if state == LIST_SOME:
+            self.handle.write(",")
+        elif state == LIST_EMPTY:
+            self.states[-1] = LIST_SOME
+        elif state == KEY:
+            self.states.pop()
+        elif state is not None:
+            raise AssertionError("a value inside an object without its key")
+
+    def value(self, text):
+        """One value already in JSON (json_string, json_double, ``%d``...)."""
+        self._value()
+        self.handle.write(text)
+
+    def pair(self, name, text):
+        self.key(name)
+        self.value(text)
+
+    def start(self, bracket):
+        """``jsonStartObject`` ("{") or ``jsonStartList`` ("[")."""
+        self._value()
+        self.handle.write(bracket)
+        self.states.append(OBJECT_EMPTY if bracket == "{" else LIST_EMPTY)
+
+    def finish(self):
+        """``jsonFinishObject`` / ``jsonFinishList``: the innermost open one."""
+        state = self.states.pop()
+        if state not in (OBJECT_EMPTY, OBJECT_SOME, LIST_EMPTY, LIST_SOME):
+            raise AssertionError("nothing open to finish")
+        self.handle.write("}" if state in (OBJECT_EMPTY, OBJECT_SOME) else "]")
+
+    def close(self):
+        """``jsonOutputFinalize`` where it succeeds (only the top-level object open): ``end_time``, the final brace.
+        Else (a run that failed inside its table) the document is left as written, without ``end_time``."""
+        if self.states in ([OBJECT_EMPTY], [OBJECT_SOME]):
+            self.pair("end_time", json_string(local_time()))
+            self.finish()
+        self.handle.close()
+
+
+def local_time():
+    """``formatNow``: local time, ``%Y-%m-%d %H:%M:%S``."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime())
 
 
 class Run:
@@ -960,6 +1145,7 @@ class Run:
         self.corrupt_rank = corrupt
         self.rows_done = 0
         self.exit_status = 0
+        self.report = None  # the -J document's writer: MPI rank 0 only, when -J names a .json file
 
     @property
     def rank(self):
@@ -980,7 +1166,7 @@ class Run:
         for place in returns:
             self.log.info("%s -> 3" % place)
         emit("%s: Test NCCL failure common.cu:%d '%s / %s'" % (self.host, test_line, NCCL_INTERNAL_ERROR, self.log.last_error))
-        emit(" .. %s pid %d: Test failure common.cu:%d" % (self.host, os.getpid(), 891))
+        emit(" .. %s pid %d: Test failure common.cu:%d" % (self.host, os.getpid(), MAIN_TESTCHECK_LINE))
         raise StandinError("no socket interface found", TEST_NCCL_ERROR)
 
     def main(self):
@@ -996,6 +1182,7 @@ class Run:
         device_memory = int(parse_size(self.env.get("GPUFLEET_STANDIN_DEVICE_MEMORY") or str(DEFAULT_DEVICE_MEMORY)))
         if device_memory < 2 * GIB + 3 * 1024:
             raise StandinError("GPUFLEET_STANDIN_DEVICE_MEMORY must be at least 2G + 3K (nccl-tests reserves 2 GiB)", 2)
+        self.open_report()
         step = "%d(factor)" % opts.stepfactor if opts.stepfactor > 1 else "%d(bytes)" % opts.stepbytes
         self.print0("# Collective test starting: %s" % PROGRAM)
         self.print0(
@@ -1009,6 +1196,7 @@ class Run:
         if opts.parallel_init:
             self.print0("# Parallel Init Enabled: threads call into NcclInitRank concurrently ")
         self.print0("#")
+        self.report_config()
         if self.nprocs > 1:
             self.control = Control(self.proc, self.nprocs, address, self.timeout)
         procs = self.allgather({"host": self.host, "pid": os.getpid(), "memory": device_memory})
@@ -1023,6 +1211,7 @@ class Run:
                 device = self.first_device(local, gpu0) + index
                 fields = (rank, 0, item["pid"], item["host"], device, 0, device, 0, DEVICE_NAME)
                 self.print0("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s" % fields)
+        self.report_devices(procs, gpu0)
         mem_max = memory_max_bytes(min(item["memory"] for item in procs), opts.check)
         if opts.maxbytes > mem_max:
             opts.maxbytes = mem_max
@@ -1036,7 +1225,136 @@ class Run:
                 self.ring.close()
             if self.control is not None:
                 self.control.close()
+        if self.exit_status:
+            # main's TESTCHECK(result) of run()'s testNumResults: printf, so every process
+            emit(" .. %s pid %d: Test failure common.cu:%d" % (self.host, os.getpid(), MAIN_TESTCHECK_LINE))
         return self.exit_status
+
+    def open_report(self):
+        """``jsonOutputInit`` on MPI rank 0 for ``-J FILE.json``: the file, then the run's identity."""
+        path = self.opts.output_file
+        if self.proc != 0 or path is None or not has_json_suffix(path):
+            return
+        handle = open_json_output(path)
+        if handle is None:
+            return
+        report = self.report = JsonReport(handle)
+        report.start("{")
+        report.pair("version", "%d" % JSON_FILE_VERSION)
+        report.pair("start_time", json_string(local_time()))
+        report.key("args")
+        report.start("[")
+        for arg in [PROGRAM] + list(self.opts.argv):
+            report.value(json_string(arg))
+        report.finish()
+        report.key("env")
+        report.start("[")
+        for name, value in self.env.items():
+            report.value(json_string("%s=%s" % (name, value)))
+        report.finish()
+        report.pair("nccl_version", "%d" % NCCL_VERSION_CODE)
+
+    def report_config(self):
+        """``writeDeviceReport``'s settings: ``config`` is opened here and closed after its ``devices``."""
+        report, opts = self.report, self.opts
+        if report is None:
+            return
+        report.key("config")
+        report.start("{")
+        for name, value in (("nthreads", opts.nthreads), ("ngpus", opts.ngpus)):
+            report.pair(name, "%d" % value)
+        report.pair("minimum_bytes", "%d" % opts.minbytes)
+        report.pair("maximum_bytes", "%d" % opts.maxbytes)
+        if opts.stepfactor > 1:
+            report.pair("step_factor", "%d" % opts.stepfactor)
+        else:
+            report.pair("step_bytes", "%d" % opts.stepbytes)
+        for name, value in (("warmup_iters", opts.warmup_iters), ("iterations", opts.iters),
+                            ("aggregated_iterations", opts.agg_iters), ("validation", opts.check),
+                            ("graph", opts.cudagraph)):
+            report.pair(name, "%d" % value)
+        report.pair("blocking_collectives", json_bool(opts.blocking))
+        report.pair("parallel_init", json_bool(opts.parallel_init))
+
+    def report_devices(self, procs, gpu0):
+        """``devices``: rank 0 parses each process's device lines as gathered, and sscanf reads the first only."""
+        report = self.report
+        if report is None:
+            return
+        report.key("devices")
+        report.start("[")
+        for proc, item in enumerate(procs):
+            local = sum(1 for other in procs[:proc] if other["host"] == item["host"])
+            device = self.first_device(local, gpu0)
+            report.start("{")
+            for name, text in (("rank", "%d" % (proc * self.local_count)), ("group", "0"), ("pid", "%d" % item["pid"]),
+                               ("hostname", json_string(item["host"])), ("device", "%d" % device),
+                               ("device_hex", json_string("%04x:%02x:%02x" % (0, device, 0))),
+                               ("device_info", json_string(DEVICE_NAME))):
+                report.pair(name, text)
+            report.finish()
+        report.finish()
+        report.finish()  # config
+
+    def report_half(self, in_place, usec, algbw, busbw, wrong):
+        """``writeBenchmarkLineBody``'s JSON: one half of a row."""
+        report = self.report
+        if report is None:
+            return
+        report.key("in_place" if in_place else "out_of_place")
+        report.start("{")
+        report.pair("cpu_time" if self.opts.report_cputime else "time", json_double(usec))
+        report.pair("alg_bw", json_double(algbw))
+        report.pair("bus_bw", json_double(busbw))
+        report.pair("nwrong", "null" if wrong is None else json_double(float(wrong)))
+        report.finish()
+
+    def report_row_start(self, size, count, dtype):
+        """``writeBenchmarkLinePreamble``'s JSON: a row's object, left open for its halves."""
+        report = self.report
+        if report is None:
+            return
+        report.start("{")
+        report.pair("size", "%d" % size)
+        report.pair("count", "%d" % count)
+        report.pair("type", json_string(dtype))
+        report.pair("redop", json_string(self.opts.op))
+        report.pair("root", json_string("%6i" % -1))
+
+    def report_row_end(self):
+        """``writeBenchmarkLineTerminator(iters, "")``: the row's iterations (-n) and an empty experiment name."""
+        report = self.report
+        if report is None:
+            return
+        report.pair("actual_iterations", "%d" % self.opts.iters)
+        report.pair("experiment_name", json_string(""))
+        report.finish()
+
+    def report_footer(self, errors, avg, check_avg_bw):
+        """``writeResultFooter`` and ``writeErrors``: the summary, version 1's spelling, NCCL's empty last error."""
+        report = self.report
+        if report is None:
+            return
+        report.finish()  # results
+        report.key("out_of_bounds")
+        report.start("{")
+        report.pair("count", "%d" % errors)
+        report.pair("okay", json_bool(errors == 0))
+        report.finish()
+        report.key("average_bus_bandwidith")
+        report.start("{")
+        report.pair("bandwidith", json_double(avg))
+        report.pair("okay", json_string("unchecked") if check_avg_bw == -1 else json_bool(avg >= check_avg_bw * 0.9))
+        report.finish()
+        report.key("errors")
+        report.start("[")
+        report.value(json_string(""))
+        report.finish()
+
+    def close_report(self):
+        if self.report is not None:
+            self.report.close()
+            self.report = None
 
     def first_device(self, local, gpu0):
         """cudaDev of a process's first GPU: NCCL_TESTS_DEVICE, else localRank * nThreads * nGpus."""
@@ -1223,11 +1541,14 @@ class Run:
         timer = "cputime" if opts.report_cputime else "time"
         self.print0("#")
         self.print0("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          " % ("", "", "", "", ""))
-        self.print0("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s"
+        self.print0("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s"
                     % ("size", "count", "type", "redop", "root", timer, "algbw", "busbw", "#wrong",
                        timer, "algbw", "busbw", "#wrong"))
         self.print0("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s"
                     % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
+        if self.report is not None:
+            self.report.key("results")
+            self.report.start("[")
         self.warm_up(dtype, elem_size)
         factor = 2.0 * (self.nranks - 1) / self.nranks  # AllReduceGetBw: 0 for one rank
         busbws = []
@@ -1238,18 +1559,22 @@ class Run:
             for size in sweep_sizes(opts):
                 count = size // elem_size
                 line = "%12d  %12d  %8s  %6s  %6s" % (count * elem_size, count, dtype, opts.op, "%6i" % -1)
+                self.report_row_start(count * elem_size, count, dtype)
                 for in_place in (False, True):
                     rep += 1
                     usec, wrong = self.bench_time(dtype, count, in_place, rep)
                     algbw = (count * elem_size) / 1.0e9 / (usec / 1.0e6) if usec > 0 else 0.0
                     busbw = algbw * factor
                     busbws.append(busbw)
+                    cells = (float_str(usec, 7), float_str(algbw, 6), float_str(busbw, 6))
                     if wrong is None:
-                        line += "  %7s  %6.2f  %6.2f  %5s" % (time_str(usec), algbw, busbw, "N/A")
+                        line += "  %7s  %6s  %6s    N/A" % cells
                     else:
                         errors += wrong
-                        line += "  %7s  %6.2f  %6.2f  %5g" % (time_str(usec), algbw, busbw, float(wrong))
+                        line += "  %7s  %6s  %6s  %6g" % (cells + (float(wrong),))
+                    self.report_half(in_place, usec, algbw, busbw, wrong)
                 self.print0(line)
+                self.report_row_end()
                 self.maybe_hang()
             cycle -= 1
             if cycle == 0:
@@ -1262,9 +1587,10 @@ class Run:
         self.print0("# Avg bus bandwidth    : %g %s" % (avg, verdict))
         self.print0("#")
         self.print0("# Collective test concluded: %s" % PROGRAM)
+        self.report_footer(errors, avg, check_avg_bw)
         self.barrier()
-        self.print0("")  # PRINT("%s\n", ncclGetLastError(NULL)): empty after a run without error
-        self.exit_status = 1 if errors or avg < check_avg_bw * 0.9 else 0
+        self.print0("")  # writeErrors: "\n" for ncclGetLastError's empty string
+        self.exit_status = TEST_NUM_RESULTS if errors or avg < check_avg_bw * 0.9 else 0
 
 
 def atoi(text):
@@ -1296,6 +1622,8 @@ def main(argv=None, env=None):
             time.sleep(2)
         sys.stderr.write("all_reduce_perf_standin (test double): rank %d: %s\n" % (run.proc, exc))
         return 1
+    finally:
+        run.close_report()  # main's outputFileFinalize, after run() returned whatever it returned
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ read with the product's own nccl-tests and NCCL_DEBUG parsers.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -250,7 +251,10 @@ def test_three_ranks_int32_uneven_chunks():
 def test_corrupted_link_is_counted_wrong():
     env = standin_env(NCCL_SOCKET_IFNAME="lo", GPUFLEET_STANDIN_CORRUPT_RANK="1")
     results = run_ranks(2, ["-b", "64K", "-e", "128K", "-f", "2", "-n", "2", "-w", "0", "-d", "int32"], env)
-    assert [rc for rc, _out, _err in results] == [1, 1]
+    # nccl-tests 2.17.3: run() returns testNumResults (6) and main's TESTCHECK says so on every process
+    assert [rc for rc, _out, _err in results] == [6, 6]
+    for _rc, out, _err in results:
+        assert re.search(r"(^|\n) \.\. \S+ pid \d+: Test failure common\.cu:1126\n$", out), out[-300:]
     res = parse("nccl", results[0][1])
     # Rank 1 damages one element of each of its 2 sends: rank 0 reduces one bad element and
     # hands it back to rank 1, and receives one bad element in the all-gather: 3 per test.
@@ -282,7 +286,7 @@ def test_no_matching_interface_without_debug_still_names_the_cause():
     rc, out, _err = results[0]
     assert rc == 3
     assert "NCCL WARN" not in out
-    assert out.rstrip().endswith("Test failure common.cu:891")
+    assert out.rstrip().endswith("Test failure common.cu:1126")  # main's TESTCHECK in 2.17.3
     assert "/ Bootstrap : no socket interface found'" in out
 
 
@@ -388,12 +392,19 @@ def test_mpirun_no_matching_interface():
 # ---------------------------------------------------------------------------------------
 FIXTURES = os.path.join(os.path.dirname(HERE), "fixtures", "nccl")
 # Recordings of real runs in the format with redop/root/#wrong columns of the widths nccl-tests
-# 2.17.1 prints (tests/fixtures/nccl/SOURCES.md says where each comes from).
+# 2.17.1 prints (tests/fixtures/nccl/SOURCES.md says where each comes from). The stand-in prints 2.17.3's: its
+# units line and N/A cells are 2.17.1's; its #wrong title and cells are widened by one, as in NEW_LAYOUT.
 RECORDINGS = [
     "rtx3090-1rank-allreduce-busbw0-inplace-bogus-algbw.txt",
     "azure-nd-h200-v5-8gpu-single-size-8G-allreduce.txt",
     "h100-8gpu-1node-nvls-allreduce-128M-4G-issue290.txt",
     "h100-2node-16rank-ndr-ib-allreduce-srun-prefix-validation0-issue290.txt",
+]
+# Recordings in the later layout (src/util.cu's writeResultHeader and writeBenchmarkLineBody, since 2.17.3):
+# `  #wrong` titles, `%6g` #wrong cells, getFloatStr's time and bandwidths. 2.17.9 widened the units line too.
+NEW_LAYOUT = [
+    "oci-2node-bm-gpu-b4.8-a100-40gb-16rank-nccltests-2.17.9-compact-devices-no-avg-line.txt",
+    "oci-32node-gb200-v3.4-128rank-allreduce-mnnvl-2racks-PARTIAL-no-header.txt",
 ]
 DEVICE_LINE = re.compile(
     r"^#  Rank +\d+ Group +\d+ Pid +\d+ on +\S+ device +\d+ "
@@ -542,9 +553,13 @@ def test_header_and_columns_match_recorded_real_output():
     rc, out, err = run_one(["-b", "64K", "-e", "128K", "-f", "2", "-n", "2", "-w", "1", "-d", "float"])
     assert rc == 0, err
     mine = out.split("\n")
+    for name in NEW_LAYOUT:  # the group title and the widened #wrong title, as 2.17.3 and later print them
+        assert column_titles(mine)[:2] == column_titles(recorded_lines(name))[:2], name
     for name in RECORDINGS:
         theirs = recorded_lines(name)
-        assert column_titles(mine) == column_titles(theirs), name
+        # 2.17.3 kept 2.17.1's units line; only the #wrong title moved
+        assert column_titles(mine)[0::2] == column_titles(theirs)[0::2], name
+        assert column_titles(mine)[1].replace("  #wrong", " #wrong") == column_titles(theirs)[1], name
         header = [line for line in theirs if line.startswith("# nThread")]
         if header:  # same keys in the same order: only the numbers differ
             assert re.sub(r"\d+", "N", header[0]) == re.sub(
@@ -555,11 +570,10 @@ def test_header_and_columns_match_recorded_real_output():
                 assert DEVICE_LINE.match(line.rstrip()), (name, line)
     devices = [line for line in mine if line.startswith("#  Rank")]
     assert len(devices) == 1 and DEVICE_LINE.match(devices[0])
-    # a table row lays its cells out as a recorded row (same widths: 6-7 digit sizes, 2-decimal bandwidths)
+    # a table row lays its cells out as a recorded row of the later layout (right-aligned: each cell ends where it does)
     row = next(line for line in mine if line.strip().startswith("65536 "))
-    recorded_row = next(line for line in recorded_lines(RECORDINGS[0]) if line.strip().startswith("65536 "))
-    assert cell_ends(row)[:5] == cell_ends(recorded_row)[:5]
-    assert cell_ends(row)[6:8] == cell_ends(recorded_row)[6:8] and cell_ends(row)[-1] == cell_ends(recorded_row)[-1]
+    recorded_row = next(line for line in recorded_lines(NEW_LAYOUT[0]) if line.strip().startswith("1073741824 "))
+    assert cell_ends(row) == cell_ends(recorded_row)
     # the footer: as recorded, then nccl-tests' own ending (ncclGetLastError's empty line)
     assert "# Out of bounds values : 0 OK" in recorded_lines(RECORDINGS[0]) and "# Out of bounds values : 0 OK" in mine
     assert out.endswith("# Avg bus bandwidth    : 0 \n#\n# Collective test concluded: all_reduce_perf\n\n")
@@ -571,7 +585,8 @@ def test_header_and_columns_match_recorded_real_output():
 
 
 def test_check_zero_prints_wrong_as_not_available():
-    """``-c 0``: every #wrong cell reads N/A and the footer still says 0 OK, as the recording with validation 0."""
+    """``-c 0``: every #wrong cell reads N/A and the footer still says 0 OK, as the recording with validation 0 (2.17.3
+    prints N/A where 2.17.1 did: four blanks before it, not %6s)."""
     rc, out, err = run_one(["-c", "0", "-b", "64K", "-e", "128K", "-f", "2", "-n", "2", "-d", "int32"])
     assert rc == 0, err
     res = parse("nccl", out)
@@ -643,6 +658,9 @@ def test_long_options_and_prefixes():
         (["-b"], "all_reduce_perf: option requires an argument -- 'b'\n"),
         (["--minbytes"], "all_reduce_perf: option '--minbytes' requires an argument\n"),
         (["--m", "1"], "all_reduce_perf: option '--m' is ambiguous; possibilities: '--minbytes' '--maxbytes'\n"),
+        # 2.17.3's table: output_file after report_cputime, so glibc lists it after op
+        (["--o", "x"], "all_reduce_perf: option '--o' is ambiguous; possibilities: '--op' '--output_file'\n"),
+        (["-J"], "all_reduce_perf: option requires an argument -- 'J'\n"),
     ],
 )
 def test_unknown_options_are_refused_as_nccl_tests_does(argv, stderr):
@@ -657,6 +675,9 @@ def test_unknown_options_are_refused_as_nccl_tests_does(argv, stderr):
 def test_help_and_argument_errors():
     rc, out, err = run_one(["-h"])
     assert (rc, err) == (0, "") and out.startswith("USAGE: all_reduce_perf \n")
+    # the line 2.17.3 added, between -C and -a (what the benchmark runner looks for)
+    assert ("\t[-C,--report_cputime <0/1>] \n\t[-J,--output_file <file> write output to filepath, if accessible. "
+            "Infer type from suffix (only json supported presently.)] \n\t[-a,--average ") in out
     assert run_one(["-b", "1X"])[::2] == (255, "invalid size specified for 'minbytes'\n")
     assert run_one(["-e", "abc"])[::2] == (255, "invalid size specified for 'maxbytes'\n")
     assert run_one(["-b", "2K", "-e", "1K"])[::2] == (255, "invalid sizes for 'minbytes' and 'maxbytes': 2048 > 1024\n")
@@ -726,3 +747,171 @@ def test_parse_size_as_nccl_tests(text, value):
 )
 def test_c_strtol(text, value):
     assert standin.c_strtol(text) == value
+
+
+# ---------------------------------------------------------------------------------------
+# -J FILE: nccl-tests 2.17.3's JSON document (src/util.cu, version 1)
+# ---------------------------------------------------------------------------------------
+JSON_TOP_KEYS = ["version", "start_time", "args", "env", "nccl_version", "config", "results", "out_of_bounds",
+                 "average_bus_bandwidith", "errors", "end_time"]
+TIME_STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
+
+
+def table_cells(out):
+    """The 13 cells of each table row as printed."""
+    return [line.split() for line in out.split("\n")
+            if line.strip() and not line.startswith("#") and len(line.split()) == 13]
+
+
+def load_document(path):
+    with open(path, "r", encoding="ascii") as handle:
+        text = handle.read()
+    return text, json.loads(text)
+
+
+def test_json_document_holds_the_table_it_printed(tmp_path):
+    """One process, 64K and 128K floats: the document's fields, types and order as util.cu writes them, and each
+    printed cell is the document's figure in getFloatStr's format."""
+    path = str(tmp_path / "run.json")
+    argv = ["-b", "64K", "-e", "128K", "-f", "2", "-n", "2", "-w", "0", "-J", path]
+    rc, out, err = run_one(argv, env=standin_env(NCCL_TESTS_MIN_BW="0"))
+    assert rc == 0, err
+    assert out.startswith("# Writing JSON output to %s\n# Collective test starting: all_reduce_perf\n" % path)
+    text, doc = load_document(path)
+    assert list(doc) == JSON_TOP_KEYS
+    assert doc["version"] == 1 and doc["nccl_version"] == 21803  # NCCL 2.18.3
+    assert doc["args"] == ["all_reduce_perf"] + argv
+    assert "NCCL_TESTS_MIN_BW=0" in doc["env"] and "GPUFLEET_STANDIN_TIMEOUT=30" in doc["env"]
+    assert TIME_STAMP.match(doc["start_time"]) and TIME_STAMP.match(doc["end_time"])
+    assert doc["config"] == {
+        "nthreads": 1, "ngpus": 1, "minimum_bytes": 65536, "maximum_bytes": 131072, "step_factor": 2, "warmup_iters": 0,
+        "iterations": 2, "aggregated_iterations": 1, "validation": 1, "graph": 0, "blocking_collectives": "false",
+        "parallel_init": "false",
+        "devices": [{"rank": 0, "group": 0, "pid": doc["config"]["devices"][0]["pid"],
+                     "hostname": socket.gethostname().split(".")[0], "device": 0, "device_hex": "0000:00:00",
+                     "device_info": "CPU stand-in"}]}
+    assert [(row["size"], row["count"], row["type"], row["redop"], row["root"], row["actual_iterations"],
+             row["experiment_name"]) for row in doc["results"]] == [(65536, 16384, "float", "sum", "    -1", 2, ""),
+                                                                    (131072, 32768, "float", "sum", "    -1", 2, "")]
+    assert doc["out_of_bounds"] == {"count": 0, "okay": "true"}
+    # NCCL_TESTS_MIN_BW=0: checked, and 0 >= 0 * 0.9
+    assert doc["average_bus_bandwidith"] == {"bandwidith": 0.0, "okay": "true"} and doc["errors"] == [""]
+    # %lf doubles (nwrong too), no blanks, no final newline
+    tail = text[text.index('"nccl_version"'):]  # after the environment's own strings
+    assert '"nwrong":0.000000}' in tail and '"bus_bw":0.000000,' in tail and '": ' not in tail and ", " not in tail
+    assert text.endswith('"}') and "\n" not in text
+    cells = table_cells(out)
+    assert len(cells) == 2
+    for row, printed in zip(doc["results"], cells):
+        for half, at in (("out_of_place", 5), ("in_place", 9)):
+            figures = row[half]
+            assert list(figures) == ["time", "alg_bw", "bus_bw", "nwrong"] and figures["nwrong"] == 0.0
+            assert printed[at + 3] == "0"
+            for cell, key, width in zip(printed[at:at + 3], ("time", "alg_bw", "bus_bw"), (7, 6, 6)):
+                # the cell prints the figure in getFloatStr's format: its decimals, and its value to half a unit of
+                # the last one (the document's %lf is rounded too: a tie may print either way)
+                decimals = len(standin.float_str(figures[key], width).strip().partition(".")[2])
+                assert len(cell.partition(".")[2]) == decimals, (cell, figures)
+                assert abs(float(cell) - figures[key]) <= 0.5 * 10 ** -decimals + 1e-6, (cell, figures)
+
+
+def test_json_without_validation_and_with_cpu_time(tmp_path):
+    """``-c 0``: nwrong null (the table's N/A); ``-C 1``: the time key is cpu_time."""
+    path = str(tmp_path / "run.JSON")  # the suffix is compared without case
+    rc, _out, err = run_one(["-b", "64K", "-e", "64K", "-n", "2", "-w", "0", "-c", "0", "-C", "1", "-d", "int32",
+                             "-J", path])
+    assert rc == 0, err
+    _text, doc = load_document(path)
+    row = doc["results"][0]
+    assert list(row["out_of_place"]) == ["cpu_time", "alg_bw", "bus_bw", "nwrong"]
+    assert row["out_of_place"]["nwrong"] is None
+    assert row["in_place"]["nwrong"] is None and row["type"] == "int32"
+    assert doc["config"]["validation"] == 0 and doc["config"]["step_bytes"] == 1048576
+    assert "step_factor" not in doc["config"]
+    assert doc["average_bus_bandwidith"]["okay"] == "unchecked"
+
+
+def test_json_written_by_rank_zero_only_one_device_per_process(tmp_path):
+    """2 processes of 2 GPUs each: rank 0 alone prints the line and writes; ``devices`` holds each process's first
+    device line (rank 0 device 0, rank 2 device 2), as util.cu's sscanf reads the gathered lines."""
+    path = str(tmp_path / "run.json")
+    env = standin_env(NCCL_SOCKET_IFNAME="lo")
+    results = run_ranks(2, ["-g", "2", "-b", "64K", "-e", "64K", "-n", "2", "-w", "0", "-d", "int32", "-J", path], env)
+    for rc, _out, err in results:
+        assert rc == 0, err
+    assert results[0][1].startswith("# Writing JSON output to %s\n" % path) and "JSON" not in results[1][1]
+    assert sorted(os.listdir(str(tmp_path))) == ["run.json"]
+    _text, doc = load_document(path)
+    assert [(dev["rank"], dev["device"], dev["device_hex"]) for dev in doc["config"]["devices"]] == [
+        (0, 0, "0000:00:00"), (2, 2, "0000:02:00")]
+    assert doc["config"]["ngpus"] == 2
+    half = doc["results"][0]["out_of_place"]
+    assert half["bus_bw"] == pytest.approx(half["alg_bw"] * 2 * 3 / 4, rel=1e-5, abs=2e-6)  # 4 ranks
+    res = parse("nccl-json", json.dumps(doc))
+    assert res["ranks"] == 4 and res["failed"] is False and res["complete"] is True
+
+
+def test_json_file_taken_other_suffix_or_no_directory(tmp_path):
+    """An existing file: FILE.0, then FILE.1 (opened exclusively); a suffix other than .json: nothing at all; a
+    directory that is not there: the skip line. The run goes on in every case."""
+    taken = tmp_path / "run.json"
+    taken.write_text("mine")
+    (tmp_path / "run.json.0").write_text("mine too")
+    args = ["-b", "1K", "-e", "1K", "-n", "1", "-w", "0"]
+    rc, out, err = run_one(args + ["-J", str(taken)])
+    assert rc == 0, err
+    assert out.startswith("# Writing JSON output to %s.1\n" % taken) and taken.read_text() == "mine"
+    assert json.loads((tmp_path / "run.json.1").read_text())["results"][0]["size"] == 1024
+    rc, out, err = run_one(args + ["-J", str(tmp_path / "run.txt")])
+    assert rc == 0 and "JSON" not in out and "json" not in out and not (tmp_path / "run.txt").exists(), err
+    missing = str(tmp_path / "nowhere" / "run.json")
+    rc, out, err = run_one(args + ["-J", missing])
+    assert rc == 0, err
+    assert out.startswith("# skipping json output; %s not accessible\n# Collective test starting" % missing)
+
+
+def test_json_of_failed_runs(tmp_path):
+    """#wrong: the document is finished and says so (exit 6). A failure before the table (no interface): finished,
+    no results. A failure in the table (the stand-in's wall-clock cap): left without end_time, not one document."""
+    wrong = str(tmp_path / "wrong.json")
+    env = standin_env(NCCL_SOCKET_IFNAME="lo", GPUFLEET_STANDIN_CORRUPT_RANK="1")
+    results = run_ranks(2, ["-b", "64K", "-e", "128K", "-f", "2", "-n", "2", "-w", "0", "-d", "int32", "-J", wrong],
+                        env)
+    assert [rc for rc, _out, _err in results] == [6, 6]
+    _text, doc = load_document(wrong)
+    # 3 per half, 2 rows (test_corrupted_link_is_counted_wrong)
+    assert doc["out_of_bounds"] == {"count": 12, "okay": "false"}
+    assert [row["out_of_place"]["nwrong"] for row in doc["results"]] == [3.0, 3.0] and "end_time" in doc
+    assert parse("nccl-json", json.dumps(doc))["failed"] is True
+
+    early = str(tmp_path / "early.json")
+    rc, _out, _err = run_one(["-b", "1K", "-e", "1K", "-J", early], env=standin_env(NCCL_SOCKET_IFNAME="=nosuch0"))
+    assert rc == 3
+    _text, doc = load_document(early)
+    assert list(doc) == ["version", "start_time", "args", "env", "nccl_version", "config", "end_time"]
+
+    cut = str(tmp_path / "cut.json")
+    rc, _out, err = run_one(["-b", "64K", "-e", "64K", "-n", "2", "-J", cut],
+                            env=standin_env(GPUFLEET_STANDIN_MAX_SECONDS="0"))
+    assert rc == 1 and "GPUFLEET_STANDIN_MAX_SECONDS exceeded" in err
+    with open(cut, "r", encoding="ascii") as handle:
+        text = handle.read()
+    assert text.endswith(',"results":[') and "end_time" not in text
+
+
+def test_sanitize_json_as_util_cu():
+    assert standin.sanitize_json('a"b\\c/d\te\nf') == 'a\\"b\\\\c\\/d\\te\\nf'
+    assert standin.sanitize_json("ab\u00e9cd") == "ab"  # a non-ASCII byte ends the string
+    assert standin.sanitize_json("ab\x01cd") == "ab" and standin.sanitize_json("ab\x7fcd") == "ab"
+    assert standin.sanitize_json("abcdefgh", limit=5) == "abcd"  # room for the terminating NUL
+    assert standin.json_double(float("nan")) == '"nan"' and standin.json_double(1.5) == "1.500000"
+
+
+@pytest.mark.parametrize("value, width, text", [
+    (0.0, 6, "  0.00"), (999.99, 6, "999.99"), (1234.56, 6, "1234.6"), (12345.6, 6, " 12346"), (1234567.0, 6, " 1e+06"),
+    (2.531, 7, "   2.53"), (9999.5, 7, "9999.50"), (25812.5, 7, "25812.5"), (123456.7, 7, " 123457"),
+    (12345678.0, 7, "1.2e+07"),
+])
+def test_float_str_as_get_float_str(value, width, text):
+    # 25812.5 in a 7-wide time cell: as the 2.17.9 recording (NEW_LAYOUT[1]) prints it
+    assert standin.float_str(value, width) == text

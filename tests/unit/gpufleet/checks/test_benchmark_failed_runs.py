@@ -61,7 +61,8 @@ def test_timestamped_warn_is_the_cause_without_its_wall_clock(fixture_text):
 def test_algorithm_check_does_not_pass_a_run_whose_output_failed(fixture_text):
     # exit status 0 (a launcher that loses the ranks' status), but the output says Test NCCL failure
     record = run_record(fixture_text, RTX5090, 0)
-    assert record["outcome"] == "ok"
+    # no result row and a failure in the output: a failed run whatever its exit status said
+    assert record["outcome"] == "failed" and record["reason"].startswith("exited 0, but its output says it failed: ")
     item, = benchmarks.check_allreduce_algo(node([record]))
     assert item["status"] == SKIP
     assert "NCCL WARN Cuda failure 1 'invalid argument'" in item["message"]

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A run that exited 0 with output its parser refuses (all_reduce_perf's usage text) is recorded failed, naming the
 output's first line; never an ok run without a figure. The usage text is the stand-in's (tests/standin/, a test
-double of nccl-tests 2.17.1 that prints what the real tool prints for an unknown option, exit status 0)."""
+double of nccl-tests (2.17.3) that prints what the real tool prints for an unknown option, exit status 0)."""
 
 from __future__ import annotations
 
@@ -39,12 +39,13 @@ def test_usage_text_after_an_unknown_option_is_a_failed_run_naming_its_first_lin
     module_result = _module_result(done.stdout, done.returncode)
     assert module_result["outcome"] == "ok"  # the node sees only exit status 0
     parsed, error = parse_output("nccl", done.stdout)
-    assert parsed is None and error == "cannot read the output as nccl: no nccl-tests output, NCCL line or error message found"
+    # nccl-tests' own argument error is the run's first error, and its cause (the usage text after it is no error)
+    assert error is None and parsed["failed"] is True and parsed["cause"] == "invalid option '?'"
+    assert parsed["rows"] == [] and parsed["errors"][0]["line"] == 1
     run = RunDir.create(str(tmp_path / "run"))
     record = record_run(_args(run.path), module_result, parsed)
     assert record["outcome"] == "failed" and record["rc"] == 0
-    assert record["reason"] == ("exited 0 without nccl results: its output begins \"invalid option '?'\" (cannot read the "
-                                "output as nccl: no nccl-tests output, NCCL line or error message found)")
+    assert record["reason"] == "exited 0, but its output says it failed: invalid option '?'"
     assert run.host_records()["node"]["benchmarks"][0]["outcome"] == "failed"
     item, = benchmarks.check_allreduce_single(NodeContext("node", settings={"benchmarks": [record]}))
     assert item["status"] == FAIL and "invalid option" in item["message"]

@@ -10,6 +10,7 @@ printed by a fake ``mpirun`` script.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -22,6 +23,8 @@ import pytest
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import bench_process
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import classify, find_job_processes, kill_job, run_tagged, tag_argv
+
+from gpufleet.results.bench import parse_nccl_run
 
 PY = sys.executable
 SLOTS_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "nccl", "gcm-openmpi-not-enough-slots-failure.txt")
@@ -255,3 +258,136 @@ def test_a_session_escaped_child_holding_the_pipes_cannot_stall_the_runner(tmp_p
     finally:
         if not gone(escaped):
             os.kill(escaped, signal.SIGKILL)
+
+
+# ---------------------------------------------------------------------------------------
+# nccl-tests' JSON document (-J): asked where the binary's -h lists it, read back, else the text
+# ---------------------------------------------------------------------------------------
+STANDIN = os.path.join(os.path.dirname(__file__), "..", "..", "..", "standin", "all_reduce_perf_standin.py")
+RECORDED_TABLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "nccl",
+                              "h100-8gpu-1node-nvls-allreduce-128M-4G-issue290.txt")
+# nccl-tests 2.17.3's -J usage line (src/common.cu); 2.17.1 printed the same usage without it
+J_USAGE_LINE = ("[-J,--output_file <file> write output to filepath, if accessible. Infer type from suffix (only json "
+                "supported presently.)] \n\t")
+# TEST DOUBLE of an nccl-tests binary (synthetic): -h prints $FAKE_USAGE; a run does what $FAKE_MODE says with the
+# -J file, then prints the RECORDED table $FAKE_TABLE
+FAKE_PERF = r"""
+import os, sys
+args = sys.argv[1:]
+if "-h" in args:
+    sys.stdout.write(open(os.environ["FAKE_USAGE"]).read())
+    sys.exit(0)
+mode = os.environ.get("FAKE_MODE", "")
+path = args[args.index("-J") + 1] if "-J" in args else None
+if mode == "skip":
+    print("# skipping json output; %s not accessible" % path)
+if mode == "cut":
+    open(path, "w").write('{"version":1,"start_time":"2026-01-01 00:00:00","results":[')
+if mode == "big":
+    open(path, "w").write('{"version":1,"pad":"%s"}' % ("x" * 5000))
+sys.stdout.write(open(os.environ["FAKE_TABLE"]).read())
+"""
+
+
+def usage(with_json):
+    """all_reduce_perf's usage text as the stand-in (2.17.3) prints it, or as 2.17.1 printed it: without the -J line."""
+    done = subprocess.run([PY, STANDIN, "-h"], capture_output=True, text=True, timeout=60, check=True)
+    assert J_USAGE_LINE in done.stdout
+    return done.stdout if with_json else done.stdout.replace(J_USAGE_LINE, "")
+
+
+def fake_perf(tmp_path, with_json):
+    """An executable named all_reduce_perf (FAKE_PERF) and the env it reads."""
+    binary = tmp_path / "all_reduce_perf"
+    binary.write_text("#!%s\n%s" % (PY, FAKE_PERF))
+    binary.chmod(0o755)
+    usage_file = tmp_path / ("usage-%s.txt" % with_json)
+    usage_file.write_text(usage(with_json))
+    return str(binary), {"FAKE_USAGE": str(usage_file), "FAKE_TABLE": os.path.abspath(RECORDED_TABLE)}
+
+
+def standin_binary(tmp_path):
+    """The all_reduce_perf stand-in behind an executable named all_reduce_perf, as a node has it."""
+    binary = tmp_path / "all_reduce_perf"
+    binary.write_text("#!/bin/sh\nexec %s %s \"$@\"\n" % (PY, os.path.abspath(STANDIN)))
+    binary.chmod(0o755)
+    return str(binary)
+
+
+def test_json_document_asked_where_the_help_lists_it_and_the_probe_kept(tmp_path):
+    binary = standin_binary(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = [binary, "-b", "64K", "-e", "128K", "-f", "2", "-n", "2", "-w", "0", "-d", "int32"]
+    result = bench_process.run_with_json(argv, job(), binary, str(work), timeout=120)
+    path = str(work / "nccl-tests.json")
+    assert result["outcome"] == "ok", result["stderr"]
+    assert result["cmd"] == [binary, "-J", path] + argv[1:]  # right after the binary
+    assert result["stdout"].startswith("# Writing JSON output to %s\n" % path)
+    info = result["nccl_json"]
+    assert (info["supported"], info["probe"], info["reason"], info["path"]) == (True, "probed", "", path)
+    doc = json.loads(info["document"])
+    assert [row["size"] for row in doc["results"]] == [65536, 131072] and doc["results"][0]["type"] == "int32"
+    # rank 0's environment comes back as its names only; the file is gone
+    assert "PATH" in doc["env"] and "GPUFLEET_JOB_ID" in doc["env"] and not any("=" in item for item in doc["env"])
+    assert not os.path.exists(path)
+
+    cached = {"identity": info["identity"], "supported": True}
+    again = bench_process.run_with_json(argv, job(), binary, str(work), cached=cached, timeout=120)
+    assert again["nccl_json"]["probe"] == "cached" and again["nccl_json"]["document"] is not None
+    # the binary changed (another build at the same path): the answer is not trusted, the probe runs again
+    with open(binary, "a", encoding="utf-8") as handle:
+        handle.write("# rebuilt\n")
+    changed = bench_process.json_support(binary, job(), cached=cached)
+    assert changed["probe"] == "probed" and changed["identity"] != info["identity"] and changed["supported"] is True
+
+
+def test_a_binary_whose_help_lacks_json_runs_without_it_and_is_read_from_text(tmp_path):
+    binary, env = fake_perf(tmp_path, with_json=False)
+    result = bench_process.run_with_json([binary, "-b", "128M", "-e", "4G"], job(), binary, str(tmp_path), env=env,
+                                         timeout=60)
+    assert result["cmd"] == [binary, "-b", "128M", "-e", "4G"] and result["outcome"] == "ok"
+    info = result["nccl_json"]
+    reason = "%s -h lists no -J,--output_file (nccl-tests before 2.17.3)" % binary
+    assert (info["supported"], info["probe"], info["path"], info["document"]) == (False, "probed", None, None)
+    assert info["reason"] == reason
+    parsed, error = parse_nccl_run(result["stdout"], info)
+    assert error is None and (parsed["parsed_from"], parsed["json_fallback_reason"]) == ("text", reason)
+    assert parsed["busbw_at_largest_size_gbs"] == 473.60  # the recording's 4 GiB row
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("", "no document at {path}: the run did not write one (rank 0 on another host, or it ended before it began the "
+         "document)"),
+    ("skip", "no document at {path}: # skipping json output; {path} not accessible"),
+    ("cut", "nccl-tests.json is not one JSON document (Expecting value: line 1 column 60 (char 59)): the run did not "
+            "finish writing it"),
+    ("big", "the document is 5022 bytes, more than the 4096 read"),
+])
+def test_no_readable_document_says_why_and_the_run_is_the_same(tmp_path, mode, reason):
+    binary, env = fake_perf(tmp_path, with_json=True)
+    env["FAKE_MODE"] = mode
+    result = bench_process.run_with_json([binary, "-b", "128M"], job(), binary, str(tmp_path), env=env, timeout=60,
+                                         max_output=4096)
+    path = str(tmp_path / "nccl-tests.json")
+    assert result["cmd"] == [binary, "-J", path, "-b", "128M"] and result["outcome"] == "ok"
+    info = result["nccl_json"]
+    assert info["supported"] is True and info["document"] is None and info["reason"] == reason.format(path=path)
+    parsed, _error = parse_nccl_run(result["stdout"], info)
+    assert parsed["parsed_from"] == "text" and parsed["json_fallback_reason"] == info["reason"]
+
+
+def test_a_probe_without_an_answer_is_bounded_and_the_run_goes_on_without_json(tmp_path):
+    binary = tmp_path / "all_reduce_perf"
+    binary.write_text("#!/bin/sh\n[ \"$1\" = -h ] && exec sleep 60\necho '# Avg bus bandwidth    : 1.5'\n")
+    binary.chmod(0o755)
+    started = time.monotonic()
+    answer = bench_process.probe_json_option(str(binary), job(), timeout=1, grace=0.5)
+    assert time.monotonic() - started < 1 + 2 * 0.5 + 4
+    assert answer["supported"] is None
+    assert answer["reason"] == ("%s -h printed no usage text (hang: no exit within the 1s timeout; process group ended "
+                                "with SIGTERM)" % binary)
+    result = bench_process.run_with_json([str(binary)], job(), str(binary), str(tmp_path), timeout=2)
+    assert result["cmd"] == [str(binary)] and result["nccl_json"]["supported"] is None and result["outcome"] == "ok"
+    assert bench_process.probe_json_option("/nonexistent/all_reduce_perf", job())["reason"] == (
+        "/nonexistent/all_reduce_perf: not found (or not executable) on the node, so its -h was not asked")

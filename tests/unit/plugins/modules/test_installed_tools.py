@@ -75,7 +75,7 @@ def test_the_default_all_reduce_perf_path_is_where_nccl_tests_builds_it():
     binary = [task for task in build if task.get("ansible.builtin.include_role", {}).get("name") == "gpufleet.acceptance.pinned_build"]
     assert binary[0]["vars"]["pinned_build_binary"] == "build/all_reduce_perf"
     built = "%s/nccl-tests-%s/%s" % (defaults["nccl_tests_prefix"], defaults["nccl_tests_version"], "build/all_reduce_perf")
-    assert built == "/opt/gpufleet/nccl-tests-2.17.1/build/all_reduce_perf"
+    assert built == "/opt/gpufleet/nccl-tests-2.17.3/build/all_reduce_perf"
     # the manifest the role writes names that path
     manifest_task = [task for task in build if task.get("name") == "Nccl_tests | Record what was installed in the install manifest"][0]
     assert manifest_task["vars"]["__nccl_tests_manifest"]["binaries"]["all_reduce_perf"] == "{{ __nccl_tests_install_dir }}/build/all_reduce_perf"
@@ -90,4 +90,4 @@ def test_the_default_all_reduce_perf_path_is_where_nccl_tests_builds_it():
         for root, _dirs, files in os.walk(os.path.join(REPO_ROOT, folder)):
             for name in files:
                 with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
-                    assert "nccl-tests-2.17.1/bin/all_reduce_perf" not in handle.read(), os.path.join(root, name)
+                    assert "nccl-tests-2.17.3/bin/all_reduce_perf" not in handle.read(), os.path.join(root, name)
