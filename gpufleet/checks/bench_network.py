@@ -28,6 +28,11 @@ cannot be resolved fails the ends that are not cleared (no run proved them good)
 cleared end passing. A host is never failed because its partner was slow. A missing binary
 fails the host that lacked it, and its runs are left out of the inference (they say nothing of
 the other end); a skipped benchmark (outcome ``skipped``) is SKIP with its reason.
+
+A pair none of whose repeats produced a figure is *not measured*, never slow: it stays out of the inference (a peer
+that rebooted mid-round convicts nobody), and a host whose every pair is unmeasured is SKIP "not measured". A repeat
+whose tool says it failed is such a repeat, whatever figure its first seconds left: iperf3's JSON ``error``
+(``control socket has closed unexpectedly``, ``interrupt - the client has terminated``; iperf3 may exit 0 with it).
 """
 
 from __future__ import annotations
@@ -279,6 +284,11 @@ class PairJudge:
     def figure(self, parsed):
         raise NotImplementedError
 
+    def run_error(self, parsed):
+        """What the tool's own output says went wrong with the run (None when nothing): such a repeat has no figure."""
+        del parsed
+        return None
+
     def threshold(self, client_node, server_node):
         raise NotImplementedError
 
@@ -315,6 +325,12 @@ class PairJudge:
                     edge["own_fault"] = True
                 if outcome not in (None, "ok"):
                     edge["problems"].append("repeat %s on %s: %s" % (rec.get("repeat") or 1, name, _outcome_words(rec)))
+                    continue
+                said = self.run_error(rec["parsed"]) if isinstance(rec.get("parsed"), dict) else None
+                if said:
+                    # a run its tool calls failed (a peer rebooted: "control socket has closed unexpectedly") measured
+                    # nothing about the link, whatever figure its first seconds left
+                    edge["problems"].append("repeat %s on %s: %s reported: %s" % (rec.get("repeat") or 1, name, self.what, said))
                     continue
                 value = self.figure(self.parsed_of(rec)) if isinstance(rec.get("parsed"), dict) else None
                 if value is None:
@@ -368,7 +384,10 @@ class PairJudge:
                 continue
             limits[ends] = limit
             value = self.edge_figure(edge)
-            fast = value is not None and (value >= limit[0] if self.higher_is_better else value <= limit[0])
+            if value is None:
+                # not measured (every repeat failed or said nothing): no evidence that the pair is slow, nor fast
+                continue
+            fast = value >= limit[0] if self.higher_is_better else value <= limit[0]
             key = _pair(*ends)
             pairs[key] = pairs.get(key, True) and fast
         return infer_ends(pairs), limits, pairs
@@ -437,11 +456,17 @@ class PairJudge:
             return [result(self.check_id, SKIP, "%s: %s; no threshold to judge against (%s)" % (
                 self.what, ", ".join(self.edge_words(ends, self.edges[ends]) for ends in mine), self.no_threshold_words()),
                 measured=None if worst is None else round(worst, self.digits))]
-        partial = [ends for ends in judged if self.edges[ends]["problems"] and self.edges[ends]["values"]]
+        unmeasured = [ends for ends in judged if self.edge_figure(self.edges[ends]) is None]
+        if len(unmeasured) == len(judged):
+            return [result(self.check_id, SKIP, "not measured: %s produced no figure with this host: %s" % (
+                self.what, ", ".join(self.edge_words(ends, self.edges[ends]) for ends in judged)))]
+        partial = [ends for ends in judged if self.edges[ends]["problems"]]
         slow_partner = [ends for ends in judged if not pairs.get(_pair(*ends), True)]
         words = ", ".join(self.edge_words(ends, self.edges[ends]) for ends in judged)
         worst = self._worst([self.edge_figure(self.edges[ends]) for ends in judged])
-        if partial:
+        if unmeasured:
+            status, lead = WARN, "some pairs were not measured (no figure); the others meet the threshold"
+        elif partial:
             status, lead = WARN, "some repeats produced no figure; the others meet the threshold"
         else:
             status, lead = PASS, "meets the threshold"
@@ -484,6 +509,10 @@ class Iperf3Judge(PairJudge):
     def figure(self, parsed):
         return iperf3_gbps(parsed)
 
+    def run_error(self, parsed):
+        # iperf3 --json reports a failed run in "error" and may still exit 0 with the intervals it had
+        return parsed.get("error")
+
     def parsed_of(self, record):
         return iperf3_parsed(record)
 
@@ -524,7 +553,7 @@ def _suspect(record, slow_hosts, slow_links):
 
 def _voted_iperf3(recs, how):
     values = [iperf3_gbps(iperf3_parsed(rec)) for rec in recs
-              if rec.get("outcome") in (None, "ok") and isinstance(rec.get("parsed"), dict)]
+              if rec.get("outcome") in (None, "ok") and isinstance(rec.get("parsed"), dict) and not rec["parsed"].get("error")]
     values = [value for value in values if value is not None]
     return values, vote(values, how)[0]
 

@@ -112,6 +112,27 @@ def test_1gbe_everywhere_against_a_10g_claim_clears_nobody(fixture_text):
         assert "host %s not cleared" % name in got["message"]
 
 
+INTERRUPTED = "perf/iperf3-json-3.6-INTERRUPTED-caret-C-prefix-error-field.json.txt"
+
+
+def test_runs_iperf3_reports_as_failed_are_not_measured_and_blame_nobody(fixture_text):
+    # c rebooted during the round: its runs (b->c, c->d) are iperf3 JSON with an "error" (a real interrupted run: 0.16
+    # Gb/s over its first seconds), not slow links; every other run is the 1 GbE recording
+    gbe, cut = parse("iperf3", fixture_text(GBE)), parse("iperf3", fixture_text(INTERRUPTED))
+    assert cut["error"] == "interrupt - the client has terminated" and cut["sent_bps"] < 0.9e9
+    out = bench_network.check_iperf3(ring(["a", "b", "c", "d"], lambda c, s: cut if "c" in (c, s) else gbe,
+                                          claim=claim_ethernet(1)))
+    got = one(out["c"])
+    assert got["status"] == SKIP and got["message"].startswith("not measured: iperf3 produced no figure with this host")
+    assert "iperf3 reported: interrupt - the client has terminated" in got["message"]
+    for name in "bd":
+        got = one(out[name])
+        assert got["status"] == WARN, got["message"]
+        assert got["message"].startswith("iperf3 some pairs were not measured (no figure); the others meet the threshold")
+    assert one(out["a"])["status"] == PASS
+    assert not any(item["status"] == FAIL for items in out.values() for item in items)
+
+
 def test_two_hosts_slow_pair_fails_both_ends(fixture_text):
     slow = parse("iperf3", fixture_text(TC_LIMITED))
     out = bench_network.check_iperf3(ring(["a", "b"], lambda c, s: slow, claim=claim_ethernet(1)))
