@@ -17,6 +17,7 @@ from types import ModuleType
 
 from gpufleet.checks.evidence import coverage
 from gpufleet.checks.model import ERROR, FAIL, SKIP, fleet_verdict, node_verdict, result
+from gpufleet.facts.raw import is_overrun
 
 # The families run by default, in report order.
 DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "network", "software", "fleet", "benchmarks", "bench_network",
@@ -108,9 +109,14 @@ def _skip_for_missing(check_id, node, missing):
 
 
 def _fact_group_results(node):
-    """A fact group that failed to gather is itself a failure: the node could not be verified."""
+    """A fact group that failed to gather is itself a failure: the node could not be verified.
+
+    One that failed because a tool overran the fact phase (timed out, skipped: gpufleet/facts/raw.py is_overrun)
+    found nothing wrong: it is not judged, and the node is INCOMPLETE naming the tools (checks/evidence.py).
+    """
     return [
-        result("facts.%s" % group, FAIL, "could not gather %s facts: %s" % (group, message), subject=group)
+        result("facts.%s" % group, SKIP, "not gathered: %s" % message, subject=group) if is_overrun(message)
+        else result("facts.%s" % group, FAIL, "could not gather %s facts: %s" % (group, message), subject=group)
         for group, message in sorted(node.fact_errors.items())
     ]
 

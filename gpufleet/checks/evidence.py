@@ -21,7 +21,9 @@ and lists the items that must be verified, each mapped to the check ids that ver
 :func:`coverage` holds those items against a node's check results: an item is ``failed`` when a
 check verifying it failed, ``verified`` when one judged it (pass or warn), else ``unverified`` with
 the reason (the checks' skip or error messages, or "no result: not run"). A node with an unverified
-item is INCOMPLETE (gpufleet/checks/model.py ``node_verdict``), never ACCEPT.
+item is INCOMPLETE (gpufleet/checks/model.py ``node_verdict``), never ACCEPT; so is a node whose fact
+phase overran (a tool timed out or was skipped: :func:`fact_phase_overruns` names them), whatever was
+required of it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from typing import Any
 
 from gpufleet.checks.model import ERROR, FAIL, PASS, SKIP, WARN
 from gpufleet.checks.profiles import expectation, profile_value
+from gpufleet.facts import FACT_GROUPS
+from gpufleet.facts.raw import is_overrun
 from gpufleet.plan.levels import STATIC_LABEL
 from gpufleet.plan.nccl_env import CLAIM_LINK_LAYER
 
@@ -81,6 +85,8 @@ BENCHMARK_LABELS = {
 }
 
 NVLINK_INTERCONNECTS = ("nvswitch", "nvlink_bridge_pairs")
+# The longest the fact phase's line of a node's ``incomplete`` grows (a node can skip hundreds of tool runs).
+OVERRUN_TEXT_MAX = 500
 VERIFIED, FAILED, UNVERIFIED = "verified", "failed", "unverified"
 JUDGED_STATUSES = (PASS, WARN, FAIL)
 
@@ -368,13 +374,32 @@ def item_status(item: dict[str, Any], results: list[dict[str, Any]]) -> tuple[st
     )
 
 
+def fact_phase_overruns(node) -> str | None:
+    """``facts: <tool> timed out after 30 s; <tools> skipped: ...`` when a tool overran the node's fact phase, or None.
+
+    From each group's facts (``overran``: the group was built from what the other tools gave) and from the fact
+    errors that say a tool overran (gpufleet/facts/raw.py ``is_overrun``), the host's name taken off.
+    """
+    found = []
+    for group in FACT_GROUPS:
+        facts = node.group(group)
+        found.extend(facts.get("overran") or [] if isinstance(facts, dict) else [])
+    prefix = "%s: " % node.name
+    for _group, message in sorted(node.fact_errors.items()):
+        if is_overrun(message):
+            found.append(message[len(prefix):] if message.startswith(prefix) else message)
+    found = list(dict.fromkeys(str(text) for text in found))
+    return "facts: %s" % "; ".join(found)[:OVERRUN_TEXT_MAX] if found else None
+
+
 def coverage(node, results: list[dict[str, Any]]) -> dict[str, Any]:
     """The node's evidence coverage from its check results.
 
     ``{claim, required, judged, verified, failed, skipped, items, incomplete, level, label}``: counts of the
     required items, each item with its status and reason, and ``incomplete`` the reasons the node
     cannot be accepted for want of evidence (``"NVLink GPU3: nvlink -s listed no link"``). A node
-    with no judged result at all is incomplete even when nothing was required of it. ``level``: the
+    with no judged result at all is incomplete even when nothing was required of it, and so is one whose
+    fact phase overran (:func:`fact_phase_overruns`, first in ``incomplete``). ``level``: the
     validation level the node was judged at (None when the run recorded none); ``label``: "static checks
     only" when that level required nothing measured of it (quick), else None.
     """
@@ -383,7 +408,9 @@ def coverage(node, results: list[dict[str, Any]]) -> dict[str, Any]:
         status, reason = item_status(item, results)
         items.append(dict(item, status=status, reason=reason))
     unverified = [item for item in items if item["status"] == UNVERIFIED]
-    incomplete = ["%s: %s" % (item["label"], item["reason"]) for item in unverified]
+    # the fact phase overran first: it is why the items after it may be unverified
+    overran = fact_phase_overruns(node)
+    incomplete = ([overran] if overran else []) + ["%s: %s" % (item["label"], item["reason"]) for item in unverified]
     if not any(found.get("status") in JUDGED_STATUSES for found in results):
         incomplete.append("nothing was judged: no check found evidence on this node")
     failed = sum(1 for item in items if item["status"] == FAILED)

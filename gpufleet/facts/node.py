@@ -68,7 +68,7 @@ def build_group(host, name, build, raw):
     Parsers refuse what they cannot read with ParseError (a FactError by then); anything else one raises
     (a RecursionError, a bug meeting odd node output) must still not lose the other groups' facts. The lines
     the parsers skipped as foreign go into the group's fact dict as ``ignored_lines`` (each with its
-    command), only when there is one.
+    command), only when there is one; the tools that overran the fact phase as ``overran``, only when one did.
     """
     reader = RawReader(host, raw)
     try:
@@ -77,7 +77,7 @@ def build_group(host, name, build, raw):
         raise
     except Exception as exc:  # pylint: disable=broad-exception-caught  # one group's failure must not lose the others
         raise FactError("%s: %s facts could not be built: %s: %s" % (host, name, type(exc).__name__, str(exc)[:300])) from None
-    return reader.attach_ignored(facts)
+    return reader.attach_overruns(reader.attach_ignored(facts))
 
 
 def separate_results(host, requested, args, execute, module_options):

@@ -8,16 +8,92 @@ missing? non-zero exit? timed out?) and parsed, and every failure becomes a shor
 naming the tool, the line and the host, never a traceback. The lines a parser skipped as
 foreign (a banner, a prompt: its ``ignored_lines``) are kept on the reader with the command
 they came from, for the group's facts (``gpufleet.facts.node.build_group``).
+
+A tool that overran the node's fact phase (timed out, or skipped after a timeout or once the phase's
+budget was spent: plugins/module_utils/node_collect.py) left its part of the facts unknown, not bad:
+:func:`overruns` names those tools for the group's facts (``overran``), and :func:`is_overrun` tells a
+fact error of that kind from one that found something wrong, so the verdict says INCOMPLETE, not REJECT.
 """
 
 from __future__ import annotations
+
+import os
+import re
+from typing import Any
 
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.registry import parse
 
 
+# The fact task itself ran past Ansible's task timeout: nothing came back from the node (the action records it so).
+TASK_TIMED_OUT = "the fact task ran past its timeout of %s s before the node answered: nothing came back from it"
+# A fact error saying a tool overran (see the module docstring) or that the fact task did.
+_OVERRUN = re.compile(r"` (?:timed out\b|skipped: )|" + re.escape(TASK_TIMED_OUT.split(" %s ", 1)[0]))
+# Commands named one by one in a list of skipped ones; the rest are counted.
+_NAMED_SKIPS = 3
+
+
 class FactError(Exception):
     """A fact that cannot be established; the message is shown to the user as is."""
+
+
+def is_overrun(message: str) -> bool:
+    """Whether a fact error says a tool overran the fact phase (or the fact task ran out of time), not a fault."""
+    return bool(_OVERRUN.search(str(message or "")))
+
+
+def _seconds(value: Any) -> str:
+    return ("%.1f" % value).rstrip("0").rstrip(".") if isinstance(value, (int, float)) else str(value)
+
+
+def timed_out_text(label: str, entry: dict) -> str:
+    """```cmd` timed out after 30 s``; stopped by the phase's end:
+    ``... (the fact phase's budget of 150 s ran out)``."""
+    if entry.get("timeout_s") is None:
+        return "`%s` timed out" % label
+    text = "`%s` timed out after %s s" % (label, _seconds(entry["timeout_s"]))
+    if entry.get("phase_budget_s") is not None:
+        text += " (the fact phase's budget of %s s ran out)" % _seconds(entry["phase_budget_s"])
+    return text
+
+
+def _tool_runs(raw: Any):
+    """Every run_tool entry (a dict with ``cmd`` and ``error``) in a group's raw results, nested ones included."""
+    if isinstance(raw, dict):
+        if isinstance(raw.get("cmd"), list) and "error" in raw:
+            yield raw
+            return
+        for value in raw.values():
+            yield from _tool_runs(value)
+    elif isinstance(raw, list):
+        for value in raw:
+            yield from _tool_runs(value)
+
+
+def _short_label(cmd: list) -> str:
+    return " ".join([os.path.basename(str(cmd[0]))] + [str(part) for part in cmd[1:]]) if cmd else "?"
+
+
+def overruns(raw: Any) -> list[str]:
+    """The tools of one group's raw results that overran the fact phase, for its facts (``overran``).
+
+    Each timed-out run (```nvidia-smi -q` timed out after 30 s``), then the skipped runs by reason
+    (```ethtool eth3`, `ethtool -i eth3` and 20 more skipped: the fact phase's budget of 150 s was spent
+    (ethtool ran 148 s of it in 9 runs)``); [] when every tool answered.
+    """
+    timed_out, skipped = [], {}
+    for entry in _tool_runs(raw):
+        error = str(entry.get("error") or "")
+        label = _short_label(entry["cmd"])
+        if error == "timeout":
+            timed_out.append(timed_out_text(label, entry))
+        elif error.startswith("skipped: "):
+            skipped.setdefault(error[len("skipped: "):], []).append(label)
+    for reason, labels in skipped.items():
+        named = ", ".join("`%s`" % label for label in labels[:_NAMED_SKIPS])
+        more = " and %d more" % (len(labels) - _NAMED_SKIPS) if len(labels) > _NAMED_SKIPS else ""
+        timed_out.append("%s%s skipped: %s" % (named, more, reason))
+    return timed_out
 
 
 def first_line(text):
@@ -50,6 +126,8 @@ class RawReader:
         label = self.command_label(key)
         if entry.get("error") == "not_found":
             raise FactError("%s: %s not found on the node" % (self.host, entry["cmd"][0]))
+        if entry.get("error") == "timeout":
+            raise FactError("%s: %s" % (self.host, timed_out_text(label, entry)))
         if entry.get("error"):
             raise FactError("%s: `%s` %s" % (self.host, label, entry["error"]))
         if entry.get("rc") not in allow_rc:
@@ -76,6 +154,15 @@ class RawReader:
         for group_facts in facts.values():
             if self.ignored_lines and isinstance(group_facts, dict):
                 group_facts["ignored_lines"] = list(self.ignored_lines)
+        return facts
+
+    def attach_overruns(self, facts: dict) -> dict:
+        """``facts`` with the tools of this reader's raw results that overran the fact phase (:func:`overruns`) as
+        ``overran`` in its group dict, when any: the verdict names them (checks/evidence.py)."""
+        overran = overruns(self.raw)
+        for group_facts in facts.values():
+            if overran and isinstance(group_facts, dict):
+                group_facts["overran"] = list(overran)
         return facts
 
     def truncation(self, key: str) -> str:

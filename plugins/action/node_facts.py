@@ -17,17 +17,26 @@ Two options are the controller's and never reach the node:
   out of the task's result. At fleet scale that matters: every byte of a result is pickled to
   Ansible's main process, walked and copied there, and templated again by any task that passes it
   on (docs/performance.md). A node that cannot be reached is recorded unreachable before the
-  connection error goes on to Ansible.
+  connection error goes on to Ansible; one whose task ran past Ansible's task timeout is recorded with
+  the groups asked for not gathered for that reason (the verdict says INCOMPLETE), then the timeout goes on.
+
+The node bounds its fact phase (option ``phase_timeout``, plugins/module_utils/node_collect.py); with
+``collector: separate`` each of the four module runs gets what is left of that one budget, so the four
+together take no longer than the one combined run may.
 """
 
 from __future__ import annotations
+
+import time
 
 from ansible.errors import AnsibleConnectionFailure
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import phase_budget
 from gpufleet.facts.node import COLLECTORS, CONTROLLER_OPTIONS, GROUPS, MODULE, group_results, separate_results
+from gpufleet.facts.raw import TASK_TIMED_OUT
 from gpufleet.results.store import STRESS_PHASES, ResultsError, record_host_facts, record_host_health_after, to_plain
 
 # after: the stress phase this reading follows (the health re-read): recorded beside the first reading, not over it
@@ -50,6 +59,52 @@ def check_record(record):
     if record.get("after") is not None and record["after"] not in STRESS_PHASES:
         return None, "record.after must be one of %s, got %r" % (", ".join(STRESS_PHASES), record["after"])
     return record, None
+
+
+def _whole_seconds(value):
+    """An option's seconds as an int; None when absent or not a number (the module then says what is wrong)."""
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def separate_budget(args, requested):
+    """The fact phase's budget the four module runs of ``collector: separate`` share (node_collect.phase_budget); None
+    when an option is not a number (each module then refuses it itself)."""
+    timeout = _whole_seconds(args.get("timeout"))
+    if args.get("timeout") is not None and timeout is None:
+        return None
+    timeouts = [MODULE_OPTIONS[name]["timeout"]["default"] if timeout is None else timeout for name in requested]
+    phase_timeout = _whole_seconds(args.get("phase_timeout"))
+    if args.get("phase_timeout") is not None and phase_timeout is None:
+        return None
+    return phase_budget(timeouts or [0], phase_timeout)
+
+
+def task_timeout_of(exc):
+    """The seconds of Ansible's task timeout when ``exc`` is it, else None.
+
+    ansible-core raises its task timeout (TaskTimeoutError, a BaseException carrying ``timeout``) inside the action
+    while the module runs; it has no public name to catch it by.
+    """
+    timeout = getattr(exc, "timeout", None)
+    if not any(kind.__name__ == "TaskTimeoutError" for kind in type(exc).__mro__) or not isinstance(timeout, int):
+        return None
+    return timeout
+
+
+def record_timed_out(host, requested, record, seconds):
+    """Record the groups asked for as not gathered: the fact task ran past its timeout of ``seconds``.
+
+    Only those groups: the verdict must not name a group nobody asked for, and says INCOMPLETE for these
+    (gpufleet/facts/raw.py is_overrun), not REJECT. A record that cannot be written is left: the timeout goes on.
+    """
+    timed_out = {"changed": False, "failed": True, "msg": TASK_TIMED_OUT % seconds}
+    try:
+        write_record(host, dict((name, timed_out) for name in requested), record)
+    except (ResultsError, OSError):
+        pass
 
 
 def write_record(host, groups, record):
@@ -88,7 +143,13 @@ class ActionModule(ActionBase):
                 return dict(result, failed=True, msg=problem)
         host = task_vars.get("inventory_hostname", "node")
 
+        budget = separate_budget(args, requested) if collector == "separate" else None
+        deadline = None if budget is None else time.monotonic() + budget
+
         def execute(module, module_args):
+            if deadline is not None:
+                # what is left of the one budget: the four runs together stay within it
+                module_args = dict(module_args, phase_timeout=max(1, int(deadline - time.monotonic())))
             return self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)
 
         try:
@@ -106,6 +167,11 @@ class ActionModule(ActionBase):
                     write_record(host, dict((name, lost) for name in requested), record)
                 except (ResultsError, OSError):
                     pass  # fleet_verdict judges a host that left the play without a record UNREACHABLE too
+            raise
+        except BaseException as exc:  # Ansible's task timeout is a BaseException (task_timeout_of); always raised again
+            seconds = task_timeout_of(exc)
+            if record is not None and seconds is not None:
+                record_timed_out(host, requested, record, seconds)
             raise
         facts = {}
         for outcome in groups.values():

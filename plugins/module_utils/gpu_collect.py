@@ -8,7 +8,12 @@ Standard library only, Python 3.8+. Runs the tools; parses nothing (the controll
 
 from __future__ import annotations
 
-from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import run_tool
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
+    module_phase,
+    overran,
+    phase_timeout_problem,
+    run_tool,
+)
 
 # raw key -> nvidia-smi arguments, in the order they run.
 NVIDIA_SMI_QUERIES = (
@@ -25,7 +30,8 @@ def collect(nvidia_smi_path, lspci_path, timeout, query_formats=("xml", "text"),
 
     lspci runs first so that its output is there even when nvidia-smi is missing. nvidia-smi
     not being found stops the collection (every later query would say the same); once it timed out,
-    run_tool skips its later queries with the reason (one timeout per node, not four).
+    run_tool skips its later queries with the reason (one timeout per node, not four), as it skips every
+    run once the fact phase's budget is spent.
     """
     raw = {"lspci": run_tool([lspci_path, "-nn"], timeout)}
     wanted = {FORMAT_KEYS[name] for name in query_formats}
@@ -46,20 +52,30 @@ ARGUMENT_SPEC = {
     "timeout": {"type": "int", "default": 60},
     "query_formats": {"type": "list", "elements": "str", "choices": ["xml", "text"], "default": ["xml", "text"]},
     "nvlink": {"type": "bool", "default": True},
+    "phase_timeout": {"type": "int"},
 }
 
 
 def run(params):
-    """``(raw, failure message or None)`` for the module's parameters (ARGUMENT_SPEC's keys, defaults applied)."""
+    """``(raw, failure message or None)`` for the module's parameters (ARGUMENT_SPEC's keys, defaults applied).
+
+    A query that timed out or was skipped fails nothing here: the controller builds what the other outputs hold
+    and names what is missing.
+    """
     if not params["query_formats"]:
         return {}, "query_formats needs xml, text or both"
-    raw = collect(params["nvidia_smi_path"], params["lspci_path"], params["timeout"], params["query_formats"], params["nvlink"])
+    problem = phase_timeout_problem(params.get("phase_timeout"))
+    if problem:
+        return {}, problem
+    with module_phase(params):
+        raw = collect(params["nvidia_smi_path"], params["lspci_path"], params["timeout"], params["query_formats"],
+                      params["nvlink"])
     for key, args in NVIDIA_SMI_QUERIES:
         entry = raw.get(key)
         if entry is None:
             continue
         if entry["error"] == "not_found":
             return raw, "%s not found: is the NVIDIA driver installed?" % params["nvidia_smi_path"]
-        if entry["error"] and key in ("query_xml", "query_text"):
+        if entry["error"] and key in ("query_xml", "query_text") and not overran(entry):
             return raw, "nvidia-smi %s failed: %s" % (" ".join(args), entry["error"])
     return raw, None

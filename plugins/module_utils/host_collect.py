@@ -20,6 +20,8 @@ except ImportError:  # not on this platform; reported, not fatal
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
     MAX_FILE_BYTES,
     list_dir,
+    module_phase,
+    phase_timeout_problem,
     read_bounded,
     read_error,
     read_text,
@@ -230,6 +232,7 @@ ARGUMENT_SPEC = {
     },
     "timeout": {"type": "int", "default": 60},
     "kernel_log_lines": {"type": "int", "default": 20000},
+    "phase_timeout": {"type": "int"},
 }
 
 
@@ -239,4 +242,8 @@ def run(params):
         return {}, "timeout must be at least 1 second"
     if params["kernel_log_lines"] < 1:
         return {}, "kernel_log_lines must be at least 1"
-    return collect(params), None
+    problem = phase_timeout_problem(params.get("phase_timeout"))
+    if problem:
+        return {}, problem
+    with module_phase(params):
+        return collect(params), None

@@ -14,6 +14,8 @@ import re
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
     link_target,
     list_dir,
+    module_phase,
+    phase_timeout_problem,
     read_text,
     real_path,
     run_tool,
@@ -178,13 +180,18 @@ ARGUMENT_SPEC = {
     "ibv_devinfo_path": {"type": "str", "default": "ibv_devinfo"},
     "ip_path": {"type": "str", "default": "ip"},
     "timeout": {"type": "int", "default": 30},
+    "phase_timeout": {"type": "int"},
 }
 
 
 def run(params):
     """``(raw, failure message or None)`` for the module's parameters (ARGUMENT_SPEC's keys, defaults applied)."""
+    problem = phase_timeout_problem(params.get("phase_timeout"))
+    if problem:
+        return {}, problem
     if not os.path.isdir(os.path.join(params["sysfs_root"], "class", "net")):
         return {}, "no class/net under %s: is sysfs mounted there?" % params["sysfs_root"]
-    raw = collect(params["sysfs_root"], params["ethtool_path"], params["ibstat_path"], params["ibv_devinfo_path"], params["ip_path"],
-                  params["timeout"], params.get("procfs_root"))
+    with module_phase(params):
+        raw = collect(params["sysfs_root"], params["ethtool_path"], params["ibstat_path"], params["ibv_devinfo_path"],
+                      params["ip_path"], params["timeout"], params.get("procfs_root"))
     return raw, None

@@ -6,11 +6,15 @@
 Runs on a bare rented node: standard library only, Python 3.8+. Tools run as argv lists
 (never through a shell) with ``LC_ALL=C``, in their own process group, with a timeout each and
 their output capped while it is read; files are opened without blocking and read with a size
-cap. Every wait here is bounded. Nothing here parses tool output: the controller does that.
+cap. Every wait here is bounded, each tool by its own timeout and all of them together by the fact
+phase's budget (fact_phase): a tool that answers just under its timeout, run once per interface, would
+otherwise hold the node for its timeout times the interfaces. Nothing here parses tool output: the
+controller does that.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shutil
@@ -40,9 +44,87 @@ _TIMED_OUT = {}
 _DRAIN_S = 2.0
 
 
+# The running fact phase (fact_phase): its budget_s, deadline (time.monotonic()) and the seconds and runs of each tool
+# in it ({name: [seconds, runs]}); empty while none runs.
+_PHASE = {}
+# Without a phase_timeout the budget is twice the longest tool timeout (room for one tool to time out and the
+# others to answer) and this margin.
+PHASE_MARGIN_S = 30
+
+
 def reset_timeouts():
     """Forget the tools that timed out: the next run of each is tried again."""
     _TIMED_OUT.clear()
+
+
+def seconds_text(value):
+    """``30``, ``0.3``, ``145.4``: seconds as the messages print them."""
+    return ("%.1f" % value).rstrip("0").rstrip(".")
+
+
+def phase_budget(timeouts, phase_timeout=None):
+    """The fact phase's budget in seconds: ``phase_timeout``, else 2 x the longest of ``timeouts`` + the margin."""
+    if phase_timeout is not None:
+        return phase_timeout
+    return 2 * max(timeouts) + PHASE_MARGIN_S
+
+
+def phase_timeout_problem(phase_timeout):
+    """Why a ``phase_timeout`` option cannot be used, or None."""
+    if phase_timeout is not None and phase_timeout <= 0:
+        return "phase_timeout must be more than 0 seconds"
+    return None
+
+
+@contextlib.contextmanager
+def fact_phase(budget_s):
+    """The fact phase of this module run: inside it every run_tool ends by ``budget_s`` seconds after it began.
+
+    Each tool gets the smaller of its own timeout and what is left of the phase; once the budget is spent, every
+    later run is skipped with the reason. Inside a phase already running (node_facts runs each group's collector
+    inside its own), that phase's deadline holds.
+    """
+    if _PHASE:
+        yield
+        return
+    _PHASE.update(budget_s=budget_s, deadline=time.monotonic() + budget_s, tools={})
+    try:
+        yield
+    finally:
+        _PHASE.clear()
+
+
+def overran(entry):
+    """Whether a run_tool entry timed out or was skipped (after a timeout, or for the spent phase budget): the
+    controller says what that leaves unknown; the node fails no group for it."""
+    error = entry.get("error") or ""
+    return error == "timeout" or error.startswith("skipped: ")
+
+
+def module_phase(params):
+    """The fact phase of one fact module's run (fact_phase): ``phase_timeout``, else 2 x its ``timeout`` + margin."""
+    return fact_phase(phase_budget([params["timeout"]], params.get("phase_timeout")))
+
+
+def _phase_left():
+    """Seconds left in the running fact phase; None when no phase runs."""
+    return _PHASE["deadline"] - time.monotonic() if _PHASE else None
+
+
+def _phase_spent():
+    """Why a run is skipped once the phase's budget is spent, naming the tool that took the most of it."""
+    text = "the fact phase's budget of %s s was spent" % seconds_text(_PHASE["budget_s"])
+    if _PHASE["tools"]:
+        name, (seconds, runs) = max(_PHASE["tools"].items(), key=lambda item: item[1][0])
+        text += " (%s ran %s s of it in %d run%s)" % (name, seconds_text(seconds), runs, "" if runs == 1 else "s")
+    return text
+
+
+def _count_in_phase(name, seconds):
+    if _PHASE:
+        spent = _PHASE["tools"].setdefault(name, [0.0, 0])
+        spent[0] += seconds
+        spent[1] += 1
 
 
 class _CappedBuffer:
@@ -106,7 +188,9 @@ def run_tool(argv, timeout, max_output=None):
 
     Returns a dict: ``cmd`` (the argv as run), ``rc`` (None when it did not run or timed
     out), ``stdout``, ``stderr``, ``duration_s`` and ``error`` (None, ``"not_found"``,
-    ``"timeout"``, ``"skipped: <why>"`` or ``"exec_failed: <reason>"``). Output beyond
+    ``"timeout"``, ``"skipped: <why>"`` or ``"exec_failed: <reason>"``); a timed-out run also has
+    ``timeout_s``, the seconds it was given, and ``phase_budget_s`` when the fact phase's deadline, not
+    its own timeout, stopped it. Output beyond
     ``max_output`` bytes per stream (MAX_OUTPUT_BYTES) is read and dropped, never held:
     the entry then has ``truncated`` true and ``stdout_bytes``/``stderr_bytes``, what the tool printed.
 
@@ -114,6 +198,7 @@ def run_tool(argv, timeout, max_output=None):
     ``timeout`` the whole group is killed, and the output is read at most a few seconds longer (a
     child that left the group may hold the pipes). A tool that timed out is not run again in this
     module run: later calls are ``skipped`` with the reason, so a hung tool costs one timeout per node.
+    Inside a fact phase (fact_phase) it runs at most until the phase's deadline, and not at all after it.
     """
     argv = [str(a) for a in argv]
     cap = MAX_OUTPUT_BYTES if max_output is None else max_output
@@ -125,6 +210,11 @@ def run_tool(argv, timeout, max_output=None):
     if executable in _TIMED_OUT:
         result["error"] = "skipped: %s" % _TIMED_OUT[executable]
         return result
+    left = _phase_left()
+    if left is not None and left <= 0:
+        result["error"] = "skipped: %s" % _phase_spent()
+        return result
+    limit = timeout if left is None else min(timeout, left)
     env = dict(os.environ)
     env["LC_ALL"] = "C"
     env["LANG"] = "C"
@@ -142,9 +232,9 @@ def run_tool(argv, timeout, max_output=None):
         os.set_blocking(fd, False)
     try:
         # until both pipes close; a tool that exits with a child still holding them waits no longer than its timeout
-        open_fds = read_pipes(fds, buffers, started + timeout, lambda: False)
+        open_fds = read_pipes(fds, buffers, started + limit, lambda: False)
         try:
-            proc.wait(timeout=max(0.0, started + timeout - time.monotonic()))
+            proc.wait(timeout=max(0.0, started + limit - time.monotonic()))
         except subprocess.TimeoutExpired:
             pass
         if proc.poll() is None or open_fds:
@@ -156,8 +246,13 @@ def run_tool(argv, timeout, max_output=None):
                 pass
             # still running at the deadline, or its output still held open by a child: a timeout either way
             result["error"] = "timeout"
-            _TIMED_OUT[executable] = "%s timed out after %s s at `%s`; not run again" % (
-                os.path.basename(argv[0]), timeout, " ".join(argv))
+            result["timeout_s"] = round(limit, 3)
+            if limit < timeout:
+                # the phase ended first: the runs after it are skipped for the spent budget, not for this tool
+                result["phase_budget_s"] = _PHASE["budget_s"]
+            else:
+                _TIMED_OUT[executable] = "%s timed out after %s s at `%s`; not run again" % (
+                    os.path.basename(argv[0]), seconds_text(timeout), " ".join(argv))
         if result["error"] is None:
             result["rc"] = proc.returncode
     finally:
@@ -172,6 +267,7 @@ def run_tool(argv, timeout, max_output=None):
         result["stdout_bytes"] = buffers[0].seen
         result["stderr_bytes"] = buffers[1].seen
     result["duration_s"] = round(time.monotonic() - started, 3)
+    _count_in_phase(os.path.basename(argv[0]), result["duration_s"])
     return result
 
 

@@ -8,11 +8,17 @@ Standard library only, Python 3.8+. Runs the tool; parses nothing (the controlle
 
 from __future__ import annotations
 
-from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import run_tool
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
+    module_phase,
+    overran,
+    phase_timeout_problem,
+    run_tool,
+)
 
 ARGUMENT_SPEC = {
     "nvidia_smi_path": {"type": "str", "default": "nvidia-smi"},
     "timeout": {"type": "int", "default": 60},
+    "phase_timeout": {"type": "int"},
 }
 
 
@@ -22,11 +28,18 @@ def collect(nvidia_smi_path, timeout):
 
 
 def run(params):
-    """``(raw, failure message or None)`` for the module's parameters (ARGUMENT_SPEC's keys, defaults applied)."""
-    raw = collect(params["nvidia_smi_path"], params["timeout"])
+    """``(raw, failure message or None)`` for the module's parameters (ARGUMENT_SPEC's keys, defaults applied).
+
+    A ``topo -m`` that timed out or was skipped fails nothing here: the controller names it.
+    """
+    problem = phase_timeout_problem(params.get("phase_timeout"))
+    if problem:
+        return {}, problem
+    with module_phase(params):
+        raw = collect(params["nvidia_smi_path"], params["timeout"])
     topo = raw["topo_m"]
     if topo["error"] == "not_found":
         return raw, "%s not found: is the NVIDIA driver installed?" % params["nvidia_smi_path"]
-    if topo["error"]:
+    if topo["error"] and not overran(topo):
         return raw, "nvidia-smi topo -m failed: %s" % topo["error"]
     return raw, None

@@ -41,6 +41,19 @@ options:
       - Seconds each tool may run before it is stopped. When not given, each group uses its own
         module's default (60 for C(topology), C(gpu) and C(host), 30 for C(nic)).
     type: int
+  phase_timeout:
+    description:
+      - Seconds the whole run's tools may take all together, every group's (the fact phase's budget). Each tool
+        gets the smaller of its O(timeout) and what is left of it; once it is spent the tools left are not run
+        (their raw entry says C(skipped) with the reason, naming the tool that took the budget) and the module
+        answers with what it gathered, so a node whose tools answer just under their timeout, many times, costs
+        no more than this. The facts that output allows are built (a group lists the tools that overran in its
+        C(overran) fact), and the verdict says INCOMPLETE naming them, never REJECT for it.
+      - When not given, twice the longest tool timeout of the groups asked for plus 30 seconds (150 with the
+        default timeouts). With O(collector=separate) the four module runs share this one budget.
+      - The role M(gpufleet.acceptance.facts) sets it from C(gpufleet_fact_phase_timeout) and gives its task this
+        budget plus 60 seconds, so the module always answers first.
+    type: int
   nvidia_smi_path:
     description:
       - Name or path of C(nvidia-smi) on the node (groups C(topology) and C(gpu)).
@@ -267,6 +280,11 @@ raw_files:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
+    fact_phase,
+    phase_budget,
+    phase_timeout_problem,
+)
 
 # group -> its collector, in the order the groups run (the order of the four modules in roles/facts).
 COLLECTORS = (("topology", topology_collect), ("gpu", gpu_collect), ("nic", nic_collect), ("host", host_collect))
@@ -275,7 +293,8 @@ GROUPS = [name for name, _collector in COLLECTORS]
 
 def argument_spec():
     """The union of the four modules' options (they agree on the shared ones), ``groups`` and a
-    ``timeout`` without a default (each group then keeps its own)."""
+    ``timeout`` without a default (each group then keeps its own); ``phase_timeout`` has none either
+    (phase_budget)."""
     spec = {"groups": {"type": "list", "elements": "str", "choices": GROUPS, "default": list(GROUPS)}, "timeout": {"type": "int"},
             # the action plugin's own options (it never sends them): declared so that the interface is one
             "collector": {"type": "str", "choices": ["combined", "separate"], "default": "combined"},
@@ -297,17 +316,33 @@ def group_params(params, collector):
     return own
 
 
+def phase_budget_of(params):
+    """The fact phase's budget of the run: ``phase_timeout``, else 2 x the longest tool timeout of the groups asked
+    for + the margin (150 s with the default timeouts)."""
+    asked = [collector for name, collector in COLLECTORS if name in params["groups"]]
+    timeouts = [group_params(params, collector)["timeout"] for collector in asked]
+    return phase_budget(timeouts or [0], params.get("phase_timeout"))
+
+
 def collect(params):
-    """``{group: {"raw", "failed", "msg"}}`` for each group asked for; one group's failure does not stop the next."""
+    """``{group: {"raw", "failed", "msg"}}`` for each group asked for; one group's failure does not stop the next.
+
+    Every group runs inside one fact phase: its budget bounds the whole run, whatever each tool does.
+    """
+    problem = phase_timeout_problem(params.get("phase_timeout"))
+    if problem:
+        return dict((name, {"raw": {}, "failed": True, "msg": problem}) for name in GROUPS if name in params["groups"])
     out = {}
-    for name, collector in COLLECTORS:
-        if name not in params["groups"]:
-            continue
-        try:
-            raw, failure = collector.run(group_params(params, collector))
-        except Exception as exc:  # pylint: disable=broad-exception-caught  # one group's crash must not lose the others
-            raw, failure = {}, "%s collector failed: %s: %s" % (name, type(exc).__name__, exc)
-        out[name] = {"raw": raw, "failed": failure is not None, "msg": failure}
+    with fact_phase(phase_budget_of(params)):
+        for name, collector in COLLECTORS:
+            if name not in params["groups"]:
+                continue
+            # one group's crash must not lose the others
+            try:
+                raw, failure = collector.run(group_params(params, collector))
+            except Exception as exc:  # pylint: disable=broad-exception-caught
+                raw, failure = {}, "%s collector failed: %s: %s" % (name, type(exc).__name__, exc)
+            out[name] = {"raw": raw, "failed": failure is not None, "msg": failure}
     return out
 
 

@@ -210,3 +210,30 @@ def test_truncated_output_that_cannot_be_parsed_says_it_was_truncated():
     assert groups["topology"]["failed"]
     assert groups["topology"]["msg"].startswith("h1: cannot read `nvidia-smi topo -m` output:")
     assert groups["topology"]["msg"].endswith(" (output truncated on the node: it printed 200000000 bytes, the first 100 were kept)")
+
+
+def test_a_task_timeout_is_recorded_for_the_groups_asked_for_only(tmp_path):
+    # Ansible's own task timeout, raised inside the action while the module runs (ansible-core 2.19)
+    from ansible._internal._errors._task_timeout import TaskTimeoutError  # pylint: disable=import-outside-toplevel
+
+    assert node_facts.task_timeout_of(TaskTimeoutError(210)) == 210
+    assert node_facts.task_timeout_of(KeyboardInterrupt()) is None
+    assert node_facts.task_timeout_of(TimeoutError("ssh")) is None
+    run = RunDir.create(str(tmp_path / "run"), inventory=[], playbook=None, hosts=["h1"])
+    node_facts.record_timed_out("h1", ["gpu", "nic"], {"run_dir": run.path}, 210)
+    with open(run.host_file("h1"), encoding="utf-8") as handle:
+        record = json.load(handle)
+    said = "the fact task ran past its timeout of 210 s before the node answered: nothing came back from it"
+    assert record["fact_errors"] == {"gpu": said, "nic": said}
+    assert record["unreachable"] is None and all(value is None for value in record["facts"].values())
+
+
+def test_collector_separate_shares_one_budget():
+    every = ["topology", "gpu", "nic", "host"]
+    # 2 x the longest timeout (60 s: topology, gpu, host) + 30 s; nic alone 2 x 30 + 30
+    assert node_facts.separate_budget({}, every) == 150
+    assert node_facts.separate_budget({}, ["nic"]) == 90
+    # an extra var arrives as text
+    assert node_facts.separate_budget({"timeout": "10"}, every) == 50
+    assert node_facts.separate_budget({"timeout": 10, "phase_timeout": 400}, every) == 400
+    assert node_facts.separate_budget({"timeout": "soon"}, every) is None

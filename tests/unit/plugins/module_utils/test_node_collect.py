@@ -186,7 +186,8 @@ def test_a_hung_nvidia_smi_costs_one_timeout_per_node_not_four(tmp_path):
     assert raw["query_xml"]["error"] == "timeout"
     reason = "skipped: nvidia-smi timed out after 2 s at `%s -q -x`; not run again" % tool
     assert [raw[key]["error"] for key in ("query_text", "nvlink_status", "nvlink_errors")] == [reason] * 3
-    assert failure == "nvidia-smi -q -x failed: timeout"
+    # a timeout fails nothing on the node: the controller names it (gpufleet/facts/raw.py) and builds what it can
+    assert failure is None and raw["query_xml"]["timeout_s"] == 2
     # one timeout (2 s) and the kill, not four
     assert elapsed < 2 + 4, elapsed
 

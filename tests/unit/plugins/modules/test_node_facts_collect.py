@@ -20,16 +20,18 @@ def test_options_are_the_four_modules_options():
     spec = node_facts.argument_spec()
     assert spec["groups"]["default"] == ["topology", "gpu", "nic", "host"]
     assert "default" not in spec["timeout"]
+    # the fact phase's budget has no default either: without it, it follows the timeouts of the groups asked for
+    assert spec["phase_timeout"] == {"type": "int"}
     # every option of every group's module is there, with that module's default
     for key, option in list(nic_collect.ARGUMENT_SPEC.items()) + list(host_collect.ARGUMENT_SPEC.items()):
-        if key != "timeout":
+        if key not in ("timeout", "phase_timeout"):
             assert spec[key]["default"] == option["default"], key
 
 
 def test_each_group_keeps_its_own_timeout_unless_one_is_given():
     # Ansible hands the module every option of its spec: nic_facts' procfs_root (bond members) among them
     nic_params = {"sysfs_root": "/s", "procfs_root": "/pr", "ethtool_path": "e", "ibstat_path": "i",
-                  "ibv_devinfo_path": "v", "ip_path": "p"}
+                  "ibv_devinfo_path": "v", "ip_path": "p", "phase_timeout": None}
     assert node_facts.group_params(dict(nic_params, timeout=None), nic_collect)["timeout"] == 30
     assert node_facts.group_params(dict(nic_params, timeout=7), nic_collect)["timeout"] == 7
     assert node_facts.group_params(dict(nic_params, timeout=7), nic_collect)["procfs_root"] == "/pr"
