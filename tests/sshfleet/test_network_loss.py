@@ -18,8 +18,8 @@ other nodes (JUDGE_S). The run uses the shipped ansible.cfg's ssh_args with the 
 other option as shipped): what is proved is the mechanism, that the keepalives end a silent node's task, within the
 bound they set; the shipped numbers themselves are asserted by tests/unit/test_task_timeouts.py. 3 s between asks is
 far above what a loaded 2-core machine delays an answering sshd by, so the three nodes that still answer never trip
-it. The fact task's own timeout (roles/facts/tasks/gather.yml, 13 minutes at the default tool timeout) is the
-fallback behind it and never reached here.
+it. The fact task's own timeout (roles/facts/tasks/gather.yml, 210 s at the default tool timeout: the fact phase's
+budget plus 60 s) is the fallback behind it and never reached here.
 Bounded: about 15 s here (fleet up, the facts phase up to the cut, the keepalive wait, the run's end); with two CPU
 hogs beside it (load 5-6 on 2 cores): ssh gave up 7.2-7.3 s after the cut, the run ended 8.9-10.1 s after it, 20-23 s
 in all.

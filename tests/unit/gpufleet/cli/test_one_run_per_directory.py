@@ -174,8 +174,8 @@ def test_out_takes_a_new_empty_or_gpufleet_results_directory(tmp_path, inventory
 
 # -- whose verdicts fleet.json holds ------------------------------------------------------------------------------
 
-def test_a_resume_after_the_clock_stepped_back_is_not_judged_by_the_old_verdicts(tmp_path, inventory, capsys,
-                                                                                  monkeypatch):
+def test_a_resume_after_the_clock_stepped_back_is_not_judged_by_the_old_verdicts(
+        tmp_path, inventory, capsys, monkeypatch):
     # the first run finished at 12:00:09 (its opening 4242:1000 wrote fleet.json); the clock then stepped back an hour
     out = write_run(tmp_path / "run", [host_record("node-a", "ACCEPT"), host_record("node-b", "ACCEPT")])
 
@@ -201,8 +201,8 @@ def test_a_resume_after_the_clock_stepped_back_is_not_judged_by_the_old_verdicts
             "what was gathered is kept in %s\n" % out) in captured.err
 
 
-def test_a_resume_that_never_reopened_the_directory_is_not_judged_by_its_old_verdicts(tmp_path, inventory, capsys,
-                                                                                        monkeypatch):
+def test_a_resume_that_never_reopened_the_directory_is_not_judged_by_its_old_verdicts(
+        tmp_path, inventory, capsys, monkeypatch):
     # a finished run resumed with a --limit no host matches: the playbook ends at once, exit 0, run.json untouched
     out = write_run(tmp_path / "run", [host_record("node-a", "ACCEPT")])
     monkeypatch.setattr(validate, "run_playbook", lambda inventories, results_dir, **_kw: (0, "successful", [], "/x"))
@@ -293,8 +293,8 @@ def test_demo_passes_force_on_to_the_run(tmp_path, monkeypatch):
     assert seen == [False, True]
 
 
-def test_a_run_that_failed_after_its_verdicts_shows_them_and_never_says_nothing_was_judged(tmp_path, inventory, capsys,
-                                                                                         monkeypatch):
+def test_a_run_that_failed_after_its_verdicts_shows_them_and_never_says_nothing_was_judged(
+        tmp_path, inventory, capsys, monkeypatch):
     # the playbook wrote fleet.json, then a later step (the report) failed: exit 2 from ansible-playbook
     def run_playbook(inventories, results_dir, **_kwargs):
         write_run(results_dir, RECORDS, invocation="5151:9")

@@ -58,8 +58,8 @@ def test_the_absurd_node_shows_its_error_and_the_others_render(absurd_run):
     echo = by_host["echo"]
     assert (echo["verdict"], echo["error"], echo["reasons"]) == ("REJECT", OVERFLOW, [])
     # bravo, alike but for its figures, is whole: its two reasons, its claim rows, its eight GPU rows
-    assert [item["id"] for item in by_host["bravo"]["reasons"]] == ["benchmark.allreduce_single_node",
-                                                                   "gpu.consistency"]
+    bravo_reasons = [item["id"] for item in by_host["bravo"]["reasons"]]
+    assert bravo_reasons == ["benchmark.allreduce_single_node", "gpu.consistency"]
     assert by_host["bravo"]["error"] == "" and len(by_host["bravo"]["gpu_rows"]) == 8
     assert model["problems"] == []
 
