@@ -67,7 +67,7 @@ def test_the_absurd_node_shows_its_error_and_the_others_render(absurd_run):
 def test_an_absurd_busbw_draws_no_bar(absurd_run):
     chart = build_model(load_results(absurd_run))["benchmarks"]["single"]
     # alpha and bravo: 476.72 GB/s at 8 GiB each (the recording); echo's 10^400 is no float
-    assert [bar["label"] for bar in chart["bars"]] == ["bravo", "alpha"]
+    assert [item["label"] for item in chart["bars"]] == ["bravo", "alpha"]
 
 
 def test_every_file_is_written_and_results_json_holds_the_node(absurd_run, tmp_path):
