@@ -117,6 +117,12 @@ def playbook_fixture(tmp_path):
     return _run
 
 
+@pytest.fixture(name="node_python_path")
+def node_python_path_fixture():
+    """:func:`node_python` for a test module: ``from conftest import`` finds whichever conftest xdist imported last."""
+    return node_python()
+
+
 @pytest.fixture(name="node_file")
 def node_file_fixture():
     """``node_file("x.yml")``: path of a test node file under tests/replay/nodes/."""

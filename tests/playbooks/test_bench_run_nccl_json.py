@@ -19,10 +19,6 @@ import sys
 
 from gpufleet.parsers.registry import parse
 
-sys.path.insert(0, os.path.dirname(__file__))
-
-from conftest import node_python  # noqa: E402  pylint: disable=import-error,wrong-import-position
-
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 STANDIN = os.path.join(REPO_ROOT, "tests", "standin", "all_reduce_perf_standin.py")
 RECORDED = os.path.join(REPO_ROOT, "tests", "fixtures", "nccl", "h100-8gpu-1node-nvls-allreduce-128M-4G-issue290.txt")
@@ -39,10 +35,10 @@ def executable(path, text):
     return path
 
 
-def test_json_read_first_probe_kept_and_an_older_binary_read_from_text(playbook, node_file, tmp_path):
+def test_json_read_first_probe_kept_and_an_older_binary_read_from_text(playbook, node_file, node_python_path, tmp_path):
     run_dir = str(tmp_path / "run")
     binary = executable(str(tmp_path / "new" / "all_reduce_perf"),
-                        "#!/bin/sh\nexec %s %s \"$@\"\n" % (node_python(), STANDIN))
+                        "#!/bin/sh\nexec %s %s \"$@\"\n" % (node_python_path, STANDIN))
     usage = subprocess.run([sys.executable, STANDIN, "-h"], capture_output=True, text=True, timeout=60,
                            check=True).stdout
     assert J_USAGE_LINE in usage
