@@ -36,6 +36,7 @@ from gpufleet.parsers import (
     nvidia_smi_xml,
     p2p_bandwidth_latency,
     perftest,
+    perftest_json,
     resource_limits,
 )
 from gpufleet.parsers.common import ParseError
@@ -46,7 +47,7 @@ MODULES: dict[str, ModuleType] = {
     for module in (dcgmi_diag, ethtool, gpubench, ibdev2netdev, ibstat, ibstatus, ibv_devinfo, ip_addr, iperf3, kernel_log, kernel_modules,
                    lspci, lspci_acs, nccl_debug, nccl_tests, nccl_tests_json, nvbandwidth, nvidia_smi_csv, nvidia_smi_nvlink,
                    nvidia_smi_query_text, nvidia_smi_topo, nvidia_smi_xml, p2p_bandwidth_latency, perftest,
-                   resource_limits)
+                   perftest_json, resource_limits)
 }
 
 # KIND -> (module, function, what the tool was asked)
@@ -71,6 +72,7 @@ KINDS = {
     "iperf3": ("iperf3", "parse_iperf3", "iperf3 client (text or --json)"),
     "ib-bw": ("perftest", "parse_perftest_bw", "perftest ib_write_bw / ib_read_bw / ib_send_bw"),
     "ib-lat": ("perftest", "parse_perftest_lat", "perftest ib_write_lat / ib_read_lat / ib_send_lat"),
+    "perftest-json": ("perftest_json", "parse_perftest_json", "perftest ib_*_bw / ib_*_lat --out_json (its JSON report)"),
     "lspci": ("lspci", "parse_lspci", "lspci [-nn|-n] [-D] [-v...]"),
     "lspci-acs": ("lspci_acs", "parse_lspci_acs", "lspci -vvv (ACS capability and control of each bridge)"),
     "kernel-modules": ("kernel_modules", "parse_kernel_modules", "/proc/modules or lsmod"),

@@ -10,10 +10,9 @@ kind ``ib_counters`` whose ``parsed`` is ``{benchmark, before, after, hw_before,
 ``bench_network.ib_counters`` compares them. ``bench_record`` writes a record for a benchmark that
 was asked for but did not apply to a host (outcome ``skipped``) or for the side of a pair run
 that failed without a record of its own (:func:`plain_record`, :func:`build_plain_record`).
-``bench_run`` parses a run's output (:func:`parse_output`; nccl-tests' JSON document first where the run wrote
-one, :func:`parse_nccl_run`) and records it with its raw output (:func:`record_run`) and, where the NVML sampler
-ran beside it, the sampler's per-GPU summary of the run
-(:func:`run_samples`), or records the node unreachable (:func:`record_unreachable`). Fields:
+``bench_run`` parses a run's output (:func:`parse_output`; the JSON document of nccl-tests or perftest first where
+the run wrote one, :func:`parse_run`) and records it with its raw output (:func:`record_run`) and, where the NVML
+sampler ran beside it, the sampler's per-GPU summary of the run (:func:`run_samples`), or records the node unreachable (:func:`record_unreachable`). Fields:
 docs/results-schema.md.
 """
 
@@ -291,23 +290,115 @@ def merge_nccl_readings(from_json: dict, from_text: dict | None) -> dict:
     return merged
 
 
-def parse_nccl_run(stdout: str | None, nccl_json: dict | None) -> tuple:
-    """(parsed, error) of an nccl-tests run: its JSON document (``nccl_json``, the runner's, with ``document`` and
-    ``reason``) read as ``nccl-json`` where there is one, merged with the text's reading; else the text alone.
-    ``parsed_from`` says which, ``json_fallback_reason`` why not the document, ``json_text_disagreements`` where the
-    two differ (the document's figure is kept)."""
-    from_text, error = parse_output("nccl", stdout)
-    nccl_json = nccl_json or {}
-    why = nccl_json.get("reason") or "no JSON document was asked for"
-    if nccl_json.get("document") is not None:
+# A perftest binary: ib_write_bw, ib_read_lat... (linux-rdma/perftest's InfiniBand tests)
+PERFTEST_BINARY_RE = re.compile(r"^ib_(?:write|read|send|atomic)_(?:bw|lat)$")
+# What only the text of a perftest run has, kept from it under the report's reading: the banner's settings as printed,
+# every warning and error line (the report has only the PCIe ordering warning), the CUDA device lines, and the
+# sections of a capture that holds several
+PERFTEST_TEXT_KEPT = ("settings", "warnings", "errors", "gpu_name", "gpu_pci", "sections", "section_count",
+                      "interleaved", "line")
+# the banner's settings compared between the report and the text of the same run
+PERFTEST_SETTINGS = ("device", "link_type", "connection_type", "qps", "mtu", "gid_index", "tx_depth")
+
+
+def perftest_binary(argv: list | None) -> str | None:
+    """The first element of ``argv`` named like a perftest binary (``ib_write_bw``, ``ib_read_lat``...); None."""
+    for item in argv or []:
+        if PERFTEST_BINARY_RE.match(os.path.basename(str(item))):
+            return str(item)
+    return None
+
+
+def _same_cell(from_json, from_text) -> bool:
+    """perftest prints a figure with the same format in its report and its table: the same number, or both None."""
+    if from_json is None or from_text is None:
+        return from_json is None and from_text is None
+    return abs(float(from_json) - float(from_text)) <= 1e-9 * max(1.0, abs(float(from_json)))
+
+
+def perftest_disagreements(from_json: dict, from_text: dict | None) -> list:
+    """``[{field, json, text}]``: where the text of the same run says otherwise than its report: the report's row
+    (``results[bytes=N].<figure>``, or the whole row when the text has no row of that size) and the banner's
+    settings. Sizes only the text has are no disagreement: the report keeps the last size of a sweep."""
+    if not from_text:
+        return []
+    out = []
+    text_rows = {row.get("bytes"): row for row in from_text.get("results") or []}
+    for row in from_json.get("results") or []:
+        path = "results[bytes=%s]" % row["bytes"]
+        other = text_rows.get(row["bytes"])
+        if other is None:
+            out.append({"field": path, "json": row, "text": None})
+            continue
+        out += [{"field": "%s.%s" % (path, key), "json": value, "text": other.get(key)}
+                for key, value in row.items() if not _same_cell(value, other.get(key))]
+    for key in PERFTEST_SETTINGS:
+        if None not in (from_json.get(key), from_text.get(key)) and from_json[key] != from_text[key]:
+            out.append({"field": key, "json": from_json[key], "text": from_text[key]})
+    return out
+
+
+def merge_perftest_readings(from_json: dict, from_text: dict | None) -> dict:
+    """One record of a perftest run read both ways: the report's row and settings, the text's where the report has
+    nothing and for :data:`PERFTEST_TEXT_KEPT`; the rows are the text's with the report's row in place of the text's
+    row of its size (a sweep's report keeps its last size only)."""
+    merged = dict(from_text or {})
+    for key, value in from_json.items():
+        if key in merged and (value is None or key in PERFTEST_TEXT_KEPT):
+            continue
+        merged[key] = value
+    rows = {row["bytes"]: row for row in from_json.get("results") or []}
+    text_rows = (from_text or {}).get("results") or []
+    merged["results"] = [rows.get(row.get("bytes"), row) for row in text_rows] + [
+        row for size, row in rows.items() if size not in {item.get("bytes") for item in text_rows}]
+    merged["parsed_from"] = "json"
+    merged["json_fallback_reason"] = None
+    merged["json_text_disagreements"] = perftest_disagreements(from_json, from_text)
+    return merged
+
+
+# parse_kind -> the KIND of the JSON document its tool writes, and how that reading and the text's make one record
+JSON_READINGS = {
+    "nccl": ("nccl-json", merge_nccl_readings),
+    "ib-bw": ("perftest-json", merge_perftest_readings),
+    "ib-lat": ("perftest-json", merge_perftest_readings),
+}
+
+
+def _read_document(kind: str, document: str) -> dict:
+    """The document read as its KIND; a perftest report of the other test (a latency report for ``ib-bw``) refused."""
+    json_kind = JSON_READINGS[kind][0]
+    reading = parse(json_kind, document)
+    if reading.get("kind") not in (None, kind):
+        raise ParseError("the document reports %s (%s), not an %s run" % (reading.get("test"), reading["kind"], kind),
+                         kind=json_kind)
+    return reading
+
+
+def parse_run(kind: str | None, stdout: str | None, node_json: dict | None) -> tuple:
+    """(parsed, error) of a run whose tool may have written a JSON document (``node_json``, the runner's, with
+    ``document`` and ``reason``): the document read as its KIND (:data:`JSON_READINGS`) where there is one, merged
+    with the text's reading; else the text alone. ``parsed_from`` says which, ``json_fallback_reason`` why not the
+    document, ``json_text_disagreements`` where the two differ (the document's figure is kept)."""
+    from_text, error = parse_output(kind, stdout)
+    if kind not in JSON_READINGS:
+        return from_text, error
+    node_json = node_json or {}
+    why = node_json.get("reason") or "no JSON document was asked for"
+    if node_json.get("document") is not None:
         try:
-            return merge_nccl_readings(parse("nccl-json", nccl_json["document"]), from_text), None
+            return JSON_READINGS[kind][1](_read_document(kind, node_json["document"]), from_text), None
         except ParseError as exc:
             where = " line %d:" % exc.line if exc.line is not None else ""
-            why = "the document could not be read as nccl-json:%s %s" % (where, exc.message)
+            why = "the document could not be read as %s:%s %s" % (JSON_READINGS[kind][0], where, exc.message)
     if from_text is None:
         return None, error
     return dict(from_text, parsed_from="text", json_fallback_reason=why, json_text_disagreements=[]), None
+
+
+def parse_nccl_run(stdout: str | None, nccl_json: dict | None) -> tuple:
+    """:func:`parse_run` of an nccl-tests run (``nccl_json``: the runner's, with ``document`` and ``reason``)."""
+    return parse_run("nccl", stdout, nccl_json)
 
 
 def unreadable_output(kind: str, stdout: str, error: str) -> str:

@@ -9,12 +9,16 @@ output and a benchmark record (docs/results-schema.md, docs/benchmarks.md) are w
 results directory, in the record of ``record_host``. A node that cannot be reached gets a
 record with outcome ``unreachable`` before the task reports it unreachable.
 
-``parse_kind: nccl``: the nccl-tests binary of the argv (``nccl_tests_binary``: the first element named
-``<name>_perf``) is handed to the node (``nccl_json_binary``), which asks its ``-h`` whether it writes a JSON
-document (``-J``) and, where it does, reads the document back; it is parsed as ``nccl-json`` first, with the text
-for what only the text has (gpufleet/results/bench.py ``parse_nccl_run``). The node's answer to the ``-h`` probe is
-kept in the fact ``bench_run_nccl_json_probes`` (``{host: {binary: {identity, supported}}}``) and handed back on the
-next run of that binary on that host, so the probe runs once per host and binary (again when the file changed).
+``parse_kind: nccl``, ``ib-bw``, ``ib-lat`` (:data:`JSON_RUNS`): the tool's binary in the argv (``json_binary``, else
+the first element named like one: ``<name>_perf`` for nccl-tests, ``ib_write_bw``... for perftest) is handed to the
+node with the document's format (``json_format``), which asks whether it writes a JSON document (nccl-tests' ``-J``,
+perftest's ``--out_json``) and, where it does, reads the document back; it is parsed first (``nccl-json``,
+``perftest-json``), with the text for what only the text has (gpufleet/results/bench.py ``parse_run``). The caller
+may say whether the binary writes one (``json_supported``: playbooks/benchmark_tasks/perftest.yml reads perftest's
+``--help`` itself); else the node probes the usage, and its answer is kept in a fact (``bench_run_nccl_json_probes``,
+``bench_run_perftest_json_probes``: ``{host: {binary: {identity, supported}}}``) and handed back on the next run of
+that binary on that host, so the probe runs once per host and binary (again when the file changed). A run of any other
+kind (a perftest server: no ``parse_kind``) is never asked for a document, whatever ``json_binary`` says.
 
 ``samples_file``: the node path of the JSON Lines file an NVML sampler (``nvml_sample``, started beside
 the run) writes. After the run it is read from the node (``slurp``) until it holds a tick at or after
@@ -33,8 +37,8 @@ from ansible.plugins.action import ActionBase
 
 from gpufleet.facts.nvml_samples import parse_text
 from gpufleet.parsers.registry import KINDS
-from gpufleet.results.bench import (nccl_tests_binary, parse_nccl_run, parse_output, record_run, record_unreachable,
-                                    run_samples, run_window, samples_cover)
+from gpufleet.results.bench import (nccl_tests_binary, parse_output, parse_run, perftest_binary, record_run,
+                                    record_unreachable, run_samples, run_window, samples_cover)
 from gpufleet.results.store import BENCHMARK_KINDS, ResultsError, to_plain
 
 # The options of plugins/modules/bench_run.py: the node's (defaults left to the module), then the controller's.
@@ -46,9 +50,12 @@ NODE_SPEC = {
     "job_id": {"type": "str", "required": True},
     "cwd": {"type": "path"},
     "max_output": {"type": "int"},
-    "nccl_json_binary": {"type": "str"},
-    "nccl_json_cached": {"type": "dict"},
+    "json_binary": {"type": "str", "aliases": ["nccl_json_binary"]},
+    "json_format": {"type": "str", "choices": ["nccl-tests", "perftest"]},
+    "json_supported": {"type": "bool"},
+    "json_cached": {"type": "dict", "aliases": ["nccl_json_cached"]},
 }
+JSON_NODE_OPTIONS = ("json_binary", "json_format", "json_supported", "json_cached")
 CONTROLLER_SPEC = {
     "parse_kind": {"type": "str", "choices": sorted(KINDS)},
     "run_dir": {"type": "path"},
@@ -64,23 +71,34 @@ CONTROLLER_SPEC = {
     "samples_file": {"type": "str"},
     "samples_wait": {"type": "float", "default": 10.0},
     "nccl_json": {"type": "bool", "default": True},
+    "perftest_json": {"type": "bool", "default": True},
 }
 # Seconds between two reads of the samples file while waiting for the tick after the run.
 SAMPLES_POLL_S = 1.0
 # The fact that keeps the answers of the nccl-tests -h probe: {host: {binary: {identity, supported}}}. Not gpufleet_*:
 # validate_cluster.yml refuses a gpufleet_ host variable it does not know, and a fact cache keeps facts across runs.
 PROBES_FACT = "bench_run_nccl_json_probes"
+# parse_kind -> the JSON document its tool can write: the node's format, the option that asks for it, how its binary
+# is found in argv (and what that looks for), the fact of the probe's answers, and the node result's key
+JSON_RUNS = {
+    "nccl": {"format": "nccl-tests", "option": "nccl_json", "find": nccl_tests_binary,
+             "binary": "nccl-tests binary (a program named <name>_perf)", "fact": PROBES_FACT, "result": "nccl_json"},
+    "ib-bw": {"format": "perftest", "option": "perftest_json", "find": perftest_binary,
+              "binary": "perftest binary (ib_write_bw, ib_read_lat...)", "fact": "bench_run_perftest_json_probes",
+              "result": "perftest_json"},
+}
+JSON_RUNS["ib-lat"] = JSON_RUNS["ib-bw"]
 ARGUMENT_SPEC = dict(NODE_SPEC, **CONTROLLER_SPEC)
 
 
-def known_probes(task_vars: dict) -> dict:
-    """``{host: {binary: {identity, supported}}}`` of the fact ``bench_run_nccl_json_probes``. Within a loop Ansible
-    files an earlier item's facts one level down (``ansible_facts.ansible_facts``): read there too, so the second
-    repeat of a run takes the first's answer."""
+def known_probes(task_vars: dict, fact: str = PROBES_FACT) -> dict:
+    """``{host: {binary: {identity, supported}}}`` of the probes' ``fact``. Within a loop Ansible files an earlier
+    item's facts one level down (``ansible_facts.ansible_facts``): read there too, so the second repeat of a run takes
+    the first's answer."""
     facts = task_vars.get("ansible_facts") or {}
     probes = {}
     for source in (facts, facts.get("ansible_facts") or {}):
-        known = source.get(PROBES_FACT) if isinstance(source, dict) else None
+        known = source.get(fact) if isinstance(source, dict) else None
         for host, binaries in (known.items() if isinstance(known, dict) else ()):
             if isinstance(binaries, dict):
                 probes.setdefault(str(host), {}).update(binaries)
@@ -101,7 +119,7 @@ class ActionModule(ActionBase):
         args = to_plain(args)
         args["record_host"] = str(args["record_host"] or task_vars.get("inventory_hostname") or "localhost")
         probe_host = str(self._task.delegate_to or args["record_host"])
-        nccl_json = self._ask_for_json(args, task_vars, probe_host)
+        asked_json = self._ask_for_json(args, task_vars, probe_host)
         node_args = {key: args[key] for key in NODE_SPEC if args[key] is not None}
         try:
             module_result = self._execute_module(module_name="gpufleet.acceptance.bench_run", module_args=node_args, task_vars=task_vars)
@@ -116,10 +134,12 @@ class ActionModule(ActionBase):
             return result
         # a benchmark that failed is an outcome to record and judge, not a failed task (rc != 0 alone would fail it)
         result["failed"] = False
-        if args["parse_kind"] == "nccl":
-            node_json = module_result.get("nccl_json") or nccl_json
-            result["parsed"], result["parse_error"] = parse_nccl_run(module_result.get("stdout"), node_json)
-            self._keep_probe(result, task_vars, probe_host, module_result.get("nccl_json"))
+        json_run = JSON_RUNS.get(args["parse_kind"])
+        if json_run is not None:
+            node_json = module_result.get(json_run["result"]) or asked_json
+            result["parsed"], result["parse_error"] = parse_run(args["parse_kind"], module_result.get("stdout"),
+                                                                node_json)
+            self._keep_probe(result, task_vars, probe_host, module_result.get(json_run["result"]), json_run)
         else:
             result["parsed"], result["parse_error"] = parse_output(args["parse_kind"], module_result.get("stdout"))
         result["record"] = None
@@ -136,35 +156,44 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _ask_for_json(args: dict, task_vars: dict, probe_host: str) -> dict | None:
-        """Set ``nccl_json_binary`` (and the cached probe) in ``args`` for an nccl-tests run; else ``{reason}``."""
-        if args["parse_kind"] != "nccl":
-            return None
-        if not args["nccl_json"]:
-            return {"document": None, "reason": "nccl_json is false: the text was asked for"}
-        binary = args["nccl_json_binary"] or nccl_tests_binary(args["argv"])
-        if binary is None:
-            return {"document": None, "reason": "no nccl-tests binary (a program named <name>_perf) in argv"}
-        args["nccl_json_binary"] = binary
-        probes = known_probes(task_vars).get(probe_host) or {}
-        if isinstance(probes.get(binary), dict) and args["nccl_json_cached"] is None:
-            args["nccl_json_cached"] = {key: probes[binary].get(key) for key in ("identity", "supported")}
+        """Set ``json_binary``, ``json_format`` (and the cached probe) in ``args`` for a run whose tool can write a
+        JSON document (:data:`JSON_RUNS`); else clear them, and return ``{document: None, reason}`` where one was
+        expected."""
+        json_run = JSON_RUNS.get(args["parse_kind"])
+        why = None
+        if json_run is None:
+            why = "no JSON document for parse_kind %s" % args["parse_kind"]
+        elif not args[json_run["option"]]:
+            why = "%s is false: the text was asked for" % json_run["option"]
+        elif not (args["json_binary"] or json_run["find"](args["argv"])):
+            why = "no %s in argv" % json_run["binary"]
+        if why is not None:
+            for key in JSON_NODE_OPTIONS:
+                args[key] = None
+            return None if json_run is None else {"document": None, "reason": why}
+        args["json_binary"] = args["json_binary"] or json_run["find"](args["argv"])
+        args["json_format"] = json_run["format"]
+        probes = known_probes(task_vars, json_run["fact"]).get(probe_host) or {}
+        binary = args["json_binary"]
+        if isinstance(probes.get(binary), dict) and args["json_cached"] is None and args["json_supported"] is None:
+            args["json_cached"] = {key: probes[binary].get(key) for key in ("identity", "supported")}
         return None
 
     @staticmethod
-    def _keep_probe(result: dict, task_vars: dict, probe_host: str, node_json: dict | None) -> None:
-        """A new answer of the ``-h`` probe goes into the fact, for this host's next run of the binary; the task result
+    def _keep_probe(result: dict, task_vars: dict, probe_host: str, node_json: dict | None, json_run: dict) -> None:
+        """A new answer of the usage probe goes into the fact, for this host's next run of the binary; the task result
         keeps the document's length, not its text (``parsed`` holds what it says)."""
         if not node_json:
             return
         document = node_json.get("document")
         length = len(document) if document is not None else None
-        result["nccl_json"] = dict(node_json, document=None, document_bytes=length)
+        result[json_run["result"]] = dict(node_json, document=None, document_bytes=length)
         if node_json.get("probe") != "probed" or node_json.get("supported") not in (True, False):
             return
-        probes = known_probes(task_vars)
+        probes = known_probes(task_vars, json_run["fact"])
         answer = {"identity": node_json.get("identity"), "supported": node_json["supported"]}
         probes.setdefault(probe_host, {})[node_json["binary"]] = answer
-        result["ansible_facts"] = {PROBES_FACT: probes}
+        result["ansible_facts"] = {json_run["fact"]: probes}
 
     def _read_node_file(self, path, task_vars):
         """(text, why not) of a file on the node, read with slurp."""

@@ -14,11 +14,13 @@ and ended by :func:`kill_job`.
 Outcomes (:func:`classify`): ``ok``, ``hang``, ``missing_binary``, ``launcher_error``, ``crash``,
 ``failed``; each with a one-line ``reason``.
 
-nccl-tests' JSON document (:func:`run_with_json`): nccl-tests 2.17.3 and later write one with ``-J FILE.json``
-(rank 0 only). Whether a binary has the option is read from its ``-h`` (:func:`probe_json_option`, bounded like
-the run); where it does, ``-J <workdir>/nccl-tests.json`` goes right after the binary in the argv, and the
-document is read back (at most ``max_output`` bytes, its ``env`` cut to the variables' names) for the
-controller to parse. Where it does not, or no document came, the run is the same and says why.
+A benchmark's JSON document (:func:`run_with_json`), in one of :data:`JSON_FORMATS`: nccl-tests 2.17.3 and later
+write one with ``-J FILE.json`` (rank 0 only, :data:`NCCL_TESTS`), perftest 4.5-0.11 and later with ``--out_json
+--out_json_file=FILE`` (:data:`PERFTEST`). Whether a binary has the option is read from its usage text
+(:func:`probe_json_option`, bounded like the run), unless the caller already knows (``supported``); where it does,
+the option goes right after the binary in the argv with a file in ``workdir``, and the document is read back (at
+most ``max_output`` bytes; nccl-tests' ``env`` cut to the variables' names) for the controller to parse. Where it
+does not, or no document came, the run is the same and says why.
 """
 
 from __future__ import annotations
@@ -88,10 +90,67 @@ JSON_SKIPPED_RE = re.compile(r"^# skipping json output;.*")
 # nccl-tests writes JSON only to a name ending in .json
 JSON_DOCUMENT = "nccl-tests.json"
 NO_JSON_OPTION = "%s -h lists no -J,--output_file (nccl-tests before 2.17.3)"
-# the -h probe: nccl-tests prints its usage before MPI or CUDA start, so this is plenty; never longer than the run's
+# the usage probe: nccl-tests and perftest print their usage before MPI, CUDA or a device start, so this is plenty;
+# never longer than the run's
 PROBE_TIMEOUT_S = 10.0
 PROBE_GRACE_S = 2.0
 PROBE_OUTPUT_BYTES = 64 * 1024
+
+# How one tool writes its JSON document: ``name``; ``result_key`` (the run result's key for it); ``help_flag`` (what
+# prints the usage); ``option_re`` (the usage line of the option), ``usage_re`` (a usage text without it), and
+# ``no_option`` (why not, for the binary); ``document`` (the file's name in the work directory); ``flags(path)``
+# (the argv that asks for it); ``not_written_re`` (a line of the run saying it did not write it) and ``not_written``
+# (why there is no file otherwise); ``keep(text)`` ((what is handed back, why not)).
+JsonFormat = collections.namedtuple("JsonFormat", ("name", "result_key", "help_flag", "option_re", "usage_re",
+                                                   "no_option", "document", "flags", "not_written_re", "not_written",
+                                                   "keep"))
+
+
+def _nccl_tests_flags(path):
+    return ["-J", path]
+
+
+def _perftest_flags(path):
+    return ["--out_json", "--out_json_file=%s" % path]
+
+
+def _names_only(text):
+    """The document with its ``env`` cut to the variables' names (rank 0's environment may hold secrets), or
+    (None, why) when it is not one JSON object."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        return None, "%s is not one JSON document (%s): the run did not finish writing it" % (JSON_DOCUMENT, exc)
+    if not isinstance(doc, dict):
+        return None, "%s holds a JSON %s, not nccl-tests' object" % (JSON_DOCUMENT, type(doc).__name__)
+    if isinstance(doc.get("env"), list):
+        doc["env"] = [str(item).split("=", 1)[0] for item in doc["env"]]
+    return json.dumps(doc, separators=(",", ":")), None
+
+
+def _as_written(text):
+    """perftest's report as it wrote it: before 24.01 it is not JSON, so the controller's parser reads it, not this."""
+    if not text.strip():
+        return None, "perftest.json is empty: the run did not write its report"
+    return text, None
+
+
+NCCL_TESTS = JsonFormat(
+    name="nccl-tests", result_key="nccl_json", help_flag="-h", option_re=JSON_OPTION_RE, usage_re=re.compile("USAGE:"),
+    no_option=NO_JSON_OPTION, document=JSON_DOCUMENT, flags=_nccl_tests_flags, not_written_re=JSON_SKIPPED_RE,
+    not_written="the run did not write one (rank 0 on another host, or it ended before it began the document)",
+    keep=_names_only)
+# perftest's usage (src/perftest_parameters.c usage()): "      --out_json  Save the report in a json file"; it writes
+# the report only at its results, and says "failed to open <file>" (and goes on) when it cannot create the file
+PERFTEST = JsonFormat(
+    name="perftest", result_key="perftest_json", help_flag="--help", option_re=re.compile(r"--out_json[^_]"),
+    usage_re=re.compile(r"^\s*(?:Usage|Options):", re.MULTILINE),
+    no_option="%s --help lists no --out_json (perftest before 4.5-0.11)", document="perftest.json",
+    flags=_perftest_flags, not_written_re=re.compile(r"^failed to open .*"),
+    not_written="the run did not write one (perftest writes it with its results: a run that failed or was ended "
+                "before them leaves none)",
+    keep=_as_written)
+JSON_FORMATS = {item.name: item for item in (NCCL_TESTS, PERFTEST)}
 
 
 def resolve_executable(path, env_path=None):
@@ -411,8 +470,9 @@ def binary_identity(path):
     return "%d:%d:%d" % (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
-def probe_json_option(binary, job_id, env=None, timeout=PROBE_TIMEOUT_S, grace=PROBE_GRACE_S):
-    """Whether ``binary -h`` lists ``-J``: ``{supported, reason, identity, probe: "probed"}``.
+def probe_json_option(binary, job_id, env=None, timeout=PROBE_TIMEOUT_S, grace=PROBE_GRACE_S, fmt=NCCL_TESTS):
+    """Whether the usage of ``binary`` (``fmt.help_flag``) lists ``fmt``'s JSON option: ``{supported, reason,
+    identity, probe: "probed"}``.
 
     ``supported`` is None when the probe gave no usage text (not found, no answer within ``timeout``, a crash);
     ``reason`` says why it is not True. Run like a benchmark (:func:`run_tagged`, tagged ``job_id``), so bounded by
@@ -422,95 +482,91 @@ def probe_json_option(binary, job_id, env=None, timeout=PROBE_TIMEOUT_S, grace=P
     executable = resolve_executable(binary, run_env.get("PATH"))
     answer = {"supported": None, "reason": "", "identity": None, "probe": "probed"}
     if executable is None:
-        answer["reason"] = "%s: not found (or not executable) on the node, so its -h was not asked" % binary
+        answer["reason"] = "%s: not found (or not executable) on the node, so its %s was not asked" % (
+            binary, fmt.help_flag)
         return answer
     answer["identity"] = binary_identity(executable)
-    run = run_tagged([executable, "-h"], job_id, env=env, timeout=timeout, grace=grace, max_output=PROBE_OUTPUT_BYTES)
-    if JSON_OPTION_RE.search(run["stdout"]):
+    run = run_tagged([executable, fmt.help_flag], job_id, env=env, timeout=timeout, grace=grace,
+                     max_output=PROBE_OUTPUT_BYTES)
+    if fmt.option_re.search(run["stdout"]):
         answer["supported"] = True
-    elif "USAGE:" in run["stdout"]:
+    elif fmt.usage_re.search(run["stdout"]):
         answer["supported"] = False
-        answer["reason"] = NO_JSON_OPTION % binary
+        answer["reason"] = fmt.no_option % binary
     else:
         said = ": " + run["reason"] if run["reason"] else ""
-        answer["reason"] = "%s -h printed no usage text (%s%s)" % (binary, run["outcome"], said)
+        answer["reason"] = "%s %s printed no usage text (%s%s)" % (binary, fmt.help_flag, run["outcome"], said)
     return answer
 
 
-def json_support(binary, job_id, env=None, cached=None, timeout=PROBE_TIMEOUT_S):
-    """:func:`probe_json_option`'s answer, or ``cached`` (an earlier answer for this binary: ``{identity, supported}``)
-    while the binary's identity is the same (``probe: "cached"``, no process started)."""
+def json_support(binary, job_id, env=None, cached=None, timeout=PROBE_TIMEOUT_S, fmt=NCCL_TESTS, supported=None):
+    """Whether ``binary`` writes ``fmt``'s document: ``supported`` when the caller knows (``probe: "given"``, the
+    caller's own look at the usage); else ``cached`` (an earlier answer for this binary: ``{identity, supported}``)
+    while the binary's identity is the same (``probe: "cached"``); else :func:`probe_json_option`'s answer. Only the
+    probe starts a process."""
+    if supported in (True, False):
+        reason = "" if supported else fmt.no_option % binary + " (the caller's look at its usage)"
+        return {"supported": supported, "reason": reason, "identity": None, "probe": "given"}
     if cached and cached.get("supported") in (True, False) and cached.get("identity"):
         run_env = dict(os.environ, **{str(key): str(value) for key, value in (env or {}).items()})
         executable = resolve_executable(binary, run_env.get("PATH"))
         if executable is not None and binary_identity(executable) == cached["identity"]:
-            reason = "" if cached["supported"] else NO_JSON_OPTION % binary
+            reason = "" if cached["supported"] else fmt.no_option % binary
             return {"supported": cached["supported"], "reason": reason, "identity": cached["identity"],
                     "probe": "cached"}
-    return probe_json_option(binary, job_id, env=env, timeout=min(PROBE_TIMEOUT_S, timeout))
+    return probe_json_option(binary, job_id, env=env, timeout=min(PROBE_TIMEOUT_S, timeout), fmt=fmt)
 
 
-def with_json_output(argv, binary, path):
-    """``argv`` with ``-J path`` right after the first element equal to ``binary`` (None when there is none)."""
+def with_json_output(argv, binary, path, fmt=NCCL_TESTS):
+    """``argv`` with ``fmt``'s flags for ``path`` right after the first element equal to ``binary`` (None when there
+    is none)."""
     argv = [str(part) for part in argv]
     if binary not in argv:
         return None
     at = argv.index(binary) + 1
-    return argv[:at] + ["-J", path] + argv[at:]
+    return argv[:at] + fmt.flags(path) + argv[at:]
 
 
-def _names_only(text):
-    """The document with its ``env`` cut to the variables' names (rank 0's environment may hold secrets), or
-    (None, why) when it is not one JSON object."""
-    try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        return None, "%s is not one JSON document (%s): the run did not finish writing it" % (JSON_DOCUMENT, exc)
-    if not isinstance(doc, dict):
-        return None, "%s holds a JSON %s, not nccl-tests' object" % (JSON_DOCUMENT, type(doc).__name__)
-    if isinstance(doc.get("env"), list):
-        doc["env"] = [str(item).split("=", 1)[0] for item in doc["env"]]
-    return json.dumps(doc, separators=(",", ":")), None
-
-
-def read_json_document(path, stdout, cap=MAX_OUTPUT_BYTES):
-    """(document text or None, why there is none): the file nccl-tests wrote at ``path``, at most ``cap`` bytes."""
+def read_json_document(path, stdout, cap=MAX_OUTPUT_BYTES, fmt=NCCL_TESTS, stderr=""):
+    """(document text or None, why there is none): the file the tool wrote at ``path``, at most ``cap`` bytes."""
     try:
         size = os.path.getsize(path)
     except OSError:
-        said = _first_match((JSON_SKIPPED_RE,), (stdout or "").splitlines())
-        said = said or "the run did not write one (rank 0 on another host, or it ended before it began the document)"
-        return None, "no document at %s: %s" % (path, said)
+        said = _first_match((fmt.not_written_re,), (stdout or "").splitlines() + (stderr or "").splitlines())
+        return None, "no document at %s: %s" % (path, said or fmt.not_written)
     if size > cap:
         return None, "the document is %d bytes, more than the %d read" % (size, cap)
     with open(path, "rb") as handle:
         text = handle.read(cap).decode("utf-8", errors="replace")
-    return _names_only(text)
+    return fmt.keep(text)
 
 
 def run_with_json(argv, job_id, binary, workdir, cached=None, env=None, timeout=600, grace=10, cwd=None,
-                  max_output=MAX_OUTPUT_BYTES):
-    """:func:`run_tagged`, asking the nccl-tests ``binary`` of ``argv`` for its JSON document where its ``-h`` lists
-    ``-J`` (``cached``: an earlier answer, see :func:`json_support`). The result gains ``nccl_json``: ``{binary,
-    supported, probe, identity, path, document, reason}``, ``document`` the text read back (None with ``reason`` saying
-    why: no -J, no file, too large, not one JSON document). The file goes in ``workdir`` and is removed after.
+                  max_output=MAX_OUTPUT_BYTES, fmt=NCCL_TESTS, supported=None):
+    """:func:`run_tagged`, asking the ``binary`` of ``argv`` for ``fmt``'s JSON document where it writes one
+    (``supported``: the caller's answer; ``cached``: an earlier probe's, see :func:`json_support`). The result gains
+    ``fmt.result_key`` (``nccl_json``, ``perftest_json``): ``{binary, format, supported, probe, identity, path,
+    document, reason}``, ``document`` the text read back (None with ``reason`` saying why: no option, no file, too
+    large, not one JSON document). The file goes in ``workdir`` and is removed after.
     """
-    info = {"binary": str(binary), "path": None, "document": None}
-    info.update(json_support(str(binary), job_id, env=env, cached=cached, timeout=timeout))
-    path = os.path.join(workdir, JSON_DOCUMENT)
-    tagged = with_json_output(argv, str(binary), path) if info["supported"] else None
+    info = {"binary": str(binary), "format": fmt.name, "path": None, "document": None}
+    info.update(json_support(str(binary), job_id, env=env, cached=cached, timeout=timeout, fmt=fmt,
+                             supported=supported))
+    path = os.path.join(workdir, fmt.document)
+    tagged = with_json_output(argv, str(binary), path, fmt) if info["supported"] else None
     if info["supported"] and tagged is None:
         info["reason"] = "%s is not an element of argv" % binary
     result = run_tagged(tagged or argv, job_id, env=env, timeout=timeout, grace=grace, cwd=cwd, max_output=max_output)
     if tagged is not None:
         info["path"] = path
-        info["document"], info["reason"] = read_json_document(path, result["stdout"], max_output)
+        info["document"], info["reason"] = read_json_document(path, result["stdout"], max_output, fmt,
+                                                              result["stderr"])
         info["reason"] = info["reason"] or ""
         try:
             os.remove(path)
         except OSError:
             pass
-    result["nccl_json"] = info
+    result[fmt.result_key] = info
     return result
 
 

@@ -18,7 +18,7 @@ description:
     seconds, and the outcome is V(hang). Processes the command left behind in its group after exiting are ended the same way.
     Processes that left the group but still hold the command's output pipes (a C(setsid) child) are found through the pipes
     and ended the same way (RV(escaped)), so the task ends within O(timeout) plus twice O(grace) plus a few seconds whatever
-    the command's children do (plus at most 18 seconds for the C(-h) probe of O(nccl_json_binary)). Other processes
+    the command's children do (plus at most 18 seconds for the usage probe of O(json_binary)). Other processes
     outside the group (ranks started by a remote launcher daemon) are ended by M(gpufleet.acceptance.bench_cleanup) with
     the same O(job_id).
   - Reports the outcome as one of V(ok), V(hang), V(missing_binary) (the program, or the program a launcher was asked
@@ -26,12 +26,19 @@ description:
     C(There are not enough slots available)), V(crash) (killed by a signal, exit status 128 or more, or a launcher
     saying a rank died on a signal) and V(failed) (any other non-zero exit), with the line that says why in RV(reason).
   - A benchmark that fails does not fail the task; the outcome says what happened. The task fails only on bad options.
-  - With O(nccl_json_binary), the nccl-tests binary of O(argv) is first asked for its usage (C(<binary> -h), at
-    most 10 seconds, tagged and ended like the run; skipped while O(nccl_json_cached) holds for the same file). Where
-    the usage lists C(-J,--output_file) (nccl-tests 2.17.3 and later), C(-J <the module's temporary
-    directory>/nccl-tests.json) goes right after the binary, and the JSON document rank 0 writes there is read back into
-    RV(nccl_json) (at most O(max_output) bytes, its C(env) cut to the variables' names). Without C(-J), or without a
-    readable document, the run is the same and the C(reason) of RV(nccl_json) says why.
+  - With O(json_binary), that binary of O(argv) is asked for its JSON document, in the format O(json_format). Whether it
+    writes one is O(json_supported) where the caller knows; else the binary is first asked for its usage (C(<binary>
+    -h) for nccl-tests, C(<binary> --help) for perftest, at most 10 seconds, tagged and ended like the run; skipped
+    while O(json_cached) holds for the same file).
+  - V(nccl-tests) - where the usage lists C(-J,--output_file) (nccl-tests 2.17.3 and later), C(-J <the module's
+    temporary directory>/nccl-tests.json) goes right after the binary, and the JSON document rank 0 writes there is read
+    back into RV(nccl_json) (its C(env) cut to the variables' names).
+  - V(perftest) - where the usage lists C(--out_json) (perftest 4.5-0.11 and later), C(--out_json
+    --out_json_file=<the module's temporary directory>/perftest.json) go right after the binary, and the report perftest
+    writes there is read back into RV(perftest_json) as written (before perftest 24.01 it is not JSON; the controller
+    reads it, C(docs/parsers/perftest_json.md)).
+  - The document is read back at most O(max_output) bytes and removed. Without the option, or without a readable
+    document, the run is the same and the C(reason) of RV(nccl_json) or RV(perftest_json) says why.
   - With the action plugin of the same name, the output is parsed and recorded on the controller (O(parse_kind), O(run_dir)).
 version_added: 0.1.0
 author:
@@ -75,33 +82,56 @@ options:
     description:
       - Bytes kept of each of stdout and stderr; beyond that the first and last halves are kept with a line saying
         how much was dropped between them.
-      - Also the most bytes of nccl-tests' JSON document read back (O(nccl_json_binary)).
+      - Also the most bytes of the JSON document read back (O(json_binary)).
     type: int
     default: 4194304
-  nccl_json_binary:
+  json_binary:
     description:
-      - The nccl-tests binary in O(argv) (an element equal to it, after any launcher) to ask for its JSON document, see
-        the description. The action plugin sets it for O(parse_kind=nccl) (O(nccl_json)).
+      - The binary in O(argv) (an element equal to it, after any launcher or wrapper) to ask for its JSON document in
+        the format O(json_format), see the description. The action plugin sets it for O(parse_kind=nccl) (O(nccl_json)) and
+        for O(parse_kind=ib-bw) and O(parse_kind=ib-lat) (O(perftest_json)) unless given.
     type: str
-  nccl_json_cached:
+    aliases: [nccl_json_binary]
+  json_format:
     description:
-      - An earlier answer of the C(-h) probe of O(nccl_json_binary) on this node, as RV(nccl_json) returned it
-        (C(identity), C(supported)). Used instead of probing while the binary's C(identity) (inode, size, modification
-        time) is the same. The action plugin keeps the answers in the fact C(bench_run_nccl_json_probes), per host and
-        binary.
+      - Whose JSON document O(json_binary) writes, see the description. The action plugin sets it from O(parse_kind).
+    type: str
+    choices: [nccl-tests, perftest]
+    default: nccl-tests
+  json_supported:
+    description:
+      - Whether O(json_binary) writes its JSON document, as the caller already read it from the binary's usage (the
+        C(--help) probe of C(playbooks/benchmark_tasks/perftest.yml) hands it over); the node then does not probe.
+        Left out, the node asks the binary (O(json_cached)).
+    type: bool
+  json_cached:
+    description:
+      - An earlier answer of the usage probe of O(json_binary) on this node, as RV(nccl_json) or RV(perftest_json)
+        returned it (C(identity), C(supported)). Used instead of probing while the binary's C(identity) (inode, size,
+        modification time) is the same. The action plugin keeps the answers in the facts C(bench_run_nccl_json_probes)
+        and C(bench_run_perftest_json_probes), per host and binary.
     type: dict
+    aliases: [nccl_json_cached]
   parse_kind:
     description:
       - Action plugin only. The parser (registry KIND, see C(docs/parsers.md)) to read stdout with on the controller,
         for example V(nccl), V(iperf3), V(ib-bw), V(ib-lat), V(nvbandwidth).
       - V(nccl) reads nccl-tests' JSON document first where the run wrote one (O(nccl_json)), the text table where not;
-        the record's C(parsed.parsed_from) says which (C(docs/benchmarks.md)).
+        V(ib-bw) and V(ib-lat) read perftest's JSON report first the same way (O(perftest_json)); the record's
+        C(parsed.parsed_from) says which (C(docs/benchmarks.md)).
     type: str
   nccl_json:
     description:
       - Action plugin only. With O(parse_kind=nccl), ask the nccl-tests binary for its JSON document
         (O(nccl_json_binary) when given, else the first O(argv) element named like an nccl-tests binary,
         C(<name>_perf)). V(false) reads the text only.
+    type: bool
+    default: true
+  perftest_json:
+    description:
+      - Action plugin only. With O(parse_kind=ib-bw) or O(parse_kind=ib-lat), ask the perftest binary for its JSON
+        report (O(json_binary) when given, else the first O(argv) element named like a perftest binary,
+        C(ib_write_bw), C(ib_read_lat)...). V(false) reads the text only.
     type: bool
     default: true
   run_dir:
@@ -276,16 +306,27 @@ nccl_json:
       (C(inode:size:mtime_ns) of the binary probed); C(path) (where C(-J) pointed; null without C(-J)); C(document) (the
       text read back, null when none; the action plugin returns its length in C(document_bytes) instead); C(reason)
       (why there is no document; empty when there is one).
-  returned: when O(nccl_json_binary) is given
+  returned: when O(json_binary) is given with O(json_format=nccl-tests)
   type: dict
-  sample: {"binary": "/opt/nccl-tests/build/all_reduce_perf", "supported": false, "probe": "probed",
-           "identity": "1835:1203456:1767225600000000000", "path": null, "document": null,
+  sample: {"binary": "/opt/nccl-tests/build/all_reduce_perf", "format": "nccl-tests", "supported": false,
+           "probe": "probed", "identity": "1835:1203456:1767225600000000000", "path": null, "document": null,
            "reason": "/opt/nccl-tests/build/all_reduce_perf -h lists no -J,--output_file (nccl-tests before 2.17.3)"}
+perftest_json:
+  description:
+    - The perftest JSON report of the run (O(json_binary) with O(json_format=perftest)), the keys of RV(nccl_json);
+      C(probe) is V(given) when O(json_supported) said, and C(document) is the report as perftest wrote it.
+  returned: when O(json_binary) is given with O(json_format=perftest)
+  type: dict
+  sample: {"binary": "ib_write_bw", "format": "perftest", "supported": true, "probe": "given", "identity": null,
+           "path": "/tmp/ansible-moduletmp-1767225600.1-x1y2/perftest.json", "document": null,
+           "reason": "no document at /tmp/ansible-moduletmp-1767225600.1-x1y2/perftest.json: the run did not write one
+                      (perftest writes it with its results: a run that failed or was ended before them leaves none)"}
 parsed:
   description:
     - What the O(parse_kind) parser made of stdout (action plugin; null without O(parse_kind) or when it cannot be
       read).
-    - For V(nccl), the JSON document's reading where there is one, with the text's NCCL lines; C(parsed_from) (V(json)
+    - For V(nccl), the JSON document's reading where there is one, with the text's NCCL lines; for V(ib-bw) and
+      V(ib-lat), perftest's report where there is one, with the text's other sizes and lines. C(parsed_from) (V(json)
       or V(text)), C(json_fallback_reason) and C(json_text_disagreements) say how (C(docs/benchmarks.md)).
   returned: always
   type: raw
@@ -306,10 +347,10 @@ record:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import (
-    JOB_ID_RE, MAX_OUTPUT_BYTES, run_tagged, run_with_json)
+    JOB_ID_RE, JSON_FORMATS, MAX_OUTPUT_BYTES, run_tagged, run_with_json)
 
 CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm", "repeat", "round", "group",
-                      "samples_file", "samples_wait", "nccl_json")
+                      "samples_file", "samples_wait", "nccl_json", "perftest_json")
 
 
 def main():
@@ -322,10 +363,13 @@ def main():
             "job_id": {"type": "str", "required": True},
             "cwd": {"type": "path"},
             "max_output": {"type": "int", "default": MAX_OUTPUT_BYTES},
-            "nccl_json_binary": {"type": "str"},
-            "nccl_json_cached": {"type": "dict"},
+            "json_binary": {"type": "str", "aliases": ["nccl_json_binary"]},
+            "json_format": {"type": "str", "choices": sorted(JSON_FORMATS), "default": "nccl-tests"},
+            "json_supported": {"type": "bool"},
+            "json_cached": {"type": "dict", "aliases": ["nccl_json_cached"]},
             "parse_kind": {"type": "str"},
             "nccl_json": {"type": "bool", "default": True},
+            "perftest_json": {"type": "bool", "default": True},
             "run_dir": {"type": "path"},
             "record_host": {"type": "str"},
             "name": {"type": "str"},
@@ -355,10 +399,11 @@ def main():
         module.exit_json(changed=False, skipped=True, msg="check mode: the benchmark is not run", job_id=params["job_id"])
     run = {"env": params["env"], "timeout": params["timeout"], "grace": params["grace"], "cwd": params["cwd"],
            "max_output": params["max_output"]}
-    if params["nccl_json_binary"]:
+    if params["json_binary"]:
         # the module's own temporary directory: removed when the module exits
-        result = run_with_json(params["argv"], params["job_id"], params["nccl_json_binary"], module.tmpdir,
-                               cached=params["nccl_json_cached"], **run)
+        result = run_with_json(params["argv"], params["job_id"], params["json_binary"], module.tmpdir,
+                               cached=params["json_cached"], fmt=JSON_FORMATS[params["json_format"]],
+                               supported=params["json_supported"], **run)
     else:
         result = run_tagged(params["argv"], params["job_id"], **run)
     module.exit_json(changed=True, **result)

@@ -15,8 +15,13 @@ is absent and the lat servers are not started: the replayed clients answer alone
 perf/nvbandwidth-readme-8gpu-d2d-write-ce-matrix.txt (lowest copy 274.89 GB/s). Scenario inputs: node-c's
 ib_write_bw is missing (gpufleet_ib_write_bw_path points nowhere); node-a's ib_write_bw is a TEST DOUBLE that, on a
 real run (argv with -d), swaps node-a's sysfs root to the SYNTHETIC tree h100-ndr-ib-after-symbol-error (mlx5_0/1
-symbol_error 0 -> 3) before exec'ing the replay: the counters "grow during the benchmark". Profile dgx-a100-8
-(ib_write_bw floor 180 Gb/s, p2p_bandwidth floor 235 GB/s). Two repeats.
+symbol_error 0 -> 3) before exec'ing the replay: the counters "grow during the benchmark". The same double answers
+``--help`` with perf/ib_write_bw-help-out_json-and-cuda-lines-EDITED.txt (the recorded cuda lines and perftest's
+--out_json usage lines), so node-a's client runs get --out_json --out_json_file=FILE: the double copies
+perf/SYNTHETIC-ib_write_bw-out_json-25.04-from-roce-cx7-cuda-client-181gbps.json (the client recording's figures in
+perftest's report format) there and replays the rest of its argv; node-b's replayed --help lists no --out_json, so
+its runs are read from the text. Profile dgx-a100-8 (ib_write_bw floor 180 Gb/s, p2p_bandwidth floor 235 GB/s).
+Two repeats.
 Takes ~15 s (budget 40 s; measured 15.4 s with the machine's load average falling from 9 to 3): 3 hosts x (2 tools x
 2 repeats x 3 ring rounds + nvbandwidth + counters) Ansible tasks; up to ~90 s when other jobs load this 2-core machine.
 """
@@ -44,6 +49,25 @@ NODE_PYTHONS = sorted(glob.glob("/root/.pyenv/versions/3.8*/bin/python3.8"))
 BW_ARGS = "-d mlx5_0 --report_gbits -s 8388608 -F -p 18515 --use_cuda 0"
 LAT_ARGS = "-d mlx5_0 -n 10000 -s 8 -F -p 18515"
 PERF = "tests/fixtures/perf/"
+OUT_JSON_HELP = PERF + "ib_write_bw-help-out_json-and-cuda-lines-EDITED.txt"
+OUT_JSON_REPORT = PERF + "SYNTHETIC-ib_write_bw-out_json-25.04-from-roce-cx7-cuda-client-181gbps.json"
+# TEST DOUBLE of node-a's ib_write_bw (synthetic script): its --help lists --out_json; a real run (-d) makes node-a's IB
+# counters read the SYNTHETIC after tree; --out_json_file=FILE gets the SYNTHETIC report; the rest goes to the replay
+COUNTERS_GROW_DOUBLE = """#!/bin/sh
+# TEST DOUBLE: --help lists --out_json; a real run (-d) makes node-a's IB counters read the SYNTHETIC after tree, writes
+# the SYNTHETIC report where --out_json_file= says, then replays the rest of its argv
+[ "$1" = --help ] && exec cat '{help}'
+case " $* " in *" -d "*) ln -sfn '{after}' '{link}' ;; esac
+for arg do
+    shift
+    case "$arg" in
+        --out_json) ;;
+        --out_json_file=*) cp '{report}' "${{arg#--out_json_file=}}" ;;
+        *) set -- "$@" "$arg" ;;
+    esac
+done
+exec '{replay}' "$@"
+"""
 
 
 def node_python():
@@ -103,9 +127,9 @@ def build_inventory(tmp_path):
     link = tmp_path / "node-a-sys"
     os.symlink(hosts["node-a"]["gpufleet_sysfs_root"], str(link))
     double = tmp_path / "ib_write_bw-counters-grow"
-    double.write_text("#!/bin/sh\n# TEST DOUBLE: a real run (-d) makes node-a's IB counters read the SYNTHETIC after tree, then replays\n"
-                      "case \" $* \" in *\" -d \"*) ln -sfn '%s' '%s' ;; esac\nexec '%s' \"$@\"\n"
-                      % (after, str(link), hosts["node-a"]["gpufleet_ib_write_bw_path"]))
+    double.write_text(COUNTERS_GROW_DOUBLE.format(help=os.path.join(REPO_ROOT, OUT_JSON_HELP), after=after,
+                                                  link=str(link), report=os.path.join(REPO_ROOT, OUT_JSON_REPORT),
+                                                  replay=hosts["node-a"]["gpufleet_ib_write_bw_path"]))
     double.chmod(0o755)
     hosts["node-a"]["gpufleet_sysfs_root"] = str(link)
     hosts["node-a"]["gpufleet_ib_write_bw_path"] = str(double)
@@ -163,6 +187,22 @@ def test_perftest_nvbandwidth_and_ib_counters_through_benchmark_yml(tmp_path):
     assert bw_a[0]["group"] == "mlx5_0->mlx5_0" and bw_a[0]["name"] == "ib_write_bw"
     assert bw_a[0]["command"][-2:] == ["0", "node-b"] and "--use_cuda" in bw_a[0]["command"]  # GPUDirect: the --help lists --use_cuda
     assert bw_a[0]["parsed"]["results"][0]["bw_avg_gbps"] == 181.46 and bw_a[0]["parsed"]["gpu_direct"] is True
+    # node-a's --help lists --out_json: its client asked for the report (a file in the run's temporary directory, right
+    # after the binary) and the record is read from it first; node-b's does not: read from its text, saying why
+    for item in bw_a:
+        assert item["command"][item["command"].index("--out_json") - 1] == str(tmp_path / "ib_write_bw-counters-grow")
+        report_flag = item["command"][item["command"].index("--out_json") + 1]
+        assert report_flag.startswith("--out_json_file=/") and report_flag.endswith("/perftest.json")
+        parsed = item["parsed"]
+        assert (parsed["parsed_from"], parsed["document_syntax"]) == ("json", "json")
+        assert parsed["json_text_disagreements"] == []
+        assert parsed["cuda_device"] == 0 and parsed["results"][0]["bw_avg_gbps"] == 181.46
+    bw_b = of_kind(records["node-b"], "ib_write_bw")
+    assert [item["outcome"] for item in bw_b] == ["ok", "ok"]
+    assert not any("--out_json" in item["command"] for item in bw_b)
+    assert all(item["parsed"]["parsed_from"] == "text" and item["parsed"]["json_fallback_reason"].endswith(
+        "/ib_write_bw --help lists no --out_json (perftest before 4.5-0.11) (the caller's look at its usage)")
+        for item in bw_b)
     # node-c has no ib_write_bw: the preflight (benchmark_tasks/preflight.yml) records it ONCE, with the fix, and leaves
     # node-c out of the ring (a->b, b->a): no missing_binary per run, round or repeat
     bw_c = of_kind(records["node-c"], "ib_write_bw")

@@ -24,7 +24,7 @@ import pytest
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import bench_process
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import classify, find_job_processes, kill_job, run_tagged, tag_argv
 
-from gpufleet.results.bench import parse_nccl_run
+from gpufleet.results.bench import parse_nccl_run, parse_run
 
 PY = sys.executable
 SLOTS_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "nccl", "gcm-openmpi-not-enough-slots-failure.txt")
@@ -391,3 +391,94 @@ def test_a_probe_without_an_answer_is_bounded_and_the_run_goes_on_without_json(t
     assert result["cmd"] == [str(binary)] and result["nccl_json"]["supported"] is None and result["outcome"] == "ok"
     assert bench_process.probe_json_option("/nonexistent/all_reduce_perf", job())["reason"] == (
         "/nonexistent/all_reduce_perf: not found (or not executable) on the node, so its -h was not asked")
+
+
+# ---------------------------------------------------------------------------------------
+# perftest's JSON report (--out_json): asked where its --help lists it (or the caller says so), read back as written
+# ---------------------------------------------------------------------------------------
+PERF_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "fixtures", "perf")
+# the recorded `grep cuda` lines of a --help with perftest's two --out_json usage lines before them (EDITED, SOURCES.md)
+PERFTEST_HELP = os.path.join(PERF_FIXTURES, "ib_write_bw-help-out_json-and-cuda-lines-EDITED.txt")
+PERFTEST_HELP_PARTIAL = os.path.join(PERF_FIXTURES, "ib_write_bw-help-grep-cuda-mlnx-ofed-5.5-PARTIAL.txt")
+PERFTEST_REPORT = os.path.join(PERF_FIXTURES,
+                               "SYNTHETIC-ib_write_bw-out_json-25.04-from-roce-cx7-cuda-client-181gbps.json")
+PERFTEST_TEXT = os.path.join(PERF_FIXTURES, "ib_write_bw-roce-cx7-cuda-a40-16qp-rdma_cm-client-181gbps.txt")
+# TEST DOUBLE of ib_write_bw (synthetic): --help prints $FAKE_HELP; a run copies the SYNTHETIC report $FAKE_REPORT to
+# where --out_json_file= says (FAKE_MODE refused: perftest's connection failure, before any report; unwritable: what
+# perftest says when it cannot create the file), then prints the RECORDED client text $FAKE_TEXT
+FAKE_IB_WRITE_BW = r"""#!/bin/sh
+[ "$1" = --help ] && exec cat "$FAKE_HELP"
+report=
+for arg do
+    case "$arg" in --out_json_file=*) report="${arg#--out_json_file=}" ;; esac
+done
+case "$FAKE_MODE" in
+    refused) echo "Couldn't connect to node-b:18515" >&2; exit 1 ;;
+    unwritable) echo "failed to open $report" >&2 ;;
+    *) [ -n "$report" ] && cp "$FAKE_REPORT" "$report" ;;
+esac
+exec cat "$FAKE_TEXT"
+"""
+
+
+def fake_ib_write_bw(tmp_path, help_file=PERFTEST_HELP, mode=""):
+    binary = tmp_path / "ib_write_bw"
+    binary.write_text(FAKE_IB_WRITE_BW)
+    binary.chmod(0o755)
+    env = {"FAKE_HELP": os.path.abspath(help_file), "FAKE_REPORT": os.path.abspath(PERFTEST_REPORT),
+           "FAKE_TEXT": os.path.abspath(PERFTEST_TEXT), "FAKE_MODE": mode}
+    return str(binary), env
+
+
+def test_perftest_report_asked_where_its_help_lists_out_json(tmp_path):
+    binary, env = fake_ib_write_bw(tmp_path)
+    argv = [binary, "-d", "mlx5_1", "--report_gbits", "node-b"]
+    result = bench_process.run_with_json(argv, job(), binary, str(tmp_path), env=env, timeout=60,
+                                         fmt=bench_process.PERFTEST)
+    path = str(tmp_path / "perftest.json")
+    assert result["outcome"] == "ok", result["stderr"]
+    assert result["cmd"] == [binary, "--out_json", "--out_json_file=" + path] + argv[1:]  # right after the binary
+    info = result["perftest_json"]
+    assert "nccl_json" not in result
+    assert (info["format"], info["supported"], info["probe"], info["reason"]) == ("perftest", True, "probed", "")
+    with open(PERFTEST_REPORT, "r", encoding="utf-8") as handle:
+        assert info["document"] == handle.read()  # as perftest wrote it: the controller reads it
+    assert not os.path.exists(path)
+    parsed, error = parse_run("ib-bw", result["stdout"], info)
+    assert error is None and parsed["parsed_from"] == "json" and parsed["results"][0]["bw_avg_gbps"] == 181.46
+
+
+def test_perftest_answer_given_by_the_caller_is_not_probed(tmp_path):
+    # the play's own --help probe said: no --out_json; the node starts no probe (the help file is not even there)
+    binary, env = fake_ib_write_bw(tmp_path, help_file=str(tmp_path / "absent"))
+    result = bench_process.run_with_json([binary, "-d", "mlx5_1", "node-b"], job(), binary, str(tmp_path), env=env,
+                                         timeout=60, fmt=bench_process.PERFTEST, supported=False)
+    info = result["perftest_json"]
+    assert result["cmd"] == [binary, "-d", "mlx5_1", "node-b"] and result["outcome"] == "ok"
+    assert (info["supported"], info["probe"], info["identity"], info["document"]) == (False, "given", None, None)
+    assert info["reason"] == ("%s --help lists no --out_json (perftest before 4.5-0.11) (the caller's look at its "
+                              "usage)" % binary)
+    parsed, _error = parse_run("ib-bw", result["stdout"], info)
+    assert (parsed["parsed_from"], parsed["json_fallback_reason"]) == ("text", info["reason"])
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("refused", "no document at {path}: the run did not write one (perftest writes it with its results: a run that "
+                "failed or was ended before them leaves none)"),
+    ("unwritable", "no document at {path}: failed to open {path}"),
+])
+def test_perftest_without_a_report_says_why(tmp_path, mode, reason):
+    binary, env = fake_ib_write_bw(tmp_path, mode=mode)
+    result = bench_process.run_with_json([binary, "node-b"], job(), binary, str(tmp_path), env=env, timeout=60,
+                                         fmt=bench_process.PERFTEST, supported=True)
+    path = str(tmp_path / "perftest.json")
+    info = result["perftest_json"]
+    assert result["cmd"] == [binary, "--out_json", "--out_json_file=" + path, "node-b"]
+    assert info["probe"] == "given" and info["document"] is None and info["reason"] == reason.format(path=path)
+
+
+def test_perftest_help_without_a_usage_text_is_no_answer(tmp_path):
+    # the recorded help is PARTIAL (two `grep cuda` lines): no usage header, so no answer either way
+    binary, env = fake_ib_write_bw(tmp_path, help_file=PERFTEST_HELP_PARTIAL)
+    answer = bench_process.probe_json_option(binary, job(), env=env, fmt=bench_process.PERFTEST)
+    assert (answer["supported"], answer["reason"]) == (None, "%s --help printed no usage text (ok)" % binary)
