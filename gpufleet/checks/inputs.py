@@ -38,7 +38,7 @@ INPUT_VARIABLES = frozenset((
     "gpufleet_procfs_root", "gpufleet_ethtool_path", "gpufleet_ibstat_path", "gpufleet_ibv_devinfo_path",
     "gpufleet_ip_path", "gpufleet_journalctl_path", "gpufleet_dmesg_path", "gpufleet_ofed_info_path",
     "gpufleet_mpirun_path", "gpufleet_ldconfig_path", "gpufleet_nccl_include_dirs", "gpufleet_tool_timeout",
-    "gpufleet_fact_phase_timeout",
+    "gpufleet_fact_phase_timeout", "gpufleet_fact_phase_output_budget",
     # NCCL environment (roles/nccl_env)
     "gpufleet_cluster_cidr",
     # all-reduce benchmarks and the bad-node search (playbooks/benchmark.yml, benchmark_tasks/allreduce_pairs.yml)

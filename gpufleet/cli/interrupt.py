@@ -9,6 +9,8 @@ forwarded to ansible-playbook's process group (ansible-playbook passes it on to 
 stops as after a Ctrl-C of its own), and the CLI waits for it to end, at most ``grace_s`` seconds:
 then ansible-runner kills it (its cancel callback). ansible-playbook's pid comes with every runner
 event (the callback plugin runs in it); before the first event there is nothing of it to wait for.
+Neither the forwarded signal nor runner's kill of the group reaches a worker ansible-playbook left behind (each
+leads a session of its own): run_processes.py ends those once ansible-playbook has ended.
 """
 
 from __future__ import annotations

@@ -9,23 +9,28 @@ Verdict, Report; for the plays of an imported playbook, the import's: Benchmarks
 ``--output json`` or ``--query``: the run as results.json holds it, or what the JMESPath expression
 selects from that, alone on stdout, the other lines on stderr). Exit 0 when every
 node is accepted (ACCEPT or ACCEPT WITH WARNINGS), 2 when any is rejected or unreachable, 1 when the
-run itself failed (playbook error, bad inventory, invalid profile or claim: nothing was judged) or the
-query cannot be used (a bad expression is refused before anything runs). The playbook's last task fails
-each node not accepted, and unreachable nodes make ansible-playbook exit 4: neither counts as a failed run
-once the verdicts are written (``judged_despite_rc``).
+run itself failed (playbook error, bad inventory, invalid profile or claim, a results directory the controller
+could not write: nothing was judged) or the query cannot be used (a bad expression is refused before anything
+runs). The playbook's last task fails each node not accepted, and unreachable nodes make ansible-playbook exit 4:
+neither counts as a failed run once the verdicts are written (``judged_despite_rc``). A write into the results
+directory that failed (a full disk: ``results_write_error``) is the controller's failure: the run failed, said so
+with the write, and no node is judged or named as its cause (``controller_failed``).
 
 ``--retest-failed PREVIOUS`` runs only the nodes REJECTed or UNREACHABLE in the results directory
 PREVIOUS and writes ``retest.json`` (gpufleet/cli/retest.py) into the new results directory.
 
 One run per results directory: the run holds its ``run.lock`` (results/store.py ``RunLock``) from start to end, and a
-resume waits for the ansible-playbook run that opened the directory last to end; ``--out`` is refused when it is a
-symbolic link or a directory that is not a gpufleet results directory, unless ``--force``. Whether fleet.json holds
-this run's verdicts is told by run.json's ``invocation`` (``verdicts_written``), never by the clock.
+resume waits for every process of an earlier run of the directory to end (``writers_still_running``: the
+ansible-playbook that opened it last, the workers and commands of any run the CLI started); ``--out`` is refused
+when it is a symbolic link or a directory that is not a gpufleet results directory, unless ``--force``. Whether
+fleet.json holds this run's verdicts is told by run.json's ``invocation`` (``verdicts_written``), never by the clock.
 
 ``-e``, ``--tags``, ``--skip-tags``, ``--check`` and ``--level`` go to ansible-playbook as it takes them
 (playbook_options.py). A SIGINT or SIGTERM during the run is forwarded to ansible-playbook and waited for
 (interrupt.py); a run so stopped before its verdict prints the command that resumes it and exits 128 + the
-signal's number, one stopped after its verdict is reported as the finished run it is.
+signal's number, one stopped after its verdict is reported as the finished run it is. No process of a run outlives
+it (run_processes.py): when ansible-playbook ends, in any way, the CLI ends the workers and commands it left running,
+and says so; when the CLI dies first, its watchdog ends them all.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from typing import Iterator
 import yaml
 
 from gpufleet import collection
-from gpufleet.cli import retest
+from gpufleet.cli import retest, run_processes
 from gpufleet.cli.interrupt import Interruption, signal_name
 from gpufleet.cli.playbook_options import (
     OptionsError,
@@ -77,9 +82,8 @@ from gpufleet.results.store import (
     RunLock,
     default_run_id,
     foreign_contents,
-    live_writer_message,
     lock_holder,
-    token_alive,
+    writers_still_running,
 )
 
 PLAYBOOK = "validate_cluster.yml"
@@ -178,6 +182,8 @@ class Progress:
         self.gate_started = False
         self.failed_tasks = set()
         self.unreachable = set()
+        # the writes into the results directory that failed (results_write_error): the controller's failure
+        self.write_failures = []
 
     def _load_hosts(self):
         try:
@@ -241,6 +247,9 @@ class Progress:
                 # unless gpufleet_fail_on_verdict is false it has left the play, as a failed host has: done from now on
                 self.unreachable.add(host)
                 self.dropped.add(host)
+            written = (data.get("res") or {}).get("results_write_error") if kind == "runner_on_failed" else None
+            if written and written not in self.write_failures:
+                self.write_failures.append(str(written))  # ignored by the fact task, yet what stopped the run
             if kind == "runner_on_failed" and not data.get("ignore_errors"):
                 self.failed_tasks.add(task)
                 self.dropped.add(host)
@@ -364,6 +373,25 @@ def on_disk(results_dir: str, run: dict | None, fleet: dict | None, hosts: dict 
     return "on disk in %s: run.json (status %s), %s, %s" % (results_dir, terminal_text(run.get("status")), records, verdicts)
 
 
+def controller_failed(request: Request, failures: list[str], run: dict | None, fleet: dict | None,
+                      hosts: dict | None, private_dir: str) -> int:
+    """A write into the results directory failed (``failures``: the store's messages, a full disk): the run failed
+    for the controller's fault, and says so; no node is named as its cause, none is judged. EXIT_FAILED."""
+    command, results_dir = request.command, request.results_dir
+    say("gpufleet %s: the run failed on the controller, not on any node: %s"
+        % (command, terminal_text(failures[0], 2000)))
+    for message in failures[1:3]:
+        say("  also: " + terminal_text(message, 2000))
+    if len(failures) > 3:
+        say("  and %d more writes that failed" % (len(failures) - 3))
+    say("  nothing was judged: no node is blamed for a write the controller could not make")
+    say("  " + on_disk(results_dir, run, fleet, hosts))
+    if run is not None:
+        say("  resume with: %s" % resume_command(request.resume, results_dir))
+    say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
+    return EXIT_FAILED
+
+
 def runner_kwargs(private_dir: str, inventories: list[str], results_dir: str, limit: str | None = None,
                   profile: str | None = None, forks: int | None = None,
                   options: PlaybookOptions | None = None) -> dict:
@@ -405,6 +433,8 @@ def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None,
     ``private_dir`` is runner's directory (its artifacts hold the full Ansible output); the caller
     removes it when the run went well. With ``interruption``, a SIGINT or SIGTERM during the run is
     forwarded to ansible-playbook, which is waited for (``Interruption``), instead of ending the CLI.
+    No process of the run outlives it: what ansible-playbook left running when it ended is ended, and said, before
+    this returns, and all of it when the CLI dies first (run_processes.py ``guarded``).
     """
     # ansible-runner is a dependency of the gpufleet CLI, not of the collection's plugins: imported only here
     import ansible_runner  # pylint: disable=import-outside-toplevel
@@ -421,8 +451,11 @@ def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None,
     kwargs["event_handler"] = on_event
     kwargs["cancel_callback"] = interruption.cancel
     ended = {}
-    with interruption.installed(), child_signal_recorded(ended):
+    with interruption.installed(), run_processes.guarded(results_dir) as launch, child_signal_recorded(ended):
+        kwargs["envvars"].update(launch.environment())
         runner = ansible_runner.run(**kwargs)
+    for line in launch.lines(interruption.label, " that ansible-playbook left running"):
+        say(line)
     rc = runner.rc
     if rc is None and ended.get("signal"):
         rc = -int(ended["signal"])  # as subprocess has it: killed by that signal
@@ -613,8 +646,9 @@ def run_and_judge(request: Request) -> int:
     """Run the playbook for ``request`` (its results directory locked) and report what it judged; the exit code."""
     command, results_dir = request.command, request.results_dir
     before = invocation_before(results_dir)
-    if token_alive(before):
-        say("gpufleet %s: %s" % (command, live_writer_message(results_dir, before)))
+    still_written = writers_still_running(results_dir, before)
+    if still_written:
+        say("gpufleet %s: %s" % (command, terminal_text(still_written)))
         return EXIT_FAILED
     if os.path.exists(os.path.join(results_dir, RUN_FILE)):
         say("gpufleet %s: %s holds an earlier run: resuming it (hosts already gathered are not gathered again)" % (command, results_dir))
@@ -661,6 +695,8 @@ def run_and_judge(request: Request) -> int:
             say("  resume with: %s" % resume_command(request.resume, results_dir))
         say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
         return EXIT_FAILED
+    if progress.write_failures and not verdicts_written(run, fleet, before):
+        return controller_failed(request, progress.write_failures, run, fleet, hosts, private_dir)
     if rc != 0 and verdicts_written(run, fleet, before):
         # a step after the verdict failed (the report, a notification): the verdicts stand and are shown, the run failed
         say("gpufleet %s: the run failed (%s) after the verdicts were written to %s; they are shown below"

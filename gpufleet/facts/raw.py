@@ -10,9 +10,13 @@ foreign (a banner, a prompt: its ``ignored_lines``) are kept on the reader with 
 they came from, for the group's facts (``gpufleet.facts.node.build_group``).
 
 A tool that overran the node's fact phase (timed out, or skipped after a timeout or once the phase's
-budget was spent: plugins/module_utils/node_collect.py) left its part of the facts unknown, not bad:
-:func:`overruns` names those tools for the group's facts (``overran``), and :func:`is_overrun` tells a
-fact error of that kind from one that found something wrong, so the verdict says INCOMPLETE, not REJECT.
+budget was spent, or its output cut once the phase's output budget was spent: plugins/module_utils/node_collect.py)
+left its part of the facts unknown, not bad: :func:`overruns` names those tools for the group's facts (``overran``),
+and :func:`is_overrun` tells a fact error of that kind from one that found something wrong, so the verdict says
+INCOMPLETE, not REJECT. A run whose output the spent output budget cut (``truncated_reason``) reads here as a skipped
+one (:func:`as_read`): what was kept of it is not the tool's answer, so it is never parsed, and each builder leaves its
+part unknown as it does for a skipped tool. One cut by its own per-stream cap is still parsed, and a parse that fails
+says it was cut.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from gpufleet.parsers.registry import parse
 # The fact task itself ran past Ansible's task timeout: nothing came back from the node (the action records it so).
 TASK_TIMED_OUT = "the fact task ran past its timeout of %s s before the node answered: nothing came back from it"
 # A fact error saying a tool overran (see the module docstring) or that the fact task did.
-_OVERRUN = re.compile(r"` (?:timed out\b|skipped: )|" + re.escape(TASK_TIMED_OUT.split(" %s ", 1)[0]))
+_OVERRUN = re.compile(r"` (?:timed out\b|skipped: |truncated: )|" + re.escape(TASK_TIMED_OUT.split(" %s ", 1)[0]))
 # Commands named one by one in a list of skipped ones; the rest are counted.
 _NAMED_SKIPS = 3
 
@@ -74,25 +78,47 @@ def _short_label(cmd: list) -> str:
     return " ".join([os.path.basename(str(cmd[0]))] + [str(part) for part in cmd[1:]]) if cmd else "?"
 
 
+def _cut_as_skipped(entry: dict) -> dict:
+    """A run the spent output budget cut, as builders read a skipped one: no rc, no output, ``truncated: <reason>``."""
+    return dict(entry, rc=None, stdout="", stderr="", error="truncated: %s" % entry["truncated_reason"])
+
+
+def as_read(raw: Any) -> Any:
+    """``raw`` as the builders read it: each run whose output the node cut for the fact phase's spent output budget
+    (``truncated_reason``) reads as a skipped run (``error`` ``truncated: the fact phase's output budget of 64 MiB was
+    spent``); what changes is copied, ``raw`` itself is left as the node sent it (the record keeps what was kept)."""
+    if isinstance(raw, dict):
+        if isinstance(raw.get("cmd"), list) and "error" in raw:
+            return _cut_as_skipped(raw) if raw.get("truncated_reason") and not raw.get("error") else raw
+        read = {key: as_read(value) for key, value in raw.items()}
+        return raw if all(read[key] is raw[key] for key in raw) else read
+    if isinstance(raw, list):
+        read = [as_read(value) for value in raw]
+        return raw if all(new is old for new, old in zip(read, raw)) else read
+    return raw
+
+
 def overruns(raw: Any) -> list[str]:
     """The tools of one group's raw results that overran the fact phase, for its facts (``overran``).
 
     Each timed-out run (```nvidia-smi -q` timed out after 30 s``), then the skipped runs by reason
     (```ethtool eth3`, `ethtool -i eth3` and 20 more skipped: the fact phase's budget of 150 s was spent
-    (ethtool ran 148 s of it in 9 runs)``); [] when every tool answered.
+    (ethtool ran 148 s of it in 9 runs)``), and the runs whose output the spent output budget cut the same way
+    (```ethtool eth7`, `ethtool -i eth7` truncated: the fact phase's output budget of 64 MiB was spent``); [] when
+    every tool answered whole.
     """
-    timed_out, skipped = [], {}
-    for entry in _tool_runs(raw):
+    timed_out, cut = [], {}
+    for entry in _tool_runs(as_read(raw)):
         error = str(entry.get("error") or "")
         label = _short_label(entry["cmd"])
         if error == "timeout":
             timed_out.append(timed_out_text(label, entry))
-        elif error.startswith("skipped: "):
-            skipped.setdefault(error[len("skipped: "):], []).append(label)
-    for reason, labels in skipped.items():
+        elif error.startswith(("skipped: ", "truncated: ")):
+            cut.setdefault(tuple(error.split(": ", 1)), []).append(label)
+    for (how, reason), labels in cut.items():
         named = ", ".join("`%s`" % label for label in labels[:_NAMED_SKIPS])
         more = " and %d more" % (len(labels) - _NAMED_SKIPS) if len(labels) > _NAMED_SKIPS else ""
-        timed_out.append("%s%s skipped: %s" % (named, more, reason))
+        timed_out.append("%s%s %s: %s" % (named, more, how, reason))
     return timed_out
 
 
@@ -109,7 +135,8 @@ class RawReader:
 
     def __init__(self, host, raw):
         self.host = host
-        self.raw = raw
+        # a run the spent output budget cut reads as a skipped one (as_read)
+        self.raw = as_read(raw)
         # {"command", "line", "text", "why"} of every line a parse skipped as foreign, in parse order
         self.ignored_lines: list[dict] = []
 

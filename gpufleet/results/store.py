@@ -15,17 +15,22 @@ soon as its facts arrive, so a run that is killed keeps every host it had finish
     <run dir>/run.lock                       while ``gpufleet validate`` runs: who runs (:class:`RunLock`)
 
 Names that come from a node or an inventory are never used as paths as they are: see :func:`safe_name`.
+A write that fails (a full disk, a quota, a read-only or unwritable directory, an I/O error) leaves the old file and
+no temporary one, and raises :class:`ResultsWriteError` naming the file, the errno and what is on disk: the
+controller's failure, which stops the run (roles/facts), never a node's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import fcntl
 import hashlib
 import json
 import os
 import re
+import shlex
 import tempfile
 from collections.abc import Iterator
 
@@ -90,6 +95,59 @@ class ResultsError(Exception):
     """A results directory that cannot be written or read as schema v1; the message says which file."""
 
 
+# How a write into the results directory failed, in words, and what frees it (ResultsWriteError); another errno is
+# WRITE_FAILED.
+WRITE_FAILURES = {
+    errno.ENOSPC: ("is full", "free space"),
+    errno.EDQUOT: ("is over its disk quota", "free space or raise the quota"),
+    errno.EROFS: ("is on a read-only file system", "make it writable"),
+    errno.EACCES: ("is not writable by this user", "give this user write access"),
+    errno.EPERM: ("is not writable by this user", "give this user write access"),
+    errno.EIO: ("had an I/O error", "check the disk"),
+}
+WRITE_FAILED = ("could not be written", "fix it")
+
+
+def write_failure_message(path: str, error: OSError, root: str | None = None) -> str:
+    """The words of :class:`ResultsWriteError`: the directory, what went wrong (errno name and strerror), the file
+    (relative to the results directory ``root``), what is on disk of it and what to do; with ``root``, the command
+    that resumes the run."""
+    state, remedy = WRITE_FAILURES.get(error.errno, WRITE_FAILED)
+    said = error.strerror or str(error)
+    cause = "%s: %s" % (errno.errorcode[error.errno], said) if error.errno in errno.errorcode else said
+    kept = "keeps its earlier content" if os.path.exists(path) else "was not written"
+    if root:
+        return ("results directory %s %s (%s) writing %s, which %s; %s and resume: gpufleet validate --out %s"
+                % (root, state, cause, os.path.relpath(path, root), kept, remedy, shlex.quote(root)))
+    return ("directory %s %s (%s) writing %s, which %s; %s and write it again"
+            % (os.path.dirname(os.path.abspath(path)), state, cause, os.path.basename(path), kept, remedy))
+
+
+class ResultsWriteError(ResultsError, OSError):
+    """A file of the results directory the controller could not write (a full disk, a quota, a read-only or
+    unwritable directory, an I/O error): the run's failure, never a node's. Still an OSError with its errno for the
+    callers that catch OSError; the message is :func:`write_failure_message`'s."""
+
+    def __init__(self, path: str, error: OSError, root: str | None = None) -> None:
+        super().__init__(error.errno, error.strerror or str(error), path)
+        self.message = write_failure_message(path, error, root)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@contextlib.contextmanager
+def writing(path: str, root: str | None = None) -> Iterator[None]:
+    """Within the block, an OSError is a failed write of ``path`` (:class:`ResultsWriteError`, ``root``: the results
+    directory it belongs to); one already named so goes on as it is."""
+    try:
+        yield
+    except ResultsWriteError:
+        raise
+    except OSError as exc:
+        raise ResultsWriteError(path, exc, root) from exc
+
+
 def utc_now():
     """The current time as ISO 8601 UTC with a ``Z`` (second precision)."""
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -128,42 +186,52 @@ def _fsync_dir(path):
 
 
 @contextlib.contextmanager
-def atomic_open(path, binary=True):
+def atomic_open(path, binary=True, root=None):
     """A stream whose content replaces ``path`` only when the block ends without an exception: a reader
-    (or a crash) sees the old file or the new one, never half. Mode 0644; the directory is fsynced."""
+    (or a crash) sees the old file or the new one, never half. Mode 0644; the directory is fsynced.
+
+    A write that fails (a full disk: at the flush, the fsync or the rename) leaves the old file as it was, removes the
+    temporary file and raises :class:`ResultsWriteError` naming ``path`` (``root``: the results directory); what
+    the block itself raises goes on as it is."""
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path)[:60], suffix=".tmp", dir=directory)
+    with writing(path, root):
+        os.makedirs(directory, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path)[:60], suffix=".tmp", dir=directory)
+    stream = os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")
     try:
-        with (os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")) as stream:
-            yield stream
+        yield stream
+        with writing(path, root):
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+            stream.close()
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
     except BaseException:
-        try:
+        # closing flushes what is buffered, which may fail again: the descriptor is closed all the same
+        with contextlib.suppress(OSError):
+            stream.close()
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     _fsync_dir(directory)
 
 
-def write_bytes_atomic(path, data):
-    """Write ``data`` to ``path`` atomically (:func:`atomic_open`)."""
-    with atomic_open(path) as stream:
+def write_bytes_atomic(path, data, root=None):
+    """Write ``data`` to ``path`` atomically (:func:`atomic_open`); ``root``: the results directory it belongs to, for
+    the message of a failed write (:class:`ResultsWriteError`)."""
+    with writing(path, root), atomic_open(path, root=root) as stream:
         stream.write(data)
 
 
-def write_text_atomic(path, text):
+def write_text_atomic(path, text, root=None):
     """:func:`write_bytes_atomic` for text (UTF-8; undecodable characters from a node are kept escaped)."""
-    write_bytes_atomic(path, str(text).encode("utf-8", "backslashreplace"))
+    write_bytes_atomic(path, str(text).encode("utf-8", "backslashreplace"), root=root)
 
 
-def write_json_atomic(path, data):
+def write_json_atomic(path, data, root=None):
     """:func:`write_bytes_atomic` for a JSON document (sorted keys, 1-space indent, trailing newline)."""
-    write_bytes_atomic(path, (json.dumps(data, indent=1, sort_keys=True, default=str) + "\n").encode("utf-8"))
+    text = json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
+    write_bytes_atomic(path, text.encode("utf-8"), root=root)
 
 
 def read_json(path):
@@ -349,6 +417,82 @@ def live_writer_message(directory: str, token: object) -> str:
             "or stop it, before resuming" % (directory, token_process(token)))
 
 
+# The environment that marks the processes of one ansible-playbook run the gpufleet CLI starts (gpufleet/cli/
+# run_processes.py): the results directory and which start of ansible-playbook it is. Every process forked or started
+# from ansible-playbook inherits both, whatever session or process group it makes its own (Ansible's workers call
+# setsid()): /proc/<pid>/environ tells them all.
+RESULTS_DIR_ENV = "GPUFLEET_RESULTS_DIR"
+LAUNCH_ENV = "GPUFLEET_LAUNCH"
+
+
+def _environment(pid: int) -> set[bytes]:
+    """The ``NAME=value`` entries process ``pid`` started with; none when it cannot be read (gone, another user's)."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as handle:
+            return set(handle.read().split(b"\0"))
+    except OSError:
+        return set()
+
+
+def _command_name(pid: int) -> str:
+    try:
+        with open("/proc/%d/comm" % pid, "r", encoding="utf-8", errors="replace") as handle:
+            return handle.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def launch_processes(directory: str, launch: str | None = None, other_than: str | None = None) -> dict[int, str]:
+    """``{pid: command name}`` of the live processes (never this one) that an ansible-playbook run for the results
+    directory ``directory`` started (its environment, ``RESULTS_DIR_ENV``); of the start ``launch`` only when given,
+    never of the start ``other_than`` (``LAUNCH_ENV``). Only processes whose environment can be read count: this
+    user's (a ``become`` child running as root is not seen)."""
+    mark = ("%s=%s" % (RESULTS_DIR_ENV, os.path.realpath(directory))).encode("utf-8", "surrogateescape")
+    found = {}
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        if pid == os.getpid():
+            continue
+        environment = _environment(pid)
+        if mark not in environment:
+            continue
+        started = {entry.partition(b"=")[2].decode("utf-8", "replace") for entry in environment
+                   if entry.startswith(LAUNCH_ENV.encode("ascii") + b"=")}
+        if (launch is not None and launch not in started) or (other_than is not None and other_than in started):
+            continue
+        if process_start(pid) is not None:  # not a zombie: it may still write
+            found[pid] = _command_name(pid)
+    return found
+
+
+def process_count(count: int) -> str:
+    """``1 process``, ``2 processes``."""
+    return "%d process%s" % (count, "" if count == 1 else "es")
+
+
+def process_list(processes: dict[int, str]) -> str:
+    """``4242 (ansible-playboo), 4250 (sh)``: pids and command names, by pid."""
+    return ", ".join("%d (%s)" % (pid, processes[pid]) for pid in sorted(processes))
+
+
+def writers_still_running(directory: str, invocation: object, own_launch: str | None = None) -> str | None:
+    """Why ``directory`` cannot be reopened yet, or None: processes of an earlier ansible-playbook run for it still run
+    (its workers and what they started, :func:`launch_processes`, any but the start ``own_launch``), or the
+    ansible-playbook run.json names (``invocation``) does (started without the gpufleet CLI, it marks no process)."""
+    processes = launch_processes(directory, other_than=own_launch)
+    if processes:
+        verb, pronoun = ("runs", "it") if len(processes) == 1 else ("run", "them")
+        return ("%s is still being written by an earlier run: %s of it still %s: %s; wait for %s to end, or stop %s, "
+                "before resuming" % (directory, process_count(len(processes)), verb, process_list(processes), pronoun,
+                                     pronoun))
+    if token_alive(invocation):
+        return live_writer_message(directory, invocation)
+    return None
+
+
 def started_utc(start_ticks: object) -> str | None:
     """A process start in clock ticks after boot (:func:`process_start`) as ISO 8601 UTC; None when not told."""
     try:
@@ -503,7 +647,8 @@ class RunDir:
         the same time, and a second opener that took the first one's run for a killed one would mark it resumed and
         delete the temporary files its live writers are renaming. Openers take turns: each holds a lock on the run
         directory itself (flock), so no file is added to the run. Another invocation is refused (RunInUse) while the
-        one run.json names still runs (:func:`token_alive`): its writers would add to the resumed run.
+        one run.json names still runs, or any process an earlier ansible-playbook run for the directory started
+        (:func:`writers_still_running`): its writers would add to the resumed run.
         """
         run = cls(path)
         os.makedirs(os.path.join(run.path, HOSTS_DIR), exist_ok=True)
@@ -514,8 +659,9 @@ class RunDir:
                 record = run.read_run()
                 if invocation is not None and record.get("invocation") == invocation:
                     return run
-                if token_alive(record.get("invocation")):
-                    raise RunInUse(live_writer_message(run.path, record.get("invocation")))
+                problem = writers_still_running(run.path, record.get("invocation"), os.environ.get(LAUNCH_ENV))
+                if problem:
+                    raise RunInUse(problem)
                 record.setdefault("resumed", []).append(now)
                 run.remove_stale_temporaries()
             else:
@@ -534,7 +680,7 @@ class RunDir:
                 }
             )
             record.update(extra or {})
-            write_json_atomic(run.run_file, record)
+            write_json_atomic(run.run_file, record, root=run.path)
         return run
 
     def remove_stale_temporaries(self):
@@ -568,7 +714,7 @@ class RunDir:
     def update_run(self, **fields):
         record = self.read_run()
         record.update(fields)
-        write_json_atomic(self.run_file, record)
+        write_json_atomic(self.run_file, record, root=self.path)
         return record
 
     # -- hosts -----------------------------------------------------------------------------
@@ -592,7 +738,7 @@ class RunDir:
     def write_host(self, record):
         record["schema"] = SCHEMA
         record["updated"] = utc_now()
-        write_json_atomic(self.host_file(record["host"]), record)
+        write_json_atomic(self.host_file(record["host"]), record, root=self.path)
         return record
 
     def host_records(self):
@@ -732,11 +878,11 @@ class RunDir:
                 if value.get("rc") is not None or value.get("stdout"):
                     # a tool that never ran (not found, could not start) has no output file, only its error
                     out = os.path.join(base, name + ".txt")
-                    write_text_atomic(out, value.get("stdout") or "")
+                    write_text_atomic(out, value.get("stdout") or "", root=self.path)
                     entry["path"] = self.relative(out)
                 if value.get("stderr"):
                     err = os.path.join(base, name + ".stderr.txt")
-                    write_text_atomic(err, value["stderr"])
+                    write_text_atomic(err, value["stderr"], root=self.path)
                     entry["stderr_path"] = self.relative(err)
                 # what the node's reader cut (node_collect caps output while reading it): kept beside the text
                 for extra in ("dropped_lines", "truncated", "stdout_bytes", "stderr_bytes"):
@@ -748,7 +894,7 @@ class RunDir:
                     put("%s.%s" % (key, sub), item)
             else:
                 out = os.path.join(base, name + ".json")
-                write_json_atomic(out, value)
+                write_json_atomic(out, value, root=self.path)
                 index[key] = {"path": self.relative(out), "stderr_path": None, "cmd": None, "rc": None, "duration_s": None, "error": None}
 
         for key, value in raw.items():
@@ -800,7 +946,7 @@ class RunDir:
     def write_benchmark_raw(self, host, name, text):
         """Write a benchmark's raw output to ``raw/<host>/benchmarks/<name>.txt``; return its run-relative path."""
         out = os.path.join(self.path, RAW_DIR, safe_name(host), "benchmarks", safe_name(name) + ".txt")
-        write_text_atomic(out, text)
+        write_text_atomic(out, text, root=self.path)
         return self.relative(out)
 
     # -- the fleet -------------------------------------------------------------------------
@@ -834,7 +980,7 @@ class RunDir:
                 for name, entry in sorted(nodes.items())
             },
         }
-        write_json_atomic(os.path.join(self.path, FLEET_FILE), document)
+        write_json_atomic(os.path.join(self.path, FLEET_FILE), document, root=self.path)
         self.update_run(finished=utc_now(), status="finished")
         return document
 

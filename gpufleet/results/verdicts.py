@@ -11,6 +11,7 @@ The action ``gpufleet.acceptance.fleet_verdict`` calls :func:`judge_run`.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from gpufleet.checks.after_stress import FACTS_READ_SETTING, READINGS_SETTING
@@ -22,6 +23,7 @@ from gpufleet.plan import levels
 from gpufleet.plan.network import rail_hcas
 from gpufleet.results.burn_in import judging_settings as burn_in_settings
 from gpufleet.results.burn_in import read_history
+from gpufleet.results.store import HOSTS_DIR, ResultsError
 
 
 def _rails(facts: dict, settings: dict) -> int:
@@ -106,11 +108,22 @@ def fleet_label(report) -> str | None:
     return levels.STATIC_LABEL if labels == {levels.STATIC_LABEL} else None
 
 
+def unrecorded_hosts_problem(run, hosts: list[str]) -> str:
+    """Why nothing is judged when ``hosts`` stayed in the play without a record in ``run``: the record of a node
+    that answered is the controller's to write, and the fact task that could not write it failed saying why."""
+    names = hosts[0] if len(hosts) == 1 else "%s and %s" % (", ".join(hosts[:-1]), hosts[-1])
+    have, them = ("has", "it") if len(hosts) == 1 else ("have", "them")
+    return ("nothing was judged: %s stayed in the play but %s no record in %s: the controller did not write %s (the "
+            "fact task's failure says why: a full or unwritable results directory), and a node is never judged on a "
+            "record the controller failed to write" % (names, have, os.path.join(run.path, HOSTS_DIR), them))
+
+
 def judge_run(run, hosts, reachable, choices, judge, families=None, required_benchmarks=None):
     """Judge ``hosts`` from their records in ``run`` (a RunDir); write verdicts; return the report.
 
-    A host without a record that left the play is UNREACHABLE; one still in the play whose
-    record is missing fails every fact group (it could not be verified, never a silent pass).
+    A host without a record that left the play is UNREACHABLE. One still in the play whose record is missing is
+    the controller's failure (the fact task could not write it: a full or unwritable results directory), not the
+    node's: nothing is judged nor written, ResultsError (:func:`unrecorded_hosts_problem`).
     The benchmarks each host must have judged (required evidence, checks/evidence.py): its entry in
     ``required_benchmarks`` (``{host: [name, ...]}``), else its settings' ``required_benchmarks``,
     else what its validation level required of it (:func:`level_requirements`, run.json ``settings``),
@@ -118,6 +131,9 @@ def judge_run(run, hosts, reachable, choices, judge, families=None, required_ben
     a known level is marked so (an ACCEPT of it is "static checks only").
     """
     records = run.host_records()
+    unrecorded = [host for host in hosts if host not in records and host in reachable]
+    if unrecorded:
+        raise ResultsError(unrecorded_hosts_problem(run, unrecorded))
     history = read_history(run.path)
     run_settings = run.read_run().get("settings") or {}
     run_settings = run_settings if isinstance(run_settings, dict) else {}
@@ -127,9 +143,9 @@ def judge_run(run, hosts, reachable, choices, judge, families=None, required_ben
         record = records.get(host)
         choice = choices.get(host) or {"claim": None, "profile": None, "overrides": None, "settings": {}}
         if record is None:
-            unreachable = None if host in reachable else "no facts recorded: the host left the play (unreachable or failed) before its record was written"
-            facts = {group: None for group in FACT_GROUPS}
-            errors = {} if unreachable else {group: "no record of this host in the results directory" for group in FACT_GROUPS}
+            unreachable = ("no facts recorded: the host left the play (unreachable or failed) before its record was "
+                           "written")
+            facts, errors = {group: None for group in FACT_GROUPS}, {}
         else:
             unreachable = record.get("unreachable")
             facts = record.get("facts") or {}

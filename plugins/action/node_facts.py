@@ -20,6 +20,12 @@ Two options are the controller's and never reach the node:
   connection error goes on to Ansible; one whose task ran past Ansible's task timeout is recorded with
   the groups asked for not gathered for that reason (the verdict says INCOMPLETE), then the timeout goes on.
 
+A record the controller cannot write (a full, read-only or unwritable results directory: store.ResultsWriteError) is
+the controller's failure, never the node's: the task fails with the store's message, also as ``results_write_error``
+(the role's next task stops the run on it, roles/facts/tasks/gather.yml; ``gpufleet validate`` says the run failed
+on the controller), the raw outputs stay in the result, and a node lost or past its task timeout meanwhile is told
+in the message instead of being reported so to Ansible (the run stops: it is never judged for either).
+
 The node bounds its fact phase (option ``phase_timeout``, plugins/module_utils/node_collect.py); with
 ``collector: separate`` each of the four module runs gets what is left of that one budget, so the four
 together take no longer than the one combined run may.
@@ -37,7 +43,14 @@ from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_col
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import phase_budget
 from gpufleet.facts.node import COLLECTORS, CONTROLLER_OPTIONS, GROUPS, MODULE, group_results, separate_results
 from gpufleet.facts.raw import TASK_TIMED_OUT
-from gpufleet.results.store import STRESS_PHASES, ResultsError, record_host_facts, record_host_health_after, to_plain
+from gpufleet.results.store import (
+    STRESS_PHASES,
+    ResultsError,
+    ResultsWriteError,
+    record_host_facts,
+    record_host_health_after,
+    to_plain,
+)
 
 # after: the stress phase this reading follows (the health re-read): recorded beside the first reading, not over it
 RECORD_KEYS = ("run_dir", "claim", "profile", "profile_overrides", "settings", "after")
@@ -98,13 +111,32 @@ def record_timed_out(host, requested, record, seconds):
     """Record the groups asked for as not gathered: the fact task ran past its timeout of ``seconds``.
 
     Only those groups: the verdict must not name a group nobody asked for, and says INCOMPLETE for these
-    (gpufleet/facts/raw.py is_overrun), not REJECT. A record that cannot be written is left: the timeout goes on.
+    (gpufleet/facts/raw.py is_overrun), not REJECT. Returns the controller's failure to write it (ResultsWriteError),
+    else None; another problem with the record is left: the timeout goes on.
     """
     timed_out = {"changed": False, "failed": True, "msg": TASK_TIMED_OUT % seconds}
+    return record_lost(host, dict((name, timed_out) for name in requested), record)
+
+
+def record_lost(host: str, groups: dict, record: dict) -> ResultsWriteError | None:
+    """Write the record of a node that gave nothing (lost, timed out); the ResultsWriteError of a failed write, else
+    None (a record that cannot be read is left: the node's own error goes on to Ansible)."""
     try:
-        write_record(host, dict((name, timed_out) for name in requested), record)
+        write_record(host, groups, record)
+    except ResultsWriteError as exc:
+        return exc
     except (ResultsError, OSError):
         pass
+    return None
+
+
+def write_failed(error: ResultsWriteError, before: str | None = None) -> dict:
+    """The task's failure when the controller could not write the results directory: the store's message (also
+    ``results_write_error``, which roles/facts stops the run on and ``gpufleet validate`` reports), and what had
+    happened to the node ``before`` it, when anything had."""
+    message = str(error)
+    return {"changed": False, "failed": True, "results_write_error": message,
+            "msg": message + ("; before that %s" % before if before else "")}
 
 
 def write_record(host, groups, record):
@@ -163,15 +195,18 @@ class ActionModule(ActionBase):
             if record is not None:
                 # the verdict then says UNREACHABLE with this message (Ansible reports the host the same way)
                 lost = {"changed": False, "unreachable": True, "msg": "lost during facts (node_facts): %s" % to_text(exc)}
-                try:
-                    write_record(host, dict((name, lost) for name in requested), record)
-                except (ResultsError, OSError):
-                    pass  # fleet_verdict judges a host that left the play without a record UNREACHABLE too
+                failure = record_lost(host, dict((name, lost) for name in requested), record)
+                if failure:
+                    return dict(result, **write_failed(failure, "the node was lost: %s" % to_text(exc)))
             raise
-        except BaseException as exc:  # Ansible's task timeout is a BaseException (task_timeout_of); always raised again
+        except BaseException as exc:  # Ansible's task timeout is a BaseException (task_timeout_of)
             seconds = task_timeout_of(exc)
+            failure = None
             if record is not None and seconds is not None:
-                record_timed_out(host, requested, record, seconds)
+                failure = record_timed_out(host, requested, record, seconds)
+            if failure:
+                # the run stops for the controller's failure: the timeout is told, not raised
+                return dict(result, **write_failed(failure, "the fact task ran past its timeout of %d s" % seconds))
             raise
         facts = {}
         for outcome in groups.values():
@@ -197,6 +232,9 @@ class ActionModule(ActionBase):
         """Write the host's record; leave the raw outputs (now on disk) out of the result."""
         try:
             run, written = write_record(host, groups, record)
+        except ResultsWriteError as exc:
+            result.update(write_failed(exc))
+            return
         except (ResultsError, OSError) as exc:
             result["failed"] = True
             result["msg"] = "facts gathered but not recorded: results directory %s: %s" % (record["run_dir"], exc)

@@ -6,6 +6,10 @@
 Runs on the controller only (it never contacts the node): ``phase: start`` creates or reopens
 the run directory and says which hosts a rerun may skip; ``phase: facts`` writes a host's
 facts, fact errors and raw outputs the moment they arrive. See docs/results-schema.md.
+
+A file it cannot write (a full, read-only or unwritable results directory) fails the task with the store's message
+naming the file, the errno and what is on disk, also as ``results_write_error`` (the controller's failure, which
+``gpufleet validate`` reports as such).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import os
 from ansible.plugins.action import ActionBase
 
 from gpufleet.facts import FACT_GROUPS
-from gpufleet.results.store import ResultsError, RunDir, record_host_facts, to_plain
+from gpufleet.results.store import ResultsError, ResultsWriteError, RunDir, record_host_facts, to_plain
 
 # The collection this plugin belongs to (an installed copy or the checkout): run.json records which one judged.
 THIS_COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -84,6 +88,8 @@ class ActionModule(ActionBase):
                 result.update(self._start(run_dir, args, task_vars))
             else:
                 result.update(self._facts(run_dir, args, task_vars))
+        except ResultsWriteError as exc:
+            result.update(failed=True, msg=str(exc), results_write_error=str(exc))
         except (ResultsError, OSError) as exc:
             result["failed"] = True
             result["msg"] = "results directory %s: %s" % (run_dir, exc)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
     module_phase,
     overran,
-    phase_timeout_problem,
+    phase_problem,
     run_tool,
 )
 
@@ -53,6 +53,7 @@ ARGUMENT_SPEC = {
     "query_formats": {"type": "list", "elements": "str", "choices": ["xml", "text"], "default": ["xml", "text"]},
     "nvlink": {"type": "bool", "default": True},
     "phase_timeout": {"type": "int"},
+    "phase_output_budget": {"type": "bytes"},
 }
 
 
@@ -64,7 +65,7 @@ def run(params):
     """
     if not params["query_formats"]:
         return {}, "query_formats needs xml, text or both"
-    problem = phase_timeout_problem(params.get("phase_timeout"))
+    problem = phase_problem(params)
     if problem:
         return {}, problem
     with module_phase(params):

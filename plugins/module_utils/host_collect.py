@@ -19,9 +19,10 @@ except ImportError:  # not on this platform; reported, not fatal
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
     MAX_FILE_BYTES,
+    OutputBudgetSpent,
     list_dir,
     module_phase,
-    phase_timeout_problem,
+    phase_problem,
     read_bounded,
     read_error,
     read_text,
@@ -37,10 +38,14 @@ _NCCL_DEFINE = re.compile(r"^\s*#\s*define\s+NCCL_(MAJOR|MINOR|PATCH|SUFFIX|VERS
 
 
 def read_entry(path):
-    """A file read in the shape of a tool run: cmd [path], rc 0 when read, stdout its text."""
+    """A file read in the shape of a tool run: cmd [path], rc 0 when read, stdout its text; one the fact phase's
+    output budget had no room left for is read and kept empty, marked ``truncated`` as a tool's output would be."""
     entry = {"cmd": [path], "rc": None, "stdout": "", "stderr": "", "duration_s": 0.0, "error": None}
     try:
         data = read_bounded(path, MAX_FILE_BYTES)
+    except OutputBudgetSpent as exc:
+        entry.update(rc=0, truncated=True, stdout_bytes=exc.size, stderr_bytes=0, truncated_reason=str(exc))
+        return entry
     except (IOError, OSError) as exc:
         entry["error"] = "not_found" if exc.errno == errno.ENOENT else read_error(exc)
         return entry
@@ -233,6 +238,7 @@ ARGUMENT_SPEC = {
     "timeout": {"type": "int", "default": 60},
     "kernel_log_lines": {"type": "int", "default": 20000},
     "phase_timeout": {"type": "int"},
+    "phase_output_budget": {"type": "bytes"},
 }
 
 
@@ -242,7 +248,7 @@ def run(params):
         return {}, "timeout must be at least 1 second"
     if params["kernel_log_lines"] < 1:
         return {}, "kernel_log_lines must be at least 1"
-    problem = phase_timeout_problem(params.get("phase_timeout"))
+    problem = phase_problem(params)
     if problem:
         return {}, problem
     with module_phase(params):

@@ -15,7 +15,7 @@ from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect i
     link_target,
     list_dir,
     module_phase,
-    phase_timeout_problem,
+    phase_problem,
     read_text,
     real_path,
     run_tool,
@@ -181,12 +181,13 @@ ARGUMENT_SPEC = {
     "ip_path": {"type": "str", "default": "ip"},
     "timeout": {"type": "int", "default": 30},
     "phase_timeout": {"type": "int"},
+    "phase_output_budget": {"type": "bytes"},
 }
 
 
 def run(params):
     """``(raw, failure message or None)`` for the module's parameters (ARGUMENT_SPEC's keys, defaults applied)."""
-    problem = phase_timeout_problem(params.get("phase_timeout"))
+    problem = phase_problem(params)
     if problem:
         return {}, problem
     if not os.path.isdir(os.path.join(params["sysfs_root"], "class", "net")):

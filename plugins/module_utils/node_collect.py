@@ -8,7 +8,9 @@ Runs on a bare rented node: standard library only, Python 3.8+. Tools run as arg
 their output capped while it is read; files are opened without blocking and read with a size
 cap. Every wait here is bounded, each tool by its own timeout and all of them together by the fact
 phase's budget (fact_phase): a tool that answers just under its timeout, run once per interface, would
-otherwise hold the node for its timeout times the interfaces. Nothing here parses tool output: the
+otherwise hold the node for its timeout times the interfaces. What is kept is bounded the same way: each tool
+stream and file by its own cap, and all of them together by the fact phase's output budget, since the per-call
+caps times the calls (two ethtool runs per interface) are no bound. Nothing here parses tool output: the
 controller does that.
 """
 
@@ -44,12 +46,17 @@ _TIMED_OUT = {}
 _DRAIN_S = 2.0
 
 
-# The running fact phase (fact_phase): its budget_s, deadline (time.monotonic()) and the seconds and runs of each tool
-# in it ({name: [seconds, runs]}); empty while none runs.
+# The running fact phase (fact_phase): its budget_s, deadline (time.monotonic()), the seconds and runs of each tool
+# in it ({name: [seconds, runs]}), its output_budget and the bytes of output kept so far; empty while none runs.
 _PHASE = {}
 # Without a phase_timeout the budget is twice the longest tool timeout (room for one tool to time out and the
 # others to answer) and this margin.
 PHASE_MARGIN_S = 30
+# Without a phase_output_budget, what all the collectors of one phase may keep together (tools' stdout and stderr,
+# files read): a healthy 8-GPU node's raw output (a few MiB, the kernel log at most MAX_OUTPUT_BYTES) many times
+# over, a tenth of what 20 interfaces x 2 ethtool runs x 2 streams x MAX_OUTPUT_BYTES could keep (640 MiB).
+DEFAULT_PHASE_OUTPUT_BYTES = 64 * 1024 * 1024
+_BYTE_UNITS = (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024))
 
 
 def reset_timeouts():
@@ -69,6 +76,14 @@ def phase_budget(timeouts, phase_timeout=None):
     return 2 * max(timeouts) + PHASE_MARGIN_S
 
 
+def bytes_text(value):
+    """``64 MiB``, ``1.5 KiB``, ``100 bytes``: sizes as the messages print them."""
+    for unit, size in _BYTE_UNITS:
+        if value >= size:
+            return "%s %s" % (seconds_text(value / size), unit)
+    return "%d bytes" % value
+
+
 def phase_timeout_problem(phase_timeout):
     """Why a ``phase_timeout`` option cannot be used, or None."""
     if phase_timeout is not None and phase_timeout <= 0:
@@ -76,18 +91,36 @@ def phase_timeout_problem(phase_timeout):
     return None
 
 
+def phase_problem(params):
+    """Why a fact module's ``phase_timeout`` or ``phase_output_budget`` cannot be used, or None."""
+    problem = phase_timeout_problem(params.get("phase_timeout"))
+    output_budget = params.get("phase_output_budget")
+    if problem is None and output_budget is not None and output_budget <= 0:
+        problem = "phase_output_budget must be more than 0 bytes"
+    return problem
+
+
+def phase_output_budget(params):
+    """The fact phase's output budget in bytes: ``phase_output_budget``, else DEFAULT_PHASE_OUTPUT_BYTES."""
+    output_budget = params.get("phase_output_budget")
+    return DEFAULT_PHASE_OUTPUT_BYTES if output_budget is None else output_budget
+
+
 @contextlib.contextmanager
-def fact_phase(budget_s):
-    """The fact phase of this module run: inside it every run_tool ends by ``budget_s`` seconds after it began.
+def fact_phase(budget_s, output_budget=DEFAULT_PHASE_OUTPUT_BYTES):
+    """The fact phase of this module run: inside it every run_tool ends by ``budget_s`` seconds after it began, and
+    the tools' output and the files read keep ``output_budget`` bytes all together.
 
     Each tool gets the smaller of its own timeout and what is left of the phase; once the budget is spent, every
-    later run is skipped with the reason. Inside a phase already running (node_facts runs each group's collector
-    inside its own), that phase's deadline holds.
+    later run is skipped with the reason. Once the output budget is spent, every later read keeps nothing (a tool
+    still runs, its output read and dropped) and says so: ``truncated`` with ``truncated_reason``. Inside a phase
+    already running (node_facts runs each group's collector inside its own), that phase's budgets hold.
     """
     if _PHASE:
         yield
         return
-    _PHASE.update(budget_s=budget_s, deadline=time.monotonic() + budget_s, tools={})
+    _PHASE.update(budget_s=budget_s, deadline=time.monotonic() + budget_s, tools={}, output_budget=output_budget,
+                  output_kept=0)
     try:
         yield
     finally:
@@ -102,8 +135,9 @@ def overran(entry):
 
 
 def module_phase(params):
-    """The fact phase of one fact module's run (fact_phase): ``phase_timeout``, else 2 x its ``timeout`` + margin."""
-    return fact_phase(phase_budget([params["timeout"]], params.get("phase_timeout")))
+    """The fact phase of one fact module's run (fact_phase): ``phase_timeout``, else 2 x its ``timeout`` + margin;
+    ``phase_output_budget`` bytes of output, else DEFAULT_PHASE_OUTPUT_BYTES."""
+    return fact_phase(phase_budget([params["timeout"]], params.get("phase_timeout")), phase_output_budget(params))
 
 
 def _phase_left():
@@ -127,19 +161,43 @@ def _count_in_phase(name, seconds):
         spent[1] += 1
 
 
+def output_budget_spent():
+    """Why a read kept nothing (or kept less) once the fact phase's output budget was spent."""
+    return "the fact phase's output budget of %s was spent" % bytes_text(_PHASE["output_budget"])
+
+
+def _keep_output(size, whole=False):
+    """How many of ``size`` bytes read the fact phase's output budget lets the reader keep, counted as kept: all of
+    them outside a phase; with ``whole``, all of them or none (a file cut short would read as another value)."""
+    if not _PHASE:
+        return size
+    left = max(0, _PHASE["output_budget"] - _PHASE["output_kept"])
+    kept = 0 if whole and size > left else min(size, left)
+    _PHASE["output_kept"] += kept
+    return kept
+
+
 class _CappedBuffer:
-    """The first ``cap`` bytes of a stream and the count of all it gave (bounded memory, whatever it prints)."""
+    """The first ``cap`` bytes of a stream, no more than the fact phase's output budget lets it keep, and the count of
+    all it gave (bounded memory, whatever it prints); ``budget_cut`` once that budget kept it short."""
 
     def __init__(self, cap):
         self.cap = cap
         self.data = bytearray()
         self.seen = 0
+        self.budget_cut = False
 
     def feed(self, chunk):
         self.seen += len(chunk)
-        room = self.cap - len(self.data)
-        if room > 0:
-            self.data += chunk[:room]
+        room = min(len(chunk), self.cap - len(self.data))
+        if room <= 0:
+            return
+        kept = _keep_output(room)
+        self.budget_cut = self.budget_cut or kept < room
+        self.data += chunk[:kept]
+
+    def truncated(self):
+        return self.seen > len(self.data)
 
     def text(self):
         return bytes(self.data).decode("utf-8", errors="replace")
@@ -191,8 +249,9 @@ def run_tool(argv, timeout, max_output=None):
     ``"timeout"``, ``"skipped: <why>"`` or ``"exec_failed: <reason>"``); a timed-out run also has
     ``timeout_s``, the seconds it was given, and ``phase_budget_s`` when the fact phase's deadline, not
     its own timeout, stopped it. Output beyond
-    ``max_output`` bytes per stream (MAX_OUTPUT_BYTES) is read and dropped, never held:
-    the entry then has ``truncated`` true and ``stdout_bytes``/``stderr_bytes``, what the tool printed.
+    ``max_output`` bytes per stream (MAX_OUTPUT_BYTES) is read and dropped, never held, and so is output beyond what
+    is left of the fact phase's output budget: the entry then has ``truncated`` true and
+    ``stdout_bytes``/``stderr_bytes``, what the tool printed, and ``truncated_reason`` when that budget cut it.
 
     Bounded whatever the tool does: it runs in its own session (so its own process group); at
     ``timeout`` the whole group is killed, and the output is read at most a few seconds longer (a
@@ -262,10 +321,12 @@ def run_tool(argv, timeout, max_output=None):
             _kill_group(proc.pid)
     result["stdout"] = buffers[0].text()
     result["stderr"] = buffers[1].text()
-    if buffers[0].seen > cap or buffers[1].seen > cap:
+    if buffers[0].truncated() or buffers[1].truncated():
         result["truncated"] = True
         result["stdout_bytes"] = buffers[0].seen
         result["stderr_bytes"] = buffers[1].seen
+    if buffers[0].budget_cut or buffers[1].budget_cut:
+        result["truncated_reason"] = output_budget_spent()
     result["duration_s"] = round(time.monotonic() - started, 3)
     _count_in_phase(os.path.basename(argv[0]), result["duration_s"])
     return result
@@ -273,6 +334,14 @@ def run_tool(argv, timeout, max_output=None):
 
 class NotRegularFile(OSError):
     """A FIFO, device or socket where a file was expected: reading it could block or never end."""
+
+
+class OutputBudgetSpent(OSError):
+    """A file read and dropped whole: the fact phase's output budget had no room left for it. ``size``: its bytes."""
+
+    def __init__(self, size):
+        super().__init__(output_budget_spent())
+        self.size = size
 
 
 def _kind(mode):
@@ -287,7 +356,8 @@ def read_bounded(path, limit=MAX_FILE_BYTES):
     """The first ``limit`` bytes of the regular file ``path``; never blocks.
 
     Opened with O_NONBLOCK (opening a FIFO without a writer would wait forever) and checked with
-    fstat before any read: anything but a regular file raises NotRegularFile naming what it is.
+    fstat before any read: anything but a regular file raises NotRegularFile naming what it is. Inside a fact
+    phase the bytes count against its output budget; a file it has no room left for raises OutputBudgetSpent.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     try:
@@ -301,14 +371,17 @@ def read_bounded(path, limit=MAX_FILE_BYTES):
                 break
             chunks.append(chunk)
             left -= len(chunk)
-        return b"".join(chunks)
     finally:
         os.close(fd)
+    data = b"".join(chunks)
+    if _keep_output(len(data), whole=True) < len(data):
+        raise OutputBudgetSpent(len(data))
+    return data
 
 
 def read_error(exc):
     """A short reason for a failed read_bounded, for the raw entry."""
-    if isinstance(exc, NotRegularFile):
+    if isinstance(exc, (NotRegularFile, OutputBudgetSpent)):
         return "unreadable: %s" % exc
     return "unreadable: %s" % (exc.strerror or exc,)
 
@@ -318,12 +391,12 @@ def read_text(path, limit=MAX_FILE_BYTES, errors=None):
 
     sysfs attributes can fail to read with EINVAL (e.g. ``speed`` of a down link) or
     EACCES; those read as None, which is what the controller reports. A FIFO or device in
-    its place reads as None too, without blocking; with ``errors`` (a dict) its reason is
-    recorded there under the file's name.
+    its place reads as None too, without blocking, and so does a file the fact phase's output budget
+    had no room left for; with ``errors`` (a dict) the reason is recorded there under the file's name.
     """
     try:
         data = read_bounded(path, limit)
-    except NotRegularFile as exc:
+    except (NotRegularFile, OutputBudgetSpent) as exc:
         if errors is not None:
             errors[os.path.basename(path)] = read_error(exc)
         return None

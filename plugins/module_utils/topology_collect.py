@@ -11,7 +11,7 @@ from __future__ import annotations
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
     module_phase,
     overran,
-    phase_timeout_problem,
+    phase_problem,
     run_tool,
 )
 
@@ -19,6 +19,7 @@ ARGUMENT_SPEC = {
     "nvidia_smi_path": {"type": "str", "default": "nvidia-smi"},
     "timeout": {"type": "int", "default": 60},
     "phase_timeout": {"type": "int"},
+    "phase_output_budget": {"type": "bytes"},
 }
 
 
@@ -32,7 +33,7 @@ def run(params):
 
     A ``topo -m`` that timed out or was skipped fails nothing here: the controller names it.
     """
-    problem = phase_timeout_problem(params.get("phase_timeout"))
+    problem = phase_problem(params)
     if problem:
         return {}, problem
     with module_phase(params):

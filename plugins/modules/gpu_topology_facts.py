@@ -30,16 +30,9 @@ options:
       - Seconds C(nvidia-smi topo -m) may run before it is stopped.
     type: int
     default: 60
-  phase_timeout:
-    description:
-      - Seconds this run's tools may take all together (the fact phase's budget). Each tool gets the smaller of
-        O(timeout) and what is left of it; once it is spent the tools left are not run (their raw entry says
-        C(skipped) with the reason, naming the tool that took the budget) and the module answers with what it
-        gathered. The facts that output allows are built, and the verdict says INCOMPLETE naming the tools.
-      - When not given, twice O(timeout) plus 30 seconds (150 with the default O(timeout)).
-    type: int
 extends_documentation_fragment:
   - gpufleet.acceptance.attributes.collector
+  - gpufleet.acceptance.fact_phase
 attributes:
   facts:
     support: full

@@ -54,6 +54,19 @@ options:
       - The role M(gpufleet.acceptance.facts) sets it from C(gpufleet_fact_phase_timeout) and gives its task this
         budget plus 60 seconds, so the module always answers first.
     type: int
+  phase_output_budget:
+    description:
+      - Bytes of output the whole run may keep all together, every group's (the fact phase's output budget) - every
+        tool's stdout and stderr and every file read; each tool stream is also capped at 8 MiB on its own, which
+        alone does not bound a tool run once per interface. Once it is spent each later tool still runs, but its
+        output is read and dropped, and its raw entry says C(truncated) with C(truncated_reason) (C(the fact phase's
+        output budget of 64 MiB was spent)); a file read then keeps nothing. The facts the rest allows are built (a
+        cut output is read as a skipped tool's, never parsed), a group lists the cut tools in its C(overran) fact,
+        and the verdict says INCOMPLETE naming them, never REJECT for it.
+      - A size such as C(64M) or C(1G) (units of 1024) or a number of bytes. When not given, 64 MiB. With
+        O(collector=separate) each of the four module runs gets this budget.
+      - The role M(gpufleet.acceptance.facts) sets it from C(gpufleet_fact_phase_output_budget).
+    type: bytes
   nvidia_smi_path:
     description:
       - Name or path of C(nvidia-smi) on the node (groups C(topology) and C(gpu)).
@@ -283,7 +296,8 @@ from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_col
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import (
     fact_phase,
     phase_budget,
-    phase_timeout_problem,
+    phase_output_budget,
+    phase_problem,
 )
 
 # group -> its collector, in the order the groups run (the order of the four modules in roles/facts).
@@ -293,8 +307,8 @@ GROUPS = [name for name, _collector in COLLECTORS]
 
 def argument_spec():
     """The union of the four modules' options (they agree on the shared ones), ``groups`` and a
-    ``timeout`` without a default (each group then keeps its own); ``phase_timeout`` has none either
-    (phase_budget)."""
+    ``timeout`` without a default (each group then keeps its own); ``phase_timeout`` and ``phase_output_budget`` have
+    none either (phase_budget, phase_output_budget)."""
     spec = {"groups": {"type": "list", "elements": "str", "choices": GROUPS, "default": list(GROUPS)}, "timeout": {"type": "int"},
             # the action plugin's own options (it never sends them): declared so that the interface is one
             "collector": {"type": "str", "choices": ["combined", "separate"], "default": "combined"},
@@ -327,13 +341,14 @@ def phase_budget_of(params):
 def collect(params):
     """``{group: {"raw", "failed", "msg"}}`` for each group asked for; one group's failure does not stop the next.
 
-    Every group runs inside one fact phase: its budget bounds the whole run, whatever each tool does.
+    Every group runs inside one fact phase: its budgets bound the whole run's time and kept output, whatever each
+    tool does.
     """
-    problem = phase_timeout_problem(params.get("phase_timeout"))
+    problem = phase_problem(params)
     if problem:
         return dict((name, {"raw": {}, "failed": True, "msg": problem}) for name in GROUPS if name in params["groups"])
     out = {}
-    with fact_phase(phase_budget_of(params)):
+    with fact_phase(phase_budget_of(params), phase_output_budget(params)):
         for name, collector in COLLECTORS:
             if name not in params["groups"]:
                 continue

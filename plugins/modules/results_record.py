@@ -209,4 +209,14 @@ raw_files:
   returned: phase is facts
   type: int
   sample: 9
+results_write_error:
+  description: >-
+    A file of the results directory the controller could not write (a full disk, a quota, a read-only or unwritable
+    directory, an I/O error): the file, the errno and what is on disk of it, and what frees it. The task fails with
+    it: the controller's failure, not the node's.
+  returned: when a write failed
+  type: str
+  sample: >-
+    results directory /r is full (ENOSPC: No space left on device) writing hosts/node-a.json, which was not written;
+    free space and resume: gpufleet validate --out /r
 """

@@ -55,10 +55,15 @@ BURN_IN_ALONE_REPORT = [
     "Verdict | a report-only run exits 0 (gpufleet_fail_on_verdict false)",
 ]
 # roles/facts entry point after_stress, imported after the benchmarks (validate_cluster.yml) and after the burn-in
-AFTER_BENCHMARKS = "gpufleet.acceptance.facts : Health after stress | the health facts read again, one module run per node, recorded beside the first reading"
+# each fact task is followed by the task that stops the run when the controller could not record what it gathered
+CONTROLLER_STOP = "the controller could not record, the run stops (not the node's fault)"
+AFTER_BENCHMARKS = ["gpufleet.acceptance.facts : Health after stress | the health facts read again, one module run per "
+                    "node, recorded beside the first reading",
+                    "gpufleet.acceptance.facts : Health after stress | " + CONTROLLER_STOP]
 AFTER_BURN_IN = AFTER_BENCHMARKS
 VALIDATE_EXPECTED = {
-    "facts": VALIDATE_PREFLIGHT + ["gpufleet.acceptance.facts : Facts | every fact group, one module run per node"],
+    "facts": VALIDATE_PREFLIGHT + ["gpufleet.acceptance.facts : Facts | every fact group, one module run per node",
+                                   "gpufleet.acceptance.facts : Facts | " + CONTROLLER_STOP],
     "benchmarks": VALIDATE_PREFLIGHT + [
         "Preflight | the level asked for is known",
         "Preflight | the benchmarks asked for are known",
@@ -78,7 +83,7 @@ VALIDATE_EXPECTED = {
         "Pair search | the bad-node search over disjoint pairs",
         "GPU compute | gpubench on each node (GEMM TFLOP/s per precision, HBM GB/s), the NVML sampler alongside",
         "Network and GPU bandwidth | iperf3, perftest, nvbandwidth, IB counters",
-    ] + [AFTER_BENCHMARKS],
+    ] + AFTER_BENCHMARKS,
     "burn_in": VALIDATE_PREFLIGHT + [
         "Preflight | validate every gpufleet variable, claim and profile choice (run alone)",
         "Preflight | open the results directory (run alone)",
@@ -87,11 +92,11 @@ VALIDATE_EXPECTED = {
         "Results | record this host's facts (run alone)",
     ] + INSTALLED + [
         "Burn-in | GPU load, sampler and interconnect load, recorded",
-        AFTER_BURN_IN,
+        *AFTER_BURN_IN,
     ] + BURN_IN_ALONE_REPORT,
     # the health re-reads alone (checks/after_stress.py): the preflight that opens the results directory, then the re-read
-    "health_after_benchmarks": VALIDATE_PREFLIGHT + [AFTER_BENCHMARKS],
-    "health_after_burn_in": VALIDATE_PREFLIGHT + [AFTER_BURN_IN],
+    "health_after_benchmarks": VALIDATE_PREFLIGHT + AFTER_BENCHMARKS,
+    "health_after_burn_in": VALIDATE_PREFLIGHT + AFTER_BURN_IN,
     "report": VALIDATE_PREFLIGHT + BURN_IN_ALONE_REPORT + [
         "Verdict | judge the whole fleet and write the verdicts",
         "Verdict | one line per node",

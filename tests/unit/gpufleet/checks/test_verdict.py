@@ -13,7 +13,7 @@ import yaml
 
 from gpufleet.checks import engine, verdict
 from gpufleet.checks.model import FAIL, PASS, result
-from gpufleet.results.store import RunDir
+from gpufleet.results.store import ResultsError, RunDir
 from gpufleet.results.verdicts import judge_run
 from profile_double import FakeJudge  # pylint: disable=import-error
 
@@ -101,9 +101,13 @@ def test_judge_run_writes_every_verdict(tmp_path):
     run.record_facts("nogpu", dict(_results(8), gpu={"failed": True, "msg": "nvidia-smi not found: is the NVIDIA driver installed?"}))
     run.record_facts("gone", {"topology": {"unreachable": True, "msg": "ssh: connect to host 127.0.0.1 port 1: Connection refused"}})
     claims = {host: _choice({"gpu_count": 8}) for host in ("good", "short", "nogpu", "gone", "lost", "silent")}
-    hosts = ["good", "short", "nogpu", "gone", "lost", "silent"]
-    # "lost" left the play without a record; "silent" is still in the play but has no record
-    reachable = {"good", "short", "nogpu", "gone", "silent"}
+    hosts = ["good", "short", "nogpu", "gone", "lost"]
+    # "lost" left the play without a record; "silent" is still in the play but has no record: the controller did
+    # not write it (a full results directory), so nothing is judged (it was REJECTed, every fact group failed)
+    reachable = {"good", "short", "nogpu", "gone"}
+    with pytest.raises(ResultsError, match="^nothing was judged: silent stayed in the play but has no record in "):
+        judge_run(run, hosts + ["silent"], reachable | {"silent"}, claims, FakeJudge(), families=[FAMILY])
+    assert not os.path.exists(tmp_path / "run" / "fleet.json")
     report, fleet, profiles = judge_run(run, hosts, reachable, claims, FakeJudge(), families=[FAMILY])
     nodes = report["nodes"]
     # "good" has its 8 claimed GPUs counted by the test family's demo.claimed_gpus, but the claimed gpu_count is
@@ -116,9 +120,9 @@ def test_judge_run_writes_every_verdict(tmp_path):
     assert nodes["nogpu"]["verdict"] == "REJECT" and nodes["nogpu"]["failed"] == ["facts.gpu"]
     assert nodes["gone"]["verdict"] == "UNREACHABLE" and nodes["gone"]["checks"] == []
     assert nodes["lost"]["verdict"] == "UNREACHABLE" and "left the play" in nodes["lost"]["unreachable"]
-    assert nodes["silent"]["verdict"] == "REJECT" and nodes["silent"]["failed"] == ["facts.gpu", "facts.host", "facts.nic", "facts.topology"]
+    assert "silent" not in nodes
     assert fleet["verdict"] == "REJECT"
-    assert fleet["counts"] == {"ACCEPT": 0, "ACCEPT WITH WARNINGS": 0, "INCOMPLETE": 1, "REJECT": 3, "UNREACHABLE": 2}
+    assert fleet["counts"] == {"ACCEPT": 0, "ACCEPT WITH WARNINGS": 0, "INCOMPLETE": 1, "REJECT": 2, "UNREACHABLE": 2}
     assert profiles["good"] == {"name": "demo", "reason": "test profile"} and profiles["gone"]["name"] is None
     # written: each host file, fleet.json, and the profiles chosen in run.json
     on_disk = json.loads((tmp_path / "run" / "hosts" / "short.json").read_text())

@@ -2,9 +2,10 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """`gpufleet validate` writes one run per results directory: a second run on the same --out is refused while the
-first runs (and a resume while the ansible-playbook of the old run still writes), --out never adopts a directory that
-is not a gpufleet results directory, or a symbolic link, without --force; a resume tells its own verdicts from an
-earlier run's by the run's invocation, not by the clock; --forks and --tags are checked before anything runs.
+first runs (and a resume while the ansible-playbook of the old run, or any process it started, still writes), --out
+never adopts a directory that is not a gpufleet results directory, or a symbolic link, without --force; a resume
+tells its own verdicts from an earlier run's by the run's invocation, not by the clock; --forks and --tags are
+checked before anything runs.
 In this process, with run_playbook replaced: results directories are hand-built (SYNTHETIC, cli_results.py)."""
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import os
 import re
 import signal
 import subprocess
+import time
 
 import pytest
 
 from gpufleet.cli import main as cli
 from gpufleet.cli import common, demo, playbook_options, validate
+from gpufleet.results import store
 
 _SPEC = importlib.util.spec_from_file_location("cli_results", os.path.join(os.path.dirname(__file__), "cli_results.py"))
 cli_results = importlib.util.module_from_spec(_SPEC)
@@ -125,6 +128,29 @@ def test_a_resume_is_refused_while_the_old_runs_ansible_playbook_still_writes(tm
     finally:
         writer.kill()
         writer.wait()
+
+
+def test_a_resume_is_refused_while_a_worker_of_the_old_run_still_runs_naming_it(tmp_path, inventory, capsys, ran):
+    # the old run's ansible-playbook is gone (run.json names a dead pid), a worker it forked is not: a `sleep` with the
+    # environment the CLI starts ansible-playbook with (gpufleet/cli/run_processes.py), inherited by what it starts
+    out = write_run(tmp_path / "run", RECORDS[:0], finished=False, invocation="%d:1234" % _dead_pid())
+    worker = subprocess.Popen(["sleep", "60"], env=dict(os.environ, GPUFLEET_RESULTS_DIR=os.path.realpath(out),
+                                                        GPUFLEET_LAUNCH="0123abcd"))
+    try:
+        deadline = time.monotonic() + 20
+        while worker.pid not in store.launch_processes(out):  # until it has exec'd sleep
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert cli.main(["validate", "-i", inventory, "--out", out]) == 1
+        assert ran == []
+        assert capsys.readouterr().err == (
+            "gpufleet validate: %s is still being written by an earlier run: 1 process of it still runs: %d (sleep); "
+            "wait for it to end, or stop it, before resuming\n" % (out, worker.pid))
+    finally:
+        worker.kill()
+        worker.wait()
+    assert cli.main(["validate", "-i", inventory, "--out", out]) == 0
+    assert ran == [out]
 
 
 # -- --out never adopts a directory that is not a run's ---------------------------------------------------------

@@ -2,8 +2,9 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Who writes a results directory: run.lock (held by one gpufleet process, across processes, never by what it
-starts), the reopening refused while the ansible-playbook run that opened it last still runs, fleet.json naming the
-opening that wrote it, and what makes a directory no place for a run (foreign_contents)."""
+starts), the reopening refused while the ansible-playbook run that opened it last still runs, or any process an
+earlier run started, fleet.json naming the opening that wrote it, and what makes a directory no place for a run
+(foreign_contents)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -119,6 +121,42 @@ def test_reopening_is_refused_while_the_run_that_opened_it_last_runs(tmp_path):
         writer.wait()
     RunDir.create(path, hosts=["a"], invocation="5151:2002")
     assert len(json.loads((tmp_path / "run" / "run.json").read_text())["resumed"]) == 1
+
+
+def _of_a_run(directory, launch):
+    """A `sleep` started by the gpufleet CLI's ansible-playbook run ``launch`` for ``directory`` (its environment, as
+    a worker that outlived the run inherits it; gpufleet/cli/run_processes.py)."""
+    env = dict(os.environ, GPUFLEET_RESULTS_DIR=os.path.realpath(directory), GPUFLEET_LAUNCH=launch)
+    return subprocess.Popen(["sleep", "30"], env=env)
+
+
+def _wait_for_mark(directory, pid):
+    """Until `pid` has exec'd `sleep` with its environment (bounded: a busy machine may be slow to)."""
+    deadline = time.monotonic() + 20
+    while store.launch_processes(directory).get(pid) != "sleep":
+        assert time.monotonic() < deadline, "process %d never ran `sleep` marked for %s" % (pid, directory)
+        time.sleep(0.05)
+
+
+def test_reopening_is_refused_while_any_process_of_an_earlier_run_lives(tmp_path, monkeypatch):
+    path = str(tmp_path / "run")
+    RunDir.create(path, hosts=["a"], invocation="5151:1001")  # its ansible-playbook is gone: a dead pid's token
+    worker = _of_a_run(path, "0123abcd")
+    other_directory = _of_a_run(str(tmp_path / "elsewhere"), "0123abcd")
+    try:
+        _wait_for_mark(path, worker.pid)
+        with pytest.raises(RunInUse) as raised:
+            RunDir.create(path, hosts=["a"], invocation="5151:2002")
+        assert str(raised.value) == ("%s is still being written by an earlier run: 1 process of it still runs: "
+                                     "%d (sleep); wait for it to end, or stop it, before resuming" % (path, worker.pid))
+        # the opening run's own processes are no earlier run's (it runs in one: its mark is in its environment)
+        monkeypatch.setenv("GPUFLEET_LAUNCH", "0123abcd")
+        RunDir.create(path, hosts=["a"], invocation="5151:3003")
+        assert len(json.loads((tmp_path / "run" / "run.json").read_text())["resumed"]) == 1
+    finally:
+        for proc in (worker, other_directory):
+            proc.kill()
+            proc.wait()
 
 
 def test_fleet_json_names_the_opening_that_wrote_it(tmp_path):

@@ -22,16 +22,19 @@ def test_options_are_the_four_modules_options():
     assert "default" not in spec["timeout"]
     # the fact phase's budget has no default either: without it, it follows the timeouts of the groups asked for
     assert spec["phase_timeout"] == {"type": "int"}
+    # nor the output budget: without it, node_collect.DEFAULT_PHASE_OUTPUT_BYTES
+    assert spec["phase_output_budget"] == {"type": "bytes"}
     # every option of every group's module is there, with that module's default
     for key, option in list(nic_collect.ARGUMENT_SPEC.items()) + list(host_collect.ARGUMENT_SPEC.items()):
-        if key not in ("timeout", "phase_timeout"):
+        if key not in ("timeout", "phase_timeout", "phase_output_budget"):
             assert spec[key]["default"] == option["default"], key
 
 
 def test_each_group_keeps_its_own_timeout_unless_one_is_given():
     # Ansible hands the module every option of its spec: nic_facts' procfs_root (bond members) among them
     nic_params = {"sysfs_root": "/s", "procfs_root": "/pr", "ethtool_path": "e", "ibstat_path": "i",
-                  "ibv_devinfo_path": "v", "ip_path": "p", "phase_timeout": None}
+                  "ibv_devinfo_path": "v", "ip_path": "p", "phase_timeout": None,
+                  "phase_output_budget": None}
     assert node_facts.group_params(dict(nic_params, timeout=None), nic_collect)["timeout"] == 30
     assert node_facts.group_params(dict(nic_params, timeout=7), nic_collect)["timeout"] == 7
     assert node_facts.group_params(dict(nic_params, timeout=7), nic_collect)["procfs_root"] == "/pr"
