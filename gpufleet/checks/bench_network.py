@@ -330,7 +330,8 @@ class PairJudge:
                 if said:
                     # a run its tool calls failed (a peer rebooted: "control socket has closed unexpectedly") measured
                     # nothing about the link, whatever figure its first seconds left
-                    edge["problems"].append("repeat %s on %s: %s reported: %s" % (rec.get("repeat") or 1, name, self.what, said))
+                    edge["problems"].append("repeat %s on %s: %s reported: %s"
+                                            % (rec.get("repeat") or 1, name, self.what, said))
                     continue
                 value = self.figure(self.parsed_of(rec)) if isinstance(rec.get("parsed"), dict) else None
                 if value is None:
@@ -553,7 +554,8 @@ def _suspect(record, slow_hosts, slow_links):
 
 def _voted_iperf3(recs, how):
     values = [iperf3_gbps(iperf3_parsed(rec)) for rec in recs
-              if rec.get("outcome") in (None, "ok") and isinstance(rec.get("parsed"), dict) and not rec["parsed"].get("error")]
+              if rec.get("outcome") in (None, "ok") and isinstance(rec.get("parsed"), dict)
+              and not rec["parsed"].get("error")]
     values = [value for value in values if value is not None]
     return values, vote(values, how)[0]
 
@@ -710,11 +712,12 @@ class IbWriteBwJudge(PairJudge):
         row, exact = bw_row(parsed, self.size)
         out = []
         if row is not None and self.mixed_sizes:
-            out.append("at %s bytes, the largest size printed; the profiles' thresholds.ib_write_bw.message_size differ "
-                       "(%s bytes), so none was applied" % (num(row.get("bytes")), ", ".join(num(size) for size in self.mixed_sizes)))
+            sizes = ", ".join(num(size) for size in self.mixed_sizes)
+            out.append("at %s bytes, the largest size printed; the profiles' thresholds.ib_write_bw.message_size "
+                       "differ (%s bytes), so none was applied" % (num(row.get("bytes")), sizes))
         elif row is not None:
-            out.append("at %s bytes%s" % (num(row.get("bytes")), "" if exact else ", the largest size printed; thresholds.ib_write_bw."
-                                          "message_size %s bytes is not in the output" % num(self.size)))
+            missing = ", the largest size printed; thresholds.ib_write_bw.message_size %s bytes is not in the output"
+            out.append("at %s bytes%s" % (num(row.get("bytes")), "" if exact else missing % num(self.size)))
         if parsed.get("gpu_direct"):
             out.append("GPUDirect")
         return out

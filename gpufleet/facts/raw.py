@@ -177,7 +177,7 @@ class RawReader:
         return result
 
     def attach_ignored(self, facts: dict) -> dict:
-        """``facts`` (``{"gpufleet_<group>": {...}}``) with this reader's ``ignored_lines`` in its group dict, when any."""
+        """``facts`` (``{"gpufleet_<group>": {...}}``) with the reader's ``ignored_lines`` in its group dict, if any."""
         for group_facts in facts.values():
             if self.ignored_lines and isinstance(group_facts, dict):
                 group_facts["ignored_lines"] = list(self.ignored_lines)

@@ -275,7 +275,8 @@ _FOREIGN_PATTERNS = (
     ("file header", re.compile(r"^\s*==> .* <==\s*$")),
     # an author's note or an elision in a pasted block: "<-- note", "// note", "# note", "[snip]", "... (cut)"
     ("note", re.compile(r"^\s*(?:<-+|-+>|//|#+\s"
-                        r"|\[(?:snip|snipped|truncated|cut|\.\.\.|\u2026)\]|\((?:snip|cut|truncated)\))", re.IGNORECASE)),
+                        r"|\[(?:snip|snipped|truncated|cut|\.\.\.|\u2026)\]"
+                        r"|\((?:snip|cut|truncated)\))", re.IGNORECASE)),
     ("elision", re.compile(r"^\s*(?:\.{3,}|\u2026)(?:\s*[\[(].*[\])])?\s*$")),
 )
 
