@@ -201,12 +201,11 @@ class ActionModule(ActionBase):
             raise
         except BaseException as exc:  # Ansible's task timeout is a BaseException (task_timeout_of)
             seconds = task_timeout_of(exc)
-            failure = None
             if record is not None and seconds is not None:
                 failure = record_timed_out(host, requested, record, seconds)
-            if failure:
-                # the run stops for the controller's failure: the timeout is told, not raised
-                return dict(result, **write_failed(failure, "the fact task ran past its timeout of %d s" % seconds))
+                if failure:
+                    # the run stops for the controller's failure: the timeout is told, not raised
+                    return dict(result, **write_failed(failure, "the fact task ran past its timeout of %d s" % seconds))
             raise
         facts = {}
         for outcome in groups.values():

@@ -31,8 +31,10 @@ def _role_tasks(entry_point):
         return yaml.safe_load(handle)
 
 
-@pytest.mark.parametrize("entry_point, register", [("gather.yml", "facts_node_result"),
-                                                    ("after_stress.yml", "facts_after_stress_result")])
+FACT_TASKS = [("gather.yml", "facts_node_result"), ("after_stress.yml", "facts_after_stress_result")]
+
+
+@pytest.mark.parametrize("entry_point, register", FACT_TASKS)
 def test_the_fact_task_ignores_node_failures_and_is_followed_by_the_controllers_stop(entry_point, register):
     tasks = _role_tasks(entry_point)
     index = next(number for number, task in enumerate(tasks) if "gpufleet.acceptance.node_facts" in task)
@@ -91,8 +93,8 @@ def test_a_full_results_directory_stops_the_run_at_the_fact_task(tmp_path, full_
     tools = {"gpufleet_nvidia_smi_path": "{{ replay_bin }}/nvidia-smi", "gpufleet_fact_groups": ["topology"]}
     hosts = {"full": {"node_file": NODE_FILE, "vars": dict(tools, facts_record={"run_dir": full_dir})},
              "roomy": {"node_file": NODE_FILE, "vars": dict(tools, facts_record={"run_dir": roomy_dir})}}
-    tasks = [{"name": "The fact task of validate_cluster.yml", "ansible.builtin.import_role": {
-                 "name": "gpufleet.acceptance.facts", "tasks_from": "gather"}},
+    fact_task = {"name": "gpufleet.acceptance.facts", "tasks_from": "gather"}
+    tasks = [{"name": "The fact task of validate_cluster.yml", "ansible.builtin.import_role": fact_task},
              {"name": "After the facts", "ansible.builtin.set_fact": {"dumped": {"after_the_facts": True}}}]
     run = playbook(hosts, tasks)
 
