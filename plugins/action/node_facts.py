@@ -205,7 +205,7 @@ class ActionModule(ActionBase):
                 failure = record_timed_out(host, requested, record, seconds)
                 if failure:
                     # the run stops for the controller's failure: the timeout is told, not raised
-                    return dict(result, **write_failed(failure, "the fact task ran past its timeout of %d s" % seconds))
+                    return dict(result, **write_failed(failure, "the fact task ran past its timeout of %s s" % seconds))
             raise
         facts = {}
         for outcome in groups.values():
