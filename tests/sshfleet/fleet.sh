@@ -170,7 +170,8 @@ do_down() {
             ip link del "$link" 2>/dev/null || true
         done
     fi
-    rm -rf "$STATE/fleet_id" "$STATE"/h[0-9]* "$STATE/pids" "$STATE/cp" "$STATE/replay" "$STATE/tmp" \
+    rm -rf "$STATE/fleet_id" "$STATE/fleet_id.new" "$STATE"/h[0-9]* "$STATE/pids" "$STATE/cp" "$STATE/replay" \
+        "$STATE/tmp" \
         "$STATE/fleet_key" "$STATE/fleet_key.pub" "$STATE/authorized_keys" "$STATE/known_hosts" \
         "$STATE/inventory.yml" "$STATE/hostfile" "$STATE/fleet.env"
     rmdir "$STATE" 2>/dev/null || true
@@ -190,7 +191,8 @@ claim_fleet_id() {
             continue
         fi
         if ip link add "gf${id}br" type bridge 2>/dev/null; then
-            echo "$id" > "$STATE/fleet_id"
+            # written whole, then renamed: a reader (a test watching `up`) never sees the file empty
+            echo "$id" > "$STATE/fleet_id.new" && mv -f "$STATE/fleet_id.new" "$STATE/fleet_id"
             FLEET_ID="$id"
             return 0
         fi
