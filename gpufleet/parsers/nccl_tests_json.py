@@ -35,7 +35,7 @@ import math
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-from gpufleet.parsers.common import ParseError
+from gpufleet.parsers.common import ParseError, json_depth
 
 KIND = "nccl-json"
 # nccl-tests writes 4 levels (results[i].out_of_place.bitwise...); anything much deeper is not its document
@@ -49,34 +49,12 @@ def _error(path: str, message: str) -> ParseError:
     return ParseError("%s: %s" % (path, message), kind=KIND)
 
 
-def _depth(text: str) -> int:
-    """The deepest nesting of brackets outside strings: checked before json.loads, which recurses."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
-
-
 def _load(text: str) -> Dict[str, Any]:
     if not text or not text.strip():
         raise ParseError("empty input", kind=KIND)
     if len(text) > MAX_CHARS:
         raise ParseError("%d characters, more than the %d this reader takes" % (len(text), MAX_CHARS), kind=KIND)
-    deepest = _depth(text)
+    deepest = json_depth(text)  # before json.loads, which recurses
     if deepest > MAX_DEPTH:
         raise ParseError("nested %d deep, deeper than the %d of any nccl-tests document" % (deepest, MAX_DEPTH),
                          kind=KIND)

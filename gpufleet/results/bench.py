@@ -195,12 +195,17 @@ _HALF_FIGURES = (("time_us", "time"), ("algbw_gbs", "bandwidth"), ("busbw_gbs", 
 _ROW_CELLS = ("size_bytes", "count", "type", "redop", "root")
 
 
-def nccl_tests_binary(argv: list | None) -> str | None:
-    """The first element of ``argv`` named like an nccl-tests binary (``<name>_perf``), after any launcher; None."""
+def _first_named(argv: list | None, name_re) -> str | None:
+    """The first element of ``argv`` whose file name matches ``name_re`` (after any launcher); None."""
     for item in argv or []:
-        if NCCL_TESTS_BINARY_RE.match(os.path.basename(str(item))):
+        if name_re.match(os.path.basename(str(item))):
             return str(item)
     return None
+
+
+def nccl_tests_binary(argv: list | None) -> str | None:
+    """The first element of ``argv`` named like an nccl-tests binary (``<name>_perf``), after any launcher; None."""
+    return _first_named(argv, NCCL_TESTS_BINARY_RE)
 
 
 def _printed_step(value: float, cell: str) -> float:
@@ -303,10 +308,7 @@ PERFTEST_SETTINGS = ("device", "link_type", "connection_type", "qps", "mtu", "gi
 
 def perftest_binary(argv: list | None) -> str | None:
     """The first element of ``argv`` named like a perftest binary (``ib_write_bw``, ``ib_read_lat``...); None."""
-    for item in argv or []:
-        if PERFTEST_BINARY_RE.match(os.path.basename(str(item))):
-            return str(item)
-    return None
+    return _first_named(argv, PERFTEST_BINARY_RE)
 
 
 def _same_cell(from_json, from_text) -> bool:
