@@ -38,7 +38,7 @@ class FactAction(ActionBase):
         host = task_vars.get("inventory_hostname", "node")
         reader = RawReader(host, module_result.get("raw") or {})
         try:
-            facts = reader.attach_overruns(reader.attach_ignored(self.build_facts(reader)))
+            facts = reader.attach_notes(self.build_facts(reader))
         except FactError as exc:
             result["failed"] = True
             result["msg"] = str(exc)

@@ -77,7 +77,7 @@ def build_group(host, name, build, raw):
         raise
     except Exception as exc:  # pylint: disable=broad-exception-caught  # one group's failure must not lose the others
         raise FactError("%s: %s facts could not be built: %s: %s" % (host, name, type(exc).__name__, str(exc)[:300])) from None
-    return reader.attach_overruns(reader.attach_ignored(facts))
+    return reader.attach_notes(facts)
 
 
 def separate_results(host, requested, args, execute, module_options):

@@ -176,20 +176,14 @@ class RawReader:
             self.ignored_lines.extend(dict(entry, command=label) for entry in result.pop("ignored_lines", ()))
         return result
 
-    def attach_ignored(self, facts: dict) -> dict:
-        """``facts`` (``{"gpufleet_<group>": {...}}``) with the reader's ``ignored_lines`` in its group dict, if any."""
+    def attach_notes(self, facts: dict) -> dict:
+        """``facts`` (``{"gpufleet_<group>": {...}}``) with what the reader saw beside the facts, in the group dict,
+        each only when there is one: ``ignored_lines`` (the lines the parses skipped as foreign) and ``overran`` (the
+        tools of the raw results that overran the fact phase, :func:`overruns`: the verdict names them)."""
+        notes = {"ignored_lines": list(self.ignored_lines), "overran": overruns(self.raw)}
         for group_facts in facts.values():
-            if self.ignored_lines and isinstance(group_facts, dict):
-                group_facts["ignored_lines"] = list(self.ignored_lines)
-        return facts
-
-    def attach_overruns(self, facts: dict) -> dict:
-        """``facts`` with the tools of this reader's raw results that overran the fact phase (:func:`overruns`) as
-        ``overran`` in its group dict, when any: the verdict names them (checks/evidence.py)."""
-        overran = overruns(self.raw)
-        for group_facts in facts.values():
-            if overran and isinstance(group_facts, dict):
-                group_facts["overran"] = list(overran)
+            if isinstance(group_facts, dict):
+                group_facts.update((key, value) for key, value in notes.items() if value)
         return facts
 
     def truncation(self, key: str) -> str:

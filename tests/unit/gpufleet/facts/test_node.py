@@ -63,10 +63,10 @@ def test_foreign_lines_skipped_by_a_parser_are_in_the_group_facts_with_their_com
 
 
 def test_a_single_group_action_keeps_the_ignored_lines_too():
-    # the single-group fact actions (gpufleet.facts.action) build through RawReader.attach_ignored as build_group does
+    # the single-group fact actions (gpufleet.facts.action) build through RawReader.attach_notes as build_group does
     raw = {"topo_m": _entry(["nvidia-smi", "topo", "-m"], "+ nvidia-smi topo -m\n" + _read(TOPO))}
     reader = RawReader("h1", raw)
-    facts = reader.attach_ignored(topology.build_facts(reader))["gpufleet_topology"]
+    facts = reader.attach_notes(topology.build_facts(reader))["gpufleet_topology"]
     assert [(item["line"], item["why"]) for item in facts["ignored_lines"]] == [(1, "echoed command"), (2, "shell prompt")]
     assert facts["summary"]["gpu_count"] == 8
 
