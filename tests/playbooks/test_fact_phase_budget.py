@@ -4,12 +4,13 @@
 """The fact phase's budget through ansible-playbook: the module answers first, with what it had.
 
 One replayed node (inventories/simulated/nodes/hgx-h100-nv18.yml) whose ``ethtool`` answers, slowly: each run
-sleeps 0.8 s (well within its 1 s timeout), then runs the node's own (replayed) ethtool. node_facts runs with a 3 s
-phase budget: the topology and GPU groups answer, ethtool takes what is left, and every run after the budget is
-skipped naming it; the task ends well within its own timeout, the facts that could be built set. Then the role's
-set_fact of roles/facts/tasks/main.yml (read from the file) meets a fact task that Ansible timed out with only
-``gpu`` asked for: the groups not asked for are skipped, ``gpu`` says the task ran out of time in the words the
-verdict reads as an overrun (gpufleet/facts/raw.py TASK_TIMED_OUT). ~10 s (~40 s on a loaded machine).
+sleeps 1.5 s (far within its 30 s timeout), then runs the node's own (replayed) ethtool. node_facts runs with a 12 s
+phase budget: the topology and GPU groups answer (a few seconds even on a loaded machine: a budget of 3 s with a 1 s
+tool timeout left them no room under load), ethtool's 32 runs (48 s) take what is left, and every run after the
+budget is skipped naming it; the task ends well within its own timeout, the facts that could be built set. Then
+the role's set_fact of roles/facts/tasks/main.yml (read from the file) meets a fact task that Ansible timed out with
+only ``gpu`` asked for: the groups not asked for are skipped, ``gpu`` says the task ran out of time in the words the
+verdict reads as an overrun (gpufleet/facts/raw.py TASK_TIMED_OUT). ~15 s (~45 s on a loaded machine).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ TOOLS = {
     "ldconfig_path": "{{ replay_bin }}/ldconfig",
     "nccl_include_dirs": ["{{ replay_bin | dirname }}/include"],
 }
-SPENT = "skipped: the fact phase's budget of 3 s was spent ("
+SPENT = "skipped: the fact phase's budget of 12 s was spent ("
 
 
 def _role_set_fact_task():
@@ -53,10 +54,10 @@ def _tasks():
     role_task["vars"] = dict(role_task["vars"], gpufleet_fact_groups=["gpu"])
     return [
         {"name": "A slow ethtool", "ansible.builtin.copy": {
-            "content": '#!/bin/sh\nsleep 0.8\nexec "{{ replay_bin }}/ethtool" "$@"\n',
+            "content": '#!/bin/sh\nsleep 1.5\nexec "{{ replay_bin }}/ethtool" "$@"\n',
             "dest": "{{ replay_bin | dirname }}/slow-ethtool", "mode": "0755"}},
-        {"name": "Every group within a 3 s phase", "register": "budgeted", "ignore_errors": True, "timeout": 60,
-         "gpufleet.acceptance.node_facts": dict(TOOLS, timeout=1, phase_timeout=3)},
+        {"name": "Every group within a 12 s phase", "register": "budgeted", "ignore_errors": True, "timeout": 60,
+         "gpufleet.acceptance.node_facts": dict(TOOLS, timeout=30, phase_timeout=12)},
         {"name": "A fact task Ansible timed out", "ansible.builtin.set_fact": {"facts_node_result": {
             "changed": False, "failed": True, "msg": "Timed out after 210 second(s).", "timedout": {"period": 210}}}},
         role_task,

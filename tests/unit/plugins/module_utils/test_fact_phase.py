@@ -6,8 +6,9 @@
 A tool that answers just under its own timeout never times out, so skipping a tool after its first timeout does not
 bound it: called once per interface it could hold a node for (timeout x calls). The phase budget does: each tool
 gets what is left of it, and once it is spent every later call is skipped naming the budget and the tool that took
-it. The fake tools sleep 0.2 s under a 0.5 s timeout (room for a loaded machine); the figures asserted are counts
-and reasons, the only clock figure a generous upper bound.
+it. The fake tools sleep 0.5 s under a 5 s timeout in a 2 s phase (room for a loaded machine: a 0.2 s sleep under a
+0.5 s timeout in a 1 s phase left none); the figures asserted are counts and reasons, the only clock figure a
+generous upper bound.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_col
 from ansible_collections.gpufleet.acceptance.plugins.modules import node_facts
 
 INTERFACES = 16
-SPENT = re.compile(r"^skipped: the fact phase's budget of 1 s was spent "
+SPENT = re.compile(r"^skipped: the fact phase's budget of 2 s was spent "
                    r"\((?P<tool>\S+) ran [0-9.]+ s of it in (?P<runs>\d+) runs?\)$")
 
 
@@ -42,8 +43,8 @@ def _script(tmp_path, name, body):
 
 
 def _slow(tmp_path, name):
-    """A tool that answers well within its 0.5 s timeout, every time."""
-    return _script(tmp_path, name, "sleep 0.2\necho ok\n")
+    """A tool that answers well within its 5 s timeout, every time."""
+    return _script(tmp_path, name, "sleep 0.5\necho ok\n")
 
 
 def _sysfs(tmp_path, count=INTERFACES):
@@ -64,7 +65,7 @@ def _nic_params(tmp_path, ethtool, **overrides):
     missing = str(tmp_path / "no-such-tool")
     params = {"sysfs_root": _sysfs(tmp_path), "procfs_root": str(tmp_path), "ethtool_path": ethtool,
               "ibstat_path": missing,
-              "ibv_devinfo_path": missing, "ip_path": missing, "timeout": 0.5, "phase_timeout": 1}
+              "ibv_devinfo_path": missing, "ip_path": missing, "timeout": 5, "phase_timeout": 2}
     params.update(overrides)
     return params
 
@@ -90,7 +91,7 @@ def test_a_tool_answering_just_under_its_timeout_ends_at_the_phase_budget(tmp_pa
     assert len(runs) == 2 * INTERFACES
     answered = [run for run in runs if run["error"] is None]
     skipped = [run for run in runs if (run["error"] or "").startswith("skipped: ")]
-    # each answered (0.2 s of the 1 s budget), the one running at the deadline was stopped, every later one skipped
+    # each answered (0.5 s of the 2 s budget), the one running at the deadline was stopped, every later one skipped
     assert answered and all(run["rc"] == 0 and run["stdout"] == "ok\n" for run in answered)
     assert len(answered) < 2 * INTERFACES // 2
     assert runs[:len(answered)] == answered
@@ -103,12 +104,12 @@ def test_a_tool_answering_just_under_its_timeout_ends_at_the_phase_budget(tmp_pa
     # the tools after ethtool are skipped too, naming the same tool (one not installed is said not found)
     assert _spent_by(raw["ip_addr"]) == "ethtool"
     assert raw["ibstat"]["error"] == "not_found"
-    # 32 runs of 0.2 s would take 6.4 s: the phase ended at its 1 s budget (the bound is generous)
-    assert elapsed < 4, elapsed
+    # 32 runs of 0.5 s would take 16 s: the phase ended at its 2 s budget (the bound is generous)
+    assert elapsed < 8, elapsed
 
 
 def test_a_run_stopped_by_the_budget_says_so(tmp_path):
-    # a hung tool with a 0.5 s timeout in a 0.2 s phase: the budget stops it first, and the runs after it are
+    # a hung tool with a 5 s timeout in a 0.2 s phase: the budget stops it first, and the runs after it are
     # skipped for the budget (it did not run past its own timeout)
     hung = _script(tmp_path, "ethtool", "exec sleep 30\n")
     raw, _failure = nic_collect.run(_nic_params(tmp_path, hung, phase_timeout=0.2))
@@ -124,19 +125,19 @@ def test_one_budget_for_every_group_of_a_node_facts_run(tmp_path):
     nvidia_smi = _slow(tmp_path, "nvidia-smi")
     lspci = _script(tmp_path, "lspci", "echo '01:00.0 3D controller [0302]: NVIDIA Corporation Device [10de:2330]'\n")
     params = {key: option.get("default") for key, option in node_facts.argument_spec().items()}
-    params.update(_nic_params(tmp_path, _slow(tmp_path, "ethtool"), phase_timeout=1),
+    params.update(_nic_params(tmp_path, _slow(tmp_path, "ethtool"), phase_timeout=2),
                   groups=["topology", "gpu", "nic"], nvidia_smi_path=nvidia_smi, lspci_path=lspci)
     started = time.monotonic()
     out = node_facts.collect(params)
     elapsed = time.monotonic() - started
-    # topo -m, lspci, -q -x, -q, nvlink -s, nvlink -e: 1 s of budget for five runs of 0.2 s
+    # topo -m, lspci, -q -x, -q, nvlink -s, nvlink -e: 2 s of budget for five runs of 0.5 s
     gpu = out["gpu"]["raw"]
     assert out["topology"]["raw"]["topo_m"]["rc"] == 0 and gpu["lspci"]["rc"] == 0
     assert not out["gpu"]["failed"] and not out["topology"]["failed"]
     nic_runs = _ethtool_runs(out["nic"]["raw"])
     # the budget went to nvidia-smi: every nic run is skipped, naming it
     assert nic_runs and [_spent_by(run) for run in nic_runs] == ["nvidia-smi"] * len(nic_runs), nic_runs
-    assert elapsed < 4, elapsed
+    assert elapsed < 8, elapsed
 
 
 def test_without_a_budget_option_the_phase_gets_twice_the_longest_timeout_and_a_margin():
@@ -180,7 +181,7 @@ def test_every_nic_tool_after_a_timeout_is_skipped(tmp_path):
     # ethtool hangs on its first interface: the 31 runs after it cost nothing
     hung = _script(tmp_path, "ethtool", "exec sleep 30\n")
     started = time.monotonic()
-    raw, _failure = nic_collect.run(_nic_params(tmp_path, hung, phase_timeout=60))
+    raw, _failure = nic_collect.run(_nic_params(tmp_path, hung, timeout=0.5, phase_timeout=60))
     runs = _ethtool_runs(raw)
     assert runs[0]["error"] == "timeout"
     reason = "skipped: ethtool timed out after 0.5 s at `%s eth0`; not run again" % hung
