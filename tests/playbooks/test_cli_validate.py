@@ -45,7 +45,7 @@ import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-posi
 # pylint: disable=wrong-import-position
 from ansible_collections.gpufleet.acceptance.plugins.action import fleet_verdict  # noqa: E402
 from gpufleet.checks.verdict import Judge  # noqa: E402
-from gpufleet.cli import validate  # noqa: E402
+from gpufleet.cli import main, validate  # noqa: E402
 from gpufleet.results.store import RunDir  # noqa: E402
 from gpufleet.results.verdicts import judge_run  # noqa: E402
 # pylint: enable=wrong-import-position
@@ -89,13 +89,20 @@ def _inventory(tmp_path, name, hosts, families=("topology",), level=None):
     return str(path)
 
 
-def _gpufleet(tmp_path, *args):
+def _env(tmp_path, extra=None):
+    """The environment the console script runs in: no Ansible configuration of this machine, temporary files under
+    ``tmp_path``, and ``extra``."""
     env = dict(os.environ)
     for key in ("ANSIBLE_CONFIG", "ANSIBLE_COLLECTIONS_PATH"):
         env.pop(key, None)
     env.update({"ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-local"),
-                "ANSIBLE_REMOTE_TEMP": str(tmp_path / "ansible-remote")})
-    return subprocess.run([GPUFLEET] + list(args), cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300, check=False)
+                "ANSIBLE_REMOTE_TEMP": str(tmp_path / "ansible-remote")}, **(extra or {}))
+    return env
+
+
+def _gpufleet(tmp_path, *args):
+    return subprocess.run([GPUFLEET] + list(args), cwd=str(tmp_path), env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=300, check=False)
 
 
 def _json(path):
@@ -235,25 +242,32 @@ def test_the_run_itself_failing_exits_1(tmp_path):
 
 
 def test_demo_runs_from_the_checkout(tmp_path):
-    proc = _gpufleet(tmp_path, "demo", "--limit", "hgx-h100-nv18,frontend-1g-copper", "--out", "demo")
+    # two hosts that run no benchmark (their host_vars name none): the demo's wiring, not the benchmark phase, which
+    # the benchmark fleet below and the shared run of the whole demo fleet (tests/conftest.py) run
+    proc = _gpufleet(tmp_path, "demo", "--limit", "della-h100-1gpu,frontend-1g-copper", "--out", "demo")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "gpufleet demo: building the replayed fleet in %s" % os.path.join(REPO_ROOT, "tests", "output", "simulated") in proc.stderr
     rows = _table(proc.stdout)
-    assert {row[0] for row in rows} == {"hgx-h100-nv18", "frontend-1g-copper"}
+    assert {row[0] for row in rows} == {"della-h100-1gpu", "frontend-1g-copper"}
     # frontend-1g-copper: eth0 linked at 1000Mb/s (ethtool recording) on a port claimed 10G, no nvidia-smi recorded
     assert dict((row[0], row[1]) for row in rows)["frontend-1g-copper"] == "REJECT"
     assert "report: %s" % (tmp_path / "demo" / "report.html") in proc.stdout
 
 
 # -- interrupted runs: Ctrl-C, then the printed resume command --------------------------------------------
-# One run interrupted for real per family of phases: before the verdict in the Facts phase (the facts test below) and
-# in the Benchmarks phase (the benchmark test, which holds the second of two repeats: one recorded, one running), and
-# after the verdict (the verdict test). The run is held where the test interrupts it: by a replayed tool that waits
-# while a flag file exists (its output is the recording's, unchanged), or by a test-only callback
-# (pause_callback/pause_at_task.py) that holds ansible-playbook at the start of a task. The other interruption points
-# (the Preflight phase, a benchmark running or recorded, the Report phase) are proved on the uninterrupted reference
-# run of the benchmark fleet (the `reference` fixture, run once): the phase the CLI names from its real event stream
-# cut there (Progress), what the results directory keeps there (RunDir), and what `gpufleet validate` prints for it.
+# One run interrupted for real per family of phases: before the verdict in the Facts phase (the facts run below) and
+# in the Benchmarks phase (the benchmark run, which holds the second of two repeats: one recorded, one running), and
+# after the verdict (the facts run's resume: the printed command, run and interrupted once its verdict is written).
+# The facts fleet's results directory is run three times, each run the command the one before printed: ansible-playbook
+# killed with SIGKILL in the Facts phase (a fault of the controller side), Ctrl-C in the Facts phase, Ctrl-C after
+# the verdict: each run proves its own stop and that the one before it is resumed.
+# The run is held where the test interrupts it: by a replayed tool that waits while a flag file exists (its output is
+# the recording's, unchanged), or by a test-only callback (pause_callback/pause_at_task.py) that holds
+# ansible-playbook at the start of a task. The other interruption points (the Preflight phase, a benchmark running
+# or recorded, the Report phase) are proved on the reference run of the benchmark fleet (the `reference` fixture, the
+# benchmark run's resume, run once; its records are those of an uninterrupted run): the phase the CLI names from its
+# real event stream cut there (Progress), what the results directory keeps there (RunDir), and what
+# `gpufleet validate` prints for it.
 # Expected verdicts, those of an uninterrupted run, judged on the topology family alone (-e gpufleet_check_families):
 # pcie-sold REJECT (its 28 GPU pairs SYS, see the top of this file); h100-a INCOMPLETE: its topology passes (NV18
 # on all 28 pairs) but its claim also names the GPU model, count and memory, which the topology family never judges.
@@ -287,13 +301,8 @@ def _held_nvidia_smi(tmp_path, host, flag):
 def _interrupt_when(tmp_path, ready, args, env_extra=None):
     """Start ``gpufleet`` with ``args``, send it SIGINT (as Ctrl-C does: ansible-playbook runs in a session of
     its own) once ``ready()``, and return the finished process with its output."""
-    env = dict(os.environ)
-    for key in ("ANSIBLE_CONFIG", "ANSIBLE_COLLECTIONS_PATH"):
-        env.pop(key, None)
-    env.update({"ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-local"),
-                "ANSIBLE_REMOTE_TEMP": str(tmp_path / "ansible-remote")}, **(env_extra or {}))
-    proc = subprocess.Popen([GPUFLEET] + list(args), cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([GPUFLEET] + list(args), cwd=str(tmp_path), env=_env(tmp_path, env_extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while not ready() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -326,12 +335,51 @@ def _resume_line(stderr):
     return shlex.split(lines[0][len("gpufleet validate: resume with: "):])
 
 
-def test_ctrl_c_in_the_facts_phase_prints_the_command_that_resumes_it(tmp_path):
-    flag = tmp_path / "hold-facts"
+class Interrupted:
+    """A ``gpufleet`` run stopped by SIGINT: its exit code and output, as it had ended: the ansible-playbook
+    processes naming its inventory still running (none may outlive the CLI), and whether its results directory held
+    a fleet.json (read before a later run of the directory writes one)."""
+
+    def __init__(self, rc, stdout, stderr, left_running, judged):
+        self.rc, self.stdout, self.stderr, self.left_running, self.judged = rc, stdout, stderr, left_running, judged
+
+
+def _interrupted(tmp_path, ready, args, inventory, env_extra=None):
+    """``_interrupt_when`` for a run into ``tmp_path``/run, then what it left (Interrupted)."""
+    rc, stdout, stderr = _interrupt_when(tmp_path, ready, args, env_extra)
+    judged = (tmp_path / "run" / "fleet.json").exists()
+    return Interrupted(rc, stdout, stderr, _ansible_playbooks_naming(inventory), judged)
+
+
+def _ansible_playbook_main(text):
+    """The pid of the ansible-playbook process (not one of its forked workers) whose command line holds ``text``."""
+    found = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                argv = handle.read().decode("utf-8", "replace").split("\0")
+            with open("/proc/%s/stat" % pid, encoding="utf-8") as handle:
+                ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if any(os.path.basename(arg) == "ansible-playbook" for arg in argv[:2]) and any(text in arg for arg in argv):
+            found[int(pid)] = ppid
+    mains = [pid for pid, ppid in found.items() if ppid not in found]
+    return mains[0] if len(mains) == 1 else None
+
+
+@pytest.fixture(name="facts_killed", scope="module")
+def facts_killed_fixture(tmp_path_factory):
+    """h100-a and pcie-sold, their check families given by -e alone, validated until h100-a's nvidia-smi is held
+    in the Facts phase and pcie-sold is recorded (each host is recorded as it answers), then ansible-playbook
+    killed with SIGKILL: ``(base, inventory, flag, the finished process)``; ``flag`` holds h100-a's nvidia-smi while
+    it exists."""
+    base = tmp_path_factory.mktemp("facts-fleet")
+    flag = base / "hold-facts"
     flag.write_text("")
-    inventory = _inventory(tmp_path, "inv.yml", {
-        "h100-a": _held_nvidia_smi(tmp_path, _replayed(tmp_path, "hgx-h100-nv18", H100_CLAIM), flag),
-        "pcie-sold": _replayed(tmp_path, "sold-8x-nvlink-rtx4090-pcie", SOLD_CLAIM)})
+    inventory = _inventory(base, "inv.yml", {
+        "h100-a": _held_nvidia_smi(base, _replayed(base, "hgx-h100-nv18", H100_CLAIM), flag),
+        "pcie-sold": _replayed(base, "sold-8x-nvlink-rtx4090-pcie", SOLD_CLAIM)})
     # the check families come by -e alone (the inventory's own choice is taken out): no check of another family may show
     with open(inventory, encoding="utf-8") as handle:
         without_families = yaml.safe_load(handle)
@@ -340,53 +388,119 @@ def test_ctrl_c_in_the_facts_phase_prints_the_command_that_resumes_it(tmp_path):
         yaml.safe_dump(without_families, handle)
     args = ["validate", "-i", inventory, "--limit", "h100-a,pcie-sold", "--level", "quick", "-e", TOPOLOGY_ONLY,
             "--out", "run"]
-    rc, stdout, stderr = _interrupt_when(tmp_path, (tmp_path / "hold-facts.started").exists, args)
+    proc = subprocess.Popen([GPUFLEET] + args, cwd=str(base), env=_env(base), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    started, sold_record = base / "hold-facts.started", base / "run" / "hosts" / "pcie-sold.json"
+    deadline = time.monotonic() + 240
+    while not (started.exists() and sold_record.exists()) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    main_pid = _ansible_playbook_main(inventory)
+    if main_pid is None or proc.poll() is not None:
+        proc.kill()
+        raise AssertionError("the run was not held where it is killed:\n" + "".join(proc.communicate(timeout=60)))
+    os.kill(main_pid, signal.SIGKILL)
+    flag.unlink()  # the orphaned worker finishes its module
+    stdout, stderr = proc.communicate(timeout=120)
+    started.unlink()  # the next hold of h100-a's nvidia-smi marks it again
+    return base, inventory, flag, subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def _killed_resume(stderr):
+    """The resume command a run that failed (ansible-playbook killed) printed."""
+    lines = [line for line in stderr.splitlines() if line.startswith("  resume with: ")]
+    assert len(lines) == 1, stderr
+    return shlex.split(lines[0][len("  resume with: "):])
+
+
+@pytest.fixture(name="facts_interrupted", scope="module")
+def facts_interrupted_fixture(facts_killed):
+    """The resume command the killed run printed, run until h100-a's nvidia-smi is held again in the Facts phase and
+    interrupted there (SIGINT): ``(base, inventory, the Interrupted run)``."""
+    base, inventory, flag, killed = facts_killed
+    flag.write_text("")
+    interrupted = _interrupted(base, (base / "hold-facts.started").exists, _killed_resume(killed.stderr)[1:], inventory)
     flag.unlink()  # the held nvidia-smi, left behind in a session of its own, runs its recording and ends
+    return base, inventory, interrupted
+
+
+@pytest.fixture(name="resumed_after_the_verdict", scope="module")
+def resumed_after_the_verdict_fixture(facts_interrupted):
+    """The resume command the interrupted run printed, run and interrupted after its verdict (held at the start of
+    the task that follows the verdict by the test-only callback): the Interrupted run. One run proves both that the
+    printed command resumes the run and what a Ctrl-C after the verdict does."""
+    base, inventory, interrupted = facts_interrupted
+    marker = base / "held-after-verdict"
+    hold = {"ANSIBLE_CALLBACK_PLUGINS": PAUSE_CALLBACK_DIR, "ANSIBLE_CALLBACKS_ENABLED": "pause_at_task",
+            "GPUFLEET_TEST_PAUSE_TASK": "Verdict | one line per node", "GPUFLEET_TEST_PAUSE_MARKER": str(marker)}
+    return _interrupted(base, marker.exists, _resume_line(interrupted.stderr)[1:], inventory, hold)
+
+
+def test_sigkill_of_ansible_playbook_says_what_happened_and_what_is_kept_then_resumes(
+        facts_killed, resumed_after_the_verdict):
+    base, _inventory_path, _flag, killed = facts_killed
+    run_dir = base / "run"
+    stdout, stderr = killed.stdout, killed.stderr
+    assert killed.returncode == 1, stdout + stderr
+    assert stdout == ""
+    assert ("gpufleet validate: the run failed (ansible-playbook killed by signal 9 (SIGKILL), not stopped by "
+            "gpufleet); nothing was judged") in stderr
+    assert ("  on disk in %s: run.json (status running), host records of 1 of 2 host(s): pcie-sold, no fleet.json "
+            "(nothing judged)" % run_dir) in stderr
+    assert "exit None" not in stderr and "fatal:" not in stderr
+    resume = [line for line in stderr.splitlines() if line.startswith("  resume with: ")]
+    assert len(resume) == 1, stderr
+    # nothing was lost: the printed command (interrupted in turn in its Facts phase, then resumed: the facts test)
+    # finishes the run with the verdicts of an uninterrupted one
+    resumed = resumed_after_the_verdict
+    assert resumed.rc == 2, resumed.stdout + resumed.stderr
+    assert {row[0]: row[1] for row in _table(resumed.stdout)} == EXPECTED
+
+
+def test_ctrl_c_in_the_facts_phase_prints_the_command_that_resumes_it(facts_interrupted, resumed_after_the_verdict):
+    base, inventory, interrupted = facts_interrupted
+    rc, stdout, stderr = interrupted.rc, interrupted.stdout, interrupted.stderr
     assert rc == 130, stdout + stderr
     assert stdout == ""
     assert "gpufleet validate: SIGINT: stopping ansible-playbook (waiting up to 30s for it to end)" in stderr
     assert ("gpufleet validate: interrupted (SIGINT) in the Facts phase, before the verdict: nothing was judged; "
-            "what was gathered is kept in %s" % (tmp_path / "run")) in stderr
+            "what was gathered is kept in %s" % (base / "run")) in stderr
     resume = _resume_line(stderr)
     assert os.path.realpath(shutil.which(resume[0]) or resume[0]) == os.path.realpath(GPUFLEET)
     assert resume[1:] == ["validate", "-i", inventory, "--limit", "h100-a,pcie-sold", "--level", "quick",
-                          "-e", TOPOLOGY_ONLY, "--out", str(tmp_path / "run")]
-    assert not (tmp_path / "run" / "fleet.json").exists()
-    assert _ansible_playbooks_naming(inventory) == []  # the CLI waited for ansible-playbook to end
+                          "-e", TOPOLOGY_ONLY, "--out", str(base / "run")]
+    assert not interrupted.judged
+    assert interrupted.left_running == []  # the CLI waited for ansible-playbook to end
     assert "it was killed" not in stderr  # it ended on the forwarded signal, within the grace time
 
-    resumed = _gpufleet(tmp_path, *resume[1:])
-    assert resumed.returncode == 2, resumed.stdout + resumed.stderr
-    assert "%s holds an earlier run: resuming it" % (tmp_path / "run") in resumed.stderr
+    # the printed command, run (and stopped after its verdict: test_ctrl_c_after_the_verdict_reports_the_finished_run)
+    resumed = resumed_after_the_verdict
+    assert resumed.rc == 2, resumed.stdout + resumed.stderr
+    assert "%s holds an earlier run: resuming it" % (base / "run") in resumed.stderr
     assert {row[0]: row[1] for row in _table(resumed.stdout)} == EXPECTED
-    assert len(_json(tmp_path / "run" / "run.json")["resumed"]) == 1
+    # resumed twice: by the killed run's printed command (the run interrupted above), then by this one
+    assert len(_json(base / "run" / "run.json")["resumed"]) == 2
     for host in EXPECTED:
-        checks = _json(tmp_path / "run" / "hosts" / (host + ".json"))["checks"]
+        checks = _json(base / "run" / "hosts" / (host + ".json"))["checks"]
         assert checks and {item["id"].split(".")[0] for item in checks} == {"topology"}
 
 
-def test_ctrl_c_after_the_verdict_reports_the_finished_run(tmp_path):
-    marker = tmp_path / "held-after-verdict"
-    inventory = _inventory(tmp_path, "inv.yml", {
-        "h100-a": _replayed(tmp_path, "hgx-h100-nv18", H100_CLAIM),
-        "pcie-sold": _replayed(tmp_path, "sold-8x-nvlink-rtx4090-pcie", SOLD_CLAIM)})
-    hold = {"ANSIBLE_CALLBACK_PLUGINS": PAUSE_CALLBACK_DIR, "ANSIBLE_CALLBACKS_ENABLED": "pause_at_task",
-            "GPUFLEET_TEST_PAUSE_TASK": "Verdict | one line per node", "GPUFLEET_TEST_PAUSE_MARKER": str(marker)}
-    args = ["validate", "-i", inventory, "--level", "quick", "--out", "run"]
-    rc, stdout, stderr = _interrupt_when(tmp_path, marker.exists, args, hold)
+def test_ctrl_c_after_the_verdict_reports_the_finished_run(facts_interrupted, resumed_after_the_verdict):
+    base, _inventory_path, _interrupted_run = facts_interrupted
+    resumed = resumed_after_the_verdict
+    rc, stdout, stderr = resumed.rc, resumed.stdout, resumed.stderr
     assert rc == 2, stdout + stderr
     assert "gpufleet validate: interrupted (SIGINT) after the verdict was written: the run is complete" in stderr
     assert "nothing was judged" not in stderr and "resume with" not in stderr
     assert {row[0]: row[1] for row in _table(stdout)} == EXPECTED
-    assert _json(tmp_path / "run" / "run.json")["status"] == "finished"
+    assert _json(base / "run" / "run.json")["status"] == "finished"
     # the playbook was stopped before its report (no "Report" progress line): the CLI rendered it
     assert "gpufleet validate: Report " not in stderr
-    assert "report: %s\n" % (tmp_path / "run" / "report.html") in stdout
-    assert os.path.getsize(tmp_path / "run" / "report.html") > 0
-    assert _ansible_playbooks_naming(inventory) == [] and "it was killed" not in stderr
+    assert "report: %s\n" % (base / "run" / "report.html") in stdout
+    assert os.path.getsize(base / "run" / "report.html") > 0
+    assert resumed.left_running == [] and "it was killed" not in stderr
 
 
-# -- the benchmark fleet: its uninterrupted run (the reference) and a Ctrl-C in its Benchmarks phase ---------------
+# -- the benchmark fleet: a Ctrl-C in its Benchmarks phase, and its resume (the reference) ------------------------
 # hgx-h100-rdma-down (its claim, fact groups and single-node sweep from inventories/simulated/host_vars) runs its
 # recorded single-node all-reduce (gpufleet_benchmarks: allreduce_single alone) twice: two repeats, so that a Ctrl-C
 # can come while the second runs, after the first was recorded. pcie-sold gathers its topology only and runs no
@@ -456,9 +570,37 @@ def _job_tag(run_dir):
     return "gpufleet-" + _json(run_dir / "run.json")["started"].replace("-", "").replace(":", "")
 
 
+class BenchmarkInterrupted:
+    """The benchmark fleet's run interrupted while its second all_reduce_perf runs: ``base``, ``inventory``, the
+    Interrupted run, and what it had left when it ended: h100-down's benchmark records, the run's job tag, the
+    all_reduce_perf starts logged (``calls``)."""
+
+    def __init__(self, base, inventory, interrupted):
+        self.base, self.inventory, self.interrupted = base, inventory, interrupted
+        self.kept = _json(base / "run" / "hosts" / "h100-down.json")["benchmarks"]
+        self.job_tag = _job_tag(base / "run")
+        self.calls = (base / "hold-benchmark.calls").read_text().splitlines()
+
+
+@pytest.fixture(name="benchmark_interrupted", scope="module")
+def benchmark_interrupted_fixture(tmp_path_factory):
+    """The benchmark fleet's run, SIGINT while h100-down's second repeat of all_reduce_perf is held (the first ran and
+    was recorded): BenchmarkInterrupted."""
+    base = tmp_path_factory.mktemp("benchmark-interrupted")
+    flag = base / "hold-benchmark"
+    flag.write_text("")
+    inventory = _benchmark_fleet(base, flag)  # the first all_reduce_perf runs, the second is held
+    interrupted = _interrupted(base, (base / "hold-benchmark.started").exists,
+                               ["validate", "-i", inventory, "--out", "run"], inventory)
+    flag.unlink()  # the held all_reduce_perf, left behind in a session of its own, runs its recording and ends
+    return BenchmarkInterrupted(base, inventory, interrupted)
+
+
 class Reference:
-    """The uninterrupted run of the benchmark fleet, made by ``gpufleet validate`` in this process: its exit code,
-    output, results directory, and every ansible-runner event its Progress saw (trimmed to what Progress reads)."""
+    """The reference run of the benchmark fleet: the resume command its interrupted run printed, run by
+    ``gpufleet`` in this process, whose records are those of an uninterrupted run (_assert_uninterrupted_records):
+    its exit code, output, results directory, and every ansible-runner event its Progress saw (trimmed to what
+    Progress reads)."""
 
     def __init__(self, base, inventory, rc, stdout, stderr, events):
         self.base, self.inventory, self.rc, self.events = base, inventory, rc, events
@@ -484,11 +626,11 @@ def _trimmed(event):
 
 
 @pytest.fixture(name="reference", scope="module")
-def reference_fixture(tmp_path_factory):
-    """The benchmark fleet's uninterrupted run, once for the module: `gpufleet validate` called in this process (it runs
-    ansible-playbook through ansible-runner as the console script does), its Progress recording the events."""
-    base = tmp_path_factory.mktemp("reference")
-    inventory = _benchmark_fleet(base, base / "never-held")
+def reference_fixture(benchmark_interrupted):
+    """The resume of the benchmark fleet's interrupted run, once for the module: the printed command run by
+    ``gpufleet`` in this process (it runs ansible-playbook through ansible-runner as the console script does), its
+    Progress recording the events. A resumed run goes through every phase, as an uninterrupted one does."""
+    base = benchmark_interrupted.base
     events = []
 
     class RecordingProgress(validate.Progress):
@@ -507,51 +649,43 @@ def reference_fixture(tmp_path_factory):
         monkeypatch.chdir(base)
         monkeypatch.setattr(validate, "Progress", RecordingProgress)
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            rc = validate.validate([inventory], out=str(base / "run"))
-    return Reference(base, inventory, rc, stdout.getvalue(), stderr.getvalue(), events)
+            rc = main.main(_resume_line(benchmark_interrupted.interrupted.stderr)[1:])
+    return Reference(base, benchmark_interrupted.inventory, rc, stdout.getvalue(), stderr.getvalue(), events)
 
 
-def test_the_uninterrupted_run_of_the_benchmark_fleet(reference):
-    assert reference.rc == 2, reference.stdout + reference.stderr
-    assert {row[0]: row[1] for row in _table(reference.stdout)} == BENCH_VERDICTS
-    _assert_uninterrupted_records(reference.run_dir)
-    # all_reduce_perf started once per repeat, with the recording's arguments
-    assert (reference.base / "never-held.calls").read_text().splitlines() == [SWEEP] * BENCH_REPEATS
-    # each repeat under its own job id, from the run's job tag (benchmark.yml): the ids a resumed run skips
-    jobs = [bench["job_id"] for bench in _json(reference.run_dir / "hosts" / "h100-down.json")["benchmarks"]]
-    assert jobs == ["%s-single-h100-down-%d" % (_job_tag(reference.run_dir), repeat) for repeat in range(BENCH_REPEATS)]
-
-
-def test_ctrl_c_while_a_benchmark_runs_then_resuming_runs_only_what_was_not_recorded(tmp_path, reference):
-    flag = tmp_path / "hold-benchmark"
-    flag.write_text("")
-    inventory = _benchmark_fleet(tmp_path, flag)  # the first all_reduce_perf runs, the second is held
-    rc, stdout, stderr = _interrupt_when(tmp_path, (tmp_path / "hold-benchmark.started").exists,
-                                         ["validate", "-i", inventory, "--out", "run"])
-    flag.unlink()  # the held all_reduce_perf, left behind in a session of its own, runs its recording and ends
-    assert _ansible_playbooks_naming(inventory) == [] and "it was killed" not in stderr
+def test_ctrl_c_while_a_benchmark_runs_keeps_the_recorded_repeat(benchmark_interrupted):
+    interrupted, run_dir = benchmark_interrupted.interrupted, benchmark_interrupted.base / "run"
+    rc, stdout, stderr = interrupted.rc, interrupted.stdout, interrupted.stderr
+    assert interrupted.left_running == [] and "it was killed" not in stderr
     assert rc == 130 and stdout == "", stdout + stderr
     assert ("gpufleet validate: interrupted (SIGINT) in the Benchmarks phase, before the verdict: nothing was judged; "
-            "what was gathered is kept in %s" % (tmp_path / "run")) in stderr
-    assert not (tmp_path / "run" / "fleet.json").exists()
+            "what was gathered is kept in %s" % run_dir) in stderr
+    assert not interrupted.judged
     # kept: the first repeat's record (the second was running: no record)
-    kept = _json(tmp_path / "run" / "hosts" / "h100-down.json")["benchmarks"]
-    assert [(bench["kind"], bench["outcome"], bench["job_id"]) for bench in kept] == [
-        ("allreduce_single", "ok", "%s-single-h100-down-0" % _job_tag(tmp_path / "run"))]
+    assert [(bench["kind"], bench["outcome"], bench["job_id"]) for bench in benchmark_interrupted.kept] == [
+        ("allreduce_single", "ok", "%s-single-h100-down-0" % benchmark_interrupted.job_tag)]
+    # all_reduce_perf started once per repeat, with the recording's arguments: the first ran, the second was held
+    assert benchmark_interrupted.calls == [SWEEP] * BENCH_REPEATS
     resume = _resume_line(stderr)
-    assert resume[1:] == ["validate", "-i", inventory, "--out", str(tmp_path / "run")]
+    assert resume[1:] == ["validate", "-i", benchmark_interrupted.inventory, "--out", str(run_dir)]
 
-    resumed = _gpufleet(tmp_path, *resume[1:])
-    assert resumed.returncode == 2, resumed.stdout + resumed.stderr
+
+def test_resuming_the_benchmark_fleet_runs_only_what_was_not_recorded(benchmark_interrupted, reference):
+    assert reference.rc == 2, reference.stdout + reference.stderr
+    assert "%s holds an earlier run: resuming it" % reference.run_dir in reference.stderr
+    assert len(_json(reference.run_dir / "run.json")["resumed"]) == 1
     # the verdicts and records of the uninterrupted run
-    assert {row[0]: row[1] for row in _table(resumed.stdout)} == BENCH_VERDICTS == {
-        row[0]: row[1] for row in _table(reference.stdout)}
-    _assert_uninterrupted_records(tmp_path / "run")
+    assert {row[0]: row[1] for row in _table(reference.stdout)} == BENCH_VERDICTS
+    _assert_uninterrupted_records(reference.run_dir)
     # all_reduce_perf started three times: the recorded first repeat once (the resumed run skipped it), the
     # interrupted second repeat twice (the resumed run ran it again)
-    assert (tmp_path / "hold-benchmark.calls").read_text().splitlines() == [SWEEP] * 3
-    jobs = [bench["job_id"] for bench in _json(tmp_path / "run" / "hosts" / "h100-down.json")["benchmarks"]]
-    assert jobs == ["%s-single-h100-down-%d" % (_job_tag(tmp_path / "run"), repeat) for repeat in range(BENCH_REPEATS)]
+    assert (reference.base / "hold-benchmark.calls").read_text().splitlines() == [SWEEP] * 3
+    # each repeat under its own job id, from the run's job tag (benchmark.yml), which the resume keeps: the first
+    # start's, the one the kept record was written under
+    assert _job_tag(reference.run_dir) == benchmark_interrupted.job_tag
+    jobs = [bench["job_id"] for bench in _json(reference.run_dir / "hosts" / "h100-down.json")["benchmarks"]]
+    job_tag = benchmark_interrupted.job_tag
+    assert jobs == ["%s-single-h100-down-%d" % (job_tag, repeat) for repeat in range(BENCH_REPEATS)]
 
 
 # -- the other interruption points, on the reference run ----------------------------------------------------------
@@ -624,7 +758,7 @@ def test_ctrl_c_in_the_preflight_phase_keeps_nothing_and_resuming_is_the_uninter
     assert "kept in" not in captured.err
     resume = _resume_line(captured.err)
     assert resume == [GPUFLEET, "validate", "-i", reference.inventory, "--out", str(directory)]
-    # the resumed run finds no directory to resume: it is a run from the start, as the reference is
+    # the resumed run finds no directory to resume: it is a run from the start, as the reference's first run was
     assert not directory.exists()
 
 

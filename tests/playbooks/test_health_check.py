@@ -1,8 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""playbooks/health_check.yml three times on localhost into one SQLite history (no GPU here): the three runs are
-made once (a module-scoped fixture) and every test reads them.
+"""playbooks/health_check.yml on localhost into one SQLite history of three runs (no GPU here): the runs are made
+once (a module-scoped fixture) and every test reads them. The first and third are ansible-playbook runs; the second,
+the first one's node and data again, is the first run's results directory appended and judged in-process by the
+Python the health_history and fleet_verdict actions run (gpufleet.history.store.append_run,
+gpufleet.results.verdicts.judge_run): what it adds is the history logic (a second point at the same clock flags
+nothing), and the two playbook runs around it prove the actions wired in (the third one's drift flag is read from
+the SQLite history the three runs share).
 
 The node is the replayed one-H100 node tests/replay/nodes/gpu-h100-590-1gpu.yml (its nvidia-smi -q and
 nvlink -s are recordings of one capture); NVML is the fake libnvidia-ml.so (tests/fakenvml/fake_nvml.c,
@@ -12,7 +17,7 @@ file (written here) whose SM clock is 1500 MHz: 24% below the 1980 MHz median of
 more than the history's 5% drift share, so that run flags that GPU's clock (burn_in.drift, warn).
 
 The first run has no textfile-collector directory and does not ask for one: no file, and the run says
-so. The next two ask for it (gpufleet_textfile_create_dir) and the .prom file lands there.
+so. The third asks for it (gpufleet_textfile_create_dir) and the .prom file lands there.
 
 Before the third run, provisioning "installs" gpubench (the CPU TEST DOUBLE tests/standin/gpubench_standin.py,
 recorded in the node's install manifest as roles/gpu_bench does, tests/standin/gpubench_install.py): that run also
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -44,6 +50,11 @@ sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "standin"))
 import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-position
 import fakenvml  # noqa: E402  pylint: disable=import-error,wrong-import-position
 from gpubench_install import install_gpubench_double  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
+from gpufleet.checks.verdict import Judge  # noqa: E402
+from gpufleet.history.store import append_run  # noqa: E402
+from gpufleet.results.store import RunDir  # noqa: E402
+from gpufleet.results.verdicts import judge_run  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 NODE = os.path.join(REPO_ROOT, "tests", "replay", "nodes", "gpu-h100-590-1gpu.yml")
@@ -83,6 +94,23 @@ def _run(tmp_path, inventory, results, data, env_extra=None, **extra):
     return subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
+def _second_check_in_process(tmp_path, db):
+    """run2: the first run's results directory again (same node, same data), appended to the history ``db`` and
+    judged (burn_in family) as the playbook's health_history and fleet_verdict tasks do, without their verdict."""
+    run2 = tmp_path / "run2"
+    shutil.copytree(tmp_path / "run1", run2)
+    run = RunDir.open(str(run2))
+    run.update_run(run_id="run2")
+    record = run.read_host("gpu-node")
+    for judged in ("verdict", "checks", "failed"):  # judged again below, from run2's own history
+        record.pop(judged, None)
+    run.write_host(record)
+    appended = append_run(run, db)
+    assert (appended["run_id"], appended["rows"], appended["hosts"]) == ("run2", 1, ["gpu-node"])
+    choices = {"gpu-node": {"claim": None, "profile": None, "overrides": None, "settings": {}}}
+    judge_run(run, ["gpu-node"], {"gpu-node"}, choices, Judge(), families=["burn_in"])
+
+
 def _json(path):
     with open(path, encoding="utf-8") as handle:
         return json.load(handle)
@@ -90,8 +118,9 @@ def _json(path):
 
 @pytest.fixture(name="history", scope="module")
 def history_fixture(tmp_path_factory):
-    """The three health checks into one history (the history needs three runs to show a trend), gpubench installed
-    before the third: ``{"root", "first", "textfile", "textfile_after_first", "binary"}``."""
+    """The three health checks into one history (the history needs three runs to show a trend; the second one
+    in-process), gpubench installed before the third: ``{"root", "first", "textfile", "textfile_after_first",
+    "binary"}``."""
     tmp_path = tmp_path_factory.mktemp("health-check")
     library = fakenvml.build_once(tmp_path_factory)["full"]  # one build per session, shared with the other modules
     inventory, node_dir, manifest_dir = _inventory(tmp_path, library)
@@ -107,8 +136,7 @@ def history_fixture(tmp_path_factory):
     first = _run(tmp_path, inventory, tmp_path / "run1", recorded)
     assert first.returncode == 0, first.stdout + first.stderr
     textfile_after_first = os.path.exists(textfile)
-    second = _run(tmp_path, inventory, tmp_path / "run2", recorded, gpufleet_textfile_create_dir=True)
-    assert second.returncode == 0, second.stdout + second.stderr
+    _second_check_in_process(tmp_path, str(tmp_path / "history" / "health.sqlite"))
     binary = install_gpubench_double(node_dir, manifest_dir)  # provisioning installs gpubench between two checks
     third = _run(tmp_path, inventory, tmp_path / "run3", str(slower),
                  {"GPUBENCH_STANDIN_GPUS": "NVIDIA H100 80GB HBM3"}, gpufleet_textfile_create_dir=True)

@@ -1,19 +1,24 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The demo fleet end to end: build inventories/simulated/, run playbooks/gather_facts.yml on it.
+"""The demo fleet end to end: the facts of inventories/simulated/, and playbooks/gather_facts.yml on it.
 
-A wrapper playbook imports gather_facts.yml unchanged, then a second play dumps each host's
-registered results (facts, failed, msg; not the raw tool output). Expected values are read by
-hand from the recordings each node file names (paths in the comments). Each host's
-``gpufleet_fact_groups`` (host_vars) lists the groups its recordings back; the others are not
-gathered (their tasks skip), and a gathered group whose recording is a failure fails, naming why.
+Every host's facts are read from the shared validate_cluster.yml run of the whole fleet (``simulated_validate_run``):
+its hosts/<host>.json records hold each fact group's facts (null when not gathered), its error (``fact_errors``)
+and the index of the tools it ran (``raw``: only the groups that ran). Its stdout has one verdict line per host.
+playbooks/gather_facts.yml runs on two of the hosts (a failed group, a gathered one; the others skipped): a wrapper
+imports it unchanged, then a second play prints each host's registered results (facts, failed, msg, skipped) for the
+test to compare with the records. Expected values are read by hand from the recordings each node file names (paths
+in the comments). Each host's ``gpufleet_fact_groups`` (host_vars) lists the groups its recordings back; the others
+are not gathered (their tasks skip), and a gathered group whose recording is a failure fails, naming why.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -23,40 +28,79 @@ import yaml
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
 GROUPS = {"topology": "facts_topology_result", "gpu": "facts_gpu_result", "nic": "facts_nic_result", "host": "facts_host_result"}
+# gather_facts.yml's own run: one host whose nic group fails (the others skip), one with topology alone gathered
+GATHER_HOSTS = ("azure-a100-nvlink-inactive", "dgx-a100-nv12")
+# the prefix of the line the dump play prints per host: "<prefix><host> <JSON of its groups>"
+DUMP_PREFIX = "gpufleet-test-dump "
+
+
+def _summary_line(stdout, host):
+    """The last ``"msg": "<host>: ..."`` line of a run's output: the line the playbook printed for that host."""
+    lines = [line.strip() for line in stdout.splitlines() if line.strip().startswith('"msg": "%s: ' % host)]
+    return lines[-1] if lines else None
+
+
+def _worker_neutral(value):
+    """``value`` as JSON, with the xdist worker's fleet directory (tests/output/workers/<worker>/) made one: the
+    shared run may have run in another worker than this file, and a tool's error message names its path."""
+    return re.sub(r"tests/output/workers/[^/]+/", "tests/output/workers/WORKER/", json.dumps(value, sort_keys=True))
+
+
+def _groups_of(record):
+    """A host record's fact groups in the shape of the registered results: ``{group: {failed, msg, skipped, facts}}``.
+
+    A group that ran has its tools in the record's raw index; one that failed has its message in ``fact_errors``."""
+    errors = record["fact_errors"]
+    return {group: {"failed": group in errors, "msg": errors.get(group, ""), "skipped": group not in record["raw"],
+                    "facts": record["facts"][group]} for group in GROUPS}
 
 
 @pytest.fixture(name="fleet", scope="module")
-def fleet_fixture(tmp_path_factory, simulated_fleet):
-    """``{host: {group: {failed, msg, facts}, "summary": line}}`` of one gather_facts.yml run on the whole fleet."""
+def fleet_fixture(simulated_validate_run):
+    """``{host: {group: {failed, msg, skipped, facts}, "summary": line}}`` of the shared validate_cluster.yml run."""
+    # every node of the demo fleet is REJECT or INCOMPLETE: the run fails after writing the verdicts (exit 2)
+    run = simulated_validate_run
+    assert run["rc"] == 2, run["stdout"][-4000:] + run["stderr"][-4000:]
+    results = {}
+    for path in glob.glob(os.path.join(run["results_dir"], "hosts", "*.json")):
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+        results[record["host"]] = dict(_groups_of(record), summary=_summary_line(run["stdout"], record["host"]))
+    return results
+
+
+@pytest.fixture(name="gathered", scope="module")
+def gathered_fixture(tmp_path_factory, simulated_fleet):
+    """``{host: {group: {failed, msg, skipped, facts}, "summary": line}}`` of gather_facts.yml on GATHER_HOSTS."""
     tmp = tmp_path_factory.mktemp("simulated")
-    out = tmp / "fleet-out"
     dump = {group: {"failed": "{{ %s.failed | default(false) }}" % var, "msg": "{{ %s.msg | default('') }}" % var,
                     "skipped": "{{ %s.skipped | default(false) }}" % var,
                     "facts": "{{ (%s.ansible_facts | default({})).values() | first | default(None) }}" % var}
             for group, var in GROUPS.items()}
     play = [
-        {"name": "The product's playbook, unchanged", "ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", "gather_facts.yml")},
-        {"name": "Dump what the test reads", "hosts": "all", "gather_facts": False, "tasks": [{
-            "name": "Write one JSON file per host",
-            "ansible.builtin.copy": {"content": "{{ dumped | to_json }}", "dest": str(out) + "/{{ inventory_hostname }}.json", "mode": "0600"},
+        {"name": "The product's playbook, unchanged",
+         "ansible.builtin.import_playbook": os.path.join(REPO_ROOT, "playbooks", "gather_facts.yml")},
+        # debug runs on the controller: no module run per host for the dump
+        {"name": "Print what the test reads", "hosts": "all", "gather_facts": False, "tasks": [{
+            "name": "One line per host",
+            "ansible.builtin.debug": {"msg": DUMP_PREFIX + "{{ inventory_hostname }} {{ dumped | to_json }}"},
             "vars": {"dumped": dump},
         }]},
     ]
-    out.mkdir()
     (tmp / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", simulated_fleet["inventory"],
+           "--limit", ",".join(GATHER_HOSTS), str(tmp / "play.yml")]
     env = dict(os.environ)
-    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
+    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"),
+                "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
                 "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp / "ansible-local")})
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", simulated_fleet["inventory"], str(tmp / "play.yml")]
     proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     results = {}
-    for name in os.listdir(out):
-        with open(out / name, encoding="utf-8") as handle:
-            results[name[:-len(".json")]] = json.load(handle)
-    for host, entry in results.items():
-        lines = [line for line in proc.stdout.splitlines() if line.strip().startswith('"msg": "%s: ' % host)]
-        entry["summary"] = lines[-1] if lines else None
+    for line in proc.stdout.splitlines():
+        if line.strip().startswith('"msg": "' + DUMP_PREFIX):
+            host, dumped = json.loads("{%s}" % line.strip())["msg"][len(DUMP_PREFIX):].split(" ", 1)
+            results[host] = dict(json.loads(dumped), summary=_summary_line(proc.stdout, host))
     return results
 
 
@@ -88,12 +132,27 @@ def _by_name(items, key, name):
     return found[0]
 
 
-def test_every_host_ran_and_printed_a_summary(fleet):
+def test_every_host_ran_and_printed_a_summary(fleet, gathered):
     hosts = yaml.safe_load(open(os.path.join(SIM, "hosts.yml"), encoding="utf-8"))["all"]["children"]["simulated"]["hosts"]
     assert len(hosts) >= 8
     assert sorted(fleet) == sorted(hosts)
     for host in hosts:
+        # validate_cluster.yml's verdict line
         assert fleet[host].get("summary"), host
+    # gather_facts.yml's fact summary: topo/gengwg-dgx-a100-nv12-12xmlx5-tabs-numa.txt has NV12 in all 28 GPU pairs;
+    # azure-a100-nvlink-inactive's only group, nic, failed (ibstat exited 255)
+    assert gathered["dgx-a100-nv12"]["summary"] == '"msg": "dgx-a100-nv12: topology: all 28 pairs NV12"'
+    assert gathered["azure-a100-nvlink-inactive"]["summary"].startswith('"msg": "azure-a100-nvlink-inactive: FAILED nic: ')
+    assert "exited 255" in gathered["azure-a100-nvlink-inactive"]["summary"]
+
+
+def test_gather_facts_playbook_registers_what_the_records_hold(fleet, gathered):
+    """gather_facts.yml (role facts, main entry: one result per group) gives each group what validate_cluster.yml
+    recorded, so the tests below read the records for every host."""
+    assert sorted(gathered) == sorted(GATHER_HOSTS)
+    for host in GATHER_HOSTS:
+        for group in GROUPS:
+            assert _worker_neutral(gathered[host][group]) == _worker_neutral(fleet[host][group]), (host, group)
 
 
 def test_only_the_recorded_groups_are_gathered(fleet):

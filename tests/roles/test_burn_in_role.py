@@ -20,7 +20,11 @@ Three nodes burn in in ONE playbook run (one ansible-playbook start for the thre
 node is this machine (a replayed host without tools, tests/replay/nodes/host-bare-no-tools.yml: no
 dcgmi, gpu_burn, make, nvcc or torch of its own), told apart by its tool paths and work directory:
 ``no-tool`` finds no load tool, ``dcgmi`` finds the failing dcgmi (and runs the interconnect loop),
-``gpu-burn`` builds gpu-burn from the archive and runs it. Expected values are written by hand.
+``gpu-burn`` builds gpu-burn from the archive and runs it. A fourth host of the same run,
+``bad-seconds``, is refused by the preflight (burn_in_seconds 0) before its node is touched, while the
+others go on. The interconnect loads template (loads.json.j2) of a four-node fleet is rendered in-process
+by Ansible's Templar (it only computes); the dcgmi node's loop proves it wired into the role. Expected
+values are written by hand.
 """
 
 from __future__ import annotations
@@ -34,16 +38,26 @@ import sys
 import tarfile
 
 import pytest
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fakenvml"))
 
 import fakenvml  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "tools"))
+from ansible_output import recap  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
 # tests/playbooks' runner (ansible-playbook on localhost against replayed nodes), as tests/roles/conftest.py loads it
 _SPEC = importlib.util.spec_from_file_location("gpufleet_tests_playbooks_runner_burn_in", os.path.join(REPO_ROOT, "tests", "playbooks", "conftest.py"))
 RUNNER = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(RUNNER)
+# tests/playbooks/test_phase_tags.py's ansible_collection_loader: the collection's filters for an in-process Templar
+_PHASE_TAGS_SPEC = importlib.util.spec_from_file_location(
+    "gpufleet_tests_phase_tags_burn_in", os.path.join(REPO_ROOT, "tests", "playbooks", "test_phase_tags.py"))
+PHASE_TAGS = importlib.util.module_from_spec(_PHASE_TAGS_SPEC)
+_PHASE_TAGS_SPEC.loader.exec_module(PHASE_TAGS)
 
 STANDIN = os.path.join(REPO_ROOT, "tests", "standin", "all_reduce_perf_standin.py")
 NVML_DATA = fakenvml.data_file("h100-590-1gpu.data")
@@ -136,13 +150,13 @@ def node_vars(root, library, **extra):
 
 @pytest.fixture(name="fleet", scope="module")
 def fleet_fixture(tmp_path_factory, fake_nvml):
-    """The one playbook run of the three nodes: ``(run, run_dir, roots)``.
+    """The one playbook run of the four nodes: ``(run, run_dir, roots)``.
 
     About 15 s on an idle machine (more than most tests): three burn-in scenarios share this one
-    ansible-playbook run, each with 2 s of load and sampling.
+    ansible-playbook run, each with 2 s of load and sampling; the fourth node fails its preflight (the run exits 2).
     """
     base = tmp_path_factory.mktemp("burn-in")
-    roots = {name: base / name for name in ("no-tool", "dcgmi", "gpu-burn")}
+    roots = {name: base / name for name in ("no-tool", "dcgmi", "gpu-burn", "bad-seconds")}
     for root in roots.values():
         root.mkdir()
     dcgmi = write_exe(str(roots["dcgmi"] / "dcgmi"), FAKE_DCGMI)
@@ -161,6 +175,8 @@ def fleet_fixture(tmp_path_factory, fake_nvml):
             roots["gpu-burn"], fake_nvml, burn_in_tool="gpu-burn", burn_in_gpu_burn_commit=GPU_BURN_COMMIT, burn_in_gpu_burn_make="make",
             burn_in_gpu_burn_cuda_home=str(cuda), burn_in_gpu_burn_compute="90", burn_in_gpu_burn_args=["-tc"],
             burn_in_gpu_burn_source_archive=archive)},
+        "bad-seconds": {"node_file": bare, "vars": {"burn_in_seconds": 0,
+                                                    "burn_in_work_dir": str(roots["bad-seconds"] / "node-work")}},
     }
     run_dir = str(base / "run")
     saved = os.environ.get("FAKE_NVML_DATA")
@@ -172,7 +188,9 @@ def fleet_fixture(tmp_path_factory, fake_nvml):
             del os.environ["FAKE_NVML_DATA"]
         else:
             os.environ["FAKE_NVML_DATA"] = saved
-    assert run.rc == 0, run.stdout + run.stderr
+    # the preflight's refusal fails bad-seconds alone: the three burn-ins end without a failed task
+    assert {host: failed for host, (_ok, _changed, failed) in recap(run.stdout).items()} == {
+        "no-tool": 0, "dcgmi": 0, "gpu-burn": 0, "bad-seconds": 1}, run.stdout + run.stderr
     return run, run_dir, roots
 
 
@@ -268,9 +286,23 @@ def _rdma(*ports):
     return [{"device": device, "ports": [{"port": 1, "state": state, "link_layer": layer, "gids": gids}]} for device, state, layer, gids in ports]
 
 
-def test_interconnect_loads_multi_node_launcher_and_rails(tmp_path, node_file, run_playbook):
+def render_loads(hosts):
+    """loads.json.j2 of every host of ``hosts`` ({name: variables}, the play in that order), as the role's
+    ``lookup('ansible.builtin.template', 'loads.json.j2') | from_json`` renders it: ``{name: loads}``."""
+    with open(os.path.join(REPO_ROOT, "roles", "burn_in", "templates", "loads.json.j2"), encoding="utf-8") as handle:
+        template = trust_as_template(handle.read())
+    hostvars = {name: dict(variables, inventory_hostname=name) for name, variables in hosts.items()}
+    loads = {}
+    with PHASE_TAGS.ansible_collection_loader():
+        for name, variables in hostvars.items():
+            play = dict(variables, hostvars=hostvars, ansible_play_hosts=list(hosts))
+            templar = Templar(loader=DataLoader(), variables=play)
+            loads[name] = json.loads(templar.template(template))
+    return loads
+
+
+def test_interconnect_loads_multi_node_launcher_and_rails():
     """The loads template alone (no node work): four hosts burning in, an Open MPI launcher, RDMA rails from NIC facts."""
-    template = os.path.join(REPO_ROOT, "roles", "burn_in", "templates", "loads.json.j2")
     roce_gids = [{"index": 2, "gid": "fe80:0000:0000:0000:0a00:27ff:fe00:0001", "type": "RoCE v2"},
                  {"index": 3, "gid": "0000:0000:0000:0000:0000:ffff:0a00:0002", "type": "RoCE v2"}]
     common = {
@@ -282,20 +314,20 @@ def test_interconnect_loads_multi_node_launcher_and_rails(tmp_path, node_file, r
         "gpufleet_launcher": {"kind": "mpirun", "argv_prefix": ["/usr/bin/mpirun", "--hostfile", "/opt/gpufleet/hostfile"]},
     }
     hosts = {
-        "node-a": {"node_file": node_file("host-bare-no-tools.yml"), "vars": dict(common, ansible_host="10.0.0.1", gpufleet_nic={"rdma": _rdma(
-            ("mlx5_0", "Active", "InfiniBand", []), ("mlx5_1", "Active", "Ethernet", roce_gids), ("mlx5_2", "Down", "InfiniBand", []))})},
-        "node-b": {"node_file": node_file("host-bare-no-tools.yml"), "vars": dict(common, ansible_host="10.0.0.2", gpufleet_nic={"rdma": _rdma(
-            ("mlx5_0", "Active", "InfiniBand", []), ("mlx5_1", "Active", "Ethernet", roce_gids))})},
+        "node-a": dict(common, ansible_host="10.0.0.1", gpufleet_nic={"rdma": _rdma(
+            ("mlx5_0", "Active", "InfiniBand", []), ("mlx5_1", "Active", "Ethernet", roce_gids),
+            ("mlx5_2", "Down", "InfiniBand", []))}),
+        "node-b": dict(common, ansible_host="10.0.0.2", gpufleet_nic={"rdma": _rdma(
+            ("mlx5_0", "Active", "InfiniBand", []), ("mlx5_1", "Active", "Ethernet", roce_gids))}),
         # provisioning told NCCL to use mlx5_1 only (nccl_env): its one rail pairs with node-d's one
-        "node-c": {"node_file": node_file("host-bare-no-tools.yml"), "vars": dict(common, ansible_host="10.0.0.3", gpufleet_nic={"rdma": _rdma(
-            ("mlx5_0", "Active", "InfiniBand", []), ("mlx5_1", "Active", "Ethernet", roce_gids))}, gpufleet_nccl_env={"NCCL_IB_HCA": "=mlx5_1"})},
-        "node-d": {"node_file": node_file("host-bare-no-tools.yml"), "vars": dict(common, ansible_host="10.0.0.4", gpufleet_nic={"rdma": _rdma(
-            ("mlx5_1", "Active", "Ethernet", roce_gids))})},
+        "node-c": dict(common, ansible_host="10.0.0.3", gpufleet_nic={"rdma": _rdma(
+            ("mlx5_0", "Active", "InfiniBand", []), ("mlx5_1", "Active", "Ethernet", roce_gids))},
+            gpufleet_nccl_env={"NCCL_IB_HCA": "=mlx5_1"}),
+        "node-d": dict(common, ansible_host="10.0.0.4",
+                       gpufleet_nic={"rdma": _rdma(("mlx5_1", "Active", "Ethernet", roce_gids))}),
     }
-    tasks = [{"name": "Render", "ansible.builtin.set_fact": {"dumped": {"loads": "{{ lookup('ansible.builtin.template', '%s') | from_json }}" % template}}}]
-    run = run_playbook(tmp_path / "play", hosts, tasks)
-    assert run.rc == 0, run.stdout + run.stderr
-    loads = {name: run.results[name]["loads"] for name in ("node-a", "node-b", "node-c", "node-d")}
+    loads = render_loads(hosts)
+    assert sorted(loads) == ["node-a", "node-b", "node-c", "node-d"]
     # the first host runs the multi-node all-reduce through the launcher; mpirun is told to pass the tag and the env
     assert loads["node-a"][0] == {"name": "all_reduce_perf_multi", "env": {"NCCL_DEBUG": "WARN"},
                                   "argv": ["/usr/bin/mpirun", "-x", "GPUFLEET_JOB_ID", "-x", "NCCL_DEBUG", "--hostfile", "/opt/gpufleet/hostfile",
@@ -318,13 +350,12 @@ def test_interconnect_loads_multi_node_launcher_and_rails(tmp_path, node_file, r
         {"name": "ib_write_bw_client_mlx5_1_1", "env": {}, "argv": tool + ["mlx5_1", "-x", "3"] + common_args + ["18615", "10.0.0.3"]}]
 
 
-def test_preflight_refuses_bad_settings_before_the_node_is_touched(tmp_path, node_file, run_playbook):
-    run_dir = str(tmp_path / "run")
-    hosts = {"node-a": {"node_file": node_file("host-bare-no-tools.yml"), "vars": {"burn_in_seconds": 0, "burn_in_work_dir": str(tmp_path / "node-work")}}}
-    run = run_playbook(tmp_path / "play", hosts, plays(run_dir, {}))
+def test_preflight_refuses_bad_settings_before_the_node_is_touched(fleet):
+    """bad-seconds (burn_in_seconds 0) in the fleet's run: refused, its node untouched, the others burn in."""
+    run, _run_dir, roots = fleet
     assert run.rc == 2
     assert "burn_in: burn_in_seconds must be a whole number of seconds > 0 (got 0)" in run.stdout
-    assert not os.path.exists(tmp_path / "node-work")
+    assert not os.path.exists(roots["bad-seconds"] / "node-work")
 
 
 # --- the node-side helper's torch load, with a TEST DOUBLE of torch --------------------------------

@@ -14,14 +14,15 @@ SONAME ``libcublasLt.so.99`` in ``libcublasLt.so.99.1.2.3``, linked as a toolkit
 defines. So readelf, the rpath and the node's loader (ldd, and running the copied binary) are the real ones; nvcc's
 compilation of gpubench.cu is not (tests/unit/roles/test_gpubench_compile.py compiles it with the real nvcc).
 
-The GPUs come from gpu_facts on the replayed H100 recording (compute capability 9.0); the others are SYNTHETIC
-gpufleet_gpu facts (an A100, 8.0; a TITAN V, which the table does not know). The nodes and the build host are all
-this machine, each with its own prefix, so "the node has no toolkit" is shown by what the copied binary resolves
-(its own lib/), not by a node without one.
+h100's GPU comes from gpu_facts on the replayed H100 recording (compute capability 9.0); the other hosts' are SYNTHETIC
+gpufleet_gpu facts (an H100, 9.0; an A100, 8.0; a TITAN V, which the table does not know) or none. The nodes and the
+build host are all this machine, each with its own prefix, so "the node has no toolkit" is shown by what the copied
+binary resolves (its own lib/), not by a node without one.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -41,6 +42,7 @@ with open(os.path.join(REPO_ROOT, "roles", "gpu_bench", "defaults", "main.yml"),
 VERSION = str(DEFAULTS["gpu_bench_version"])
 H100 = ("gpu-h100-590-1gpu.yml", ["text"])
 A100_FACTS = {"gpus": [{"name": "NVIDIA A100-SXM4-80GB", "product_architecture": "Ampere"}]}  # SYNTHETIC
+H100_FACTS = {"gpus": [{"name": "NVIDIA H100 80GB HBM3", "product_architecture": "Hopper"}]}  # SYNTHETIC
 STUB_LINE = "gpubench TEST DOUBLE linked with cublasLt 99"
 
 NVCC = '''\
@@ -158,84 +160,130 @@ def source_names():
                                     if name.endswith(".h"))
 
 
-# --- five runs of the role back every test below -------------------------------------------------------------------
+# --- four runs of the role back every test below -------------------------------------------------------------------
 
 
 def node_hosts(node_file, toolkits, base):
-    """The node route: three nodes that build and four refused each on its own."""
+    """The node route: h100 builds with the GPU of the recording, lost-lib (no GPU facts) with the shipped default
+    gencode and a toolkit that loses its libcublasLt before the second run."""
+    prefix = str(base / "opt")
+    return {
+        "h100": host(node_file, role_vars(toolkits["node"], prefix)),
+        "lost-lib": host(node_file, role_vars(toolkits["lost"], prefix), formats=False),
+    }
+
+
+def refused_node_hosts(node_file, toolkits, base):
+    """The node route's preflight refusals, one host each (no GPU facts where the refusal is not about the GPU)."""
     site, prefix, gone = toolkits["node"], str(base / "opt"), str(base / "gone")
     return {
-        "h100": host(node_file, role_vars(site, prefix)),
-        # no GPU facts: the shipped portable gencode
-        "nofacts": host(node_file, role_vars(site, prefix), formats=False),
-        "no-toolkit": host(node_file, role_vars(site, prefix, gpu_bench_cuda_home=gone + "/cuda")),
-        "no-header": host(node_file, role_vars(toolkits["no_header"], prefix)),
+        "no-toolkit": host(node_file, role_vars(site, prefix, gpu_bench_cuda_home=gone + "/cuda"), formats=False),
+        "no-header": host(node_file, role_vars(toolkits["no_header"], prefix), formats=False),
         # SYNTHETIC GPU facts: a Volta (7.0) the table does not know
         "volta": host(node_file, role_vars(site, prefix, gpufleet_gpu={
             "gpus": [{"name": "NVIDIA TITAN V", "product_architecture": "Volta"}]}), formats=False),
-        "bad-route": host(node_file, role_vars(site, prefix, gpu_bench_build_on="nowhere")),
-        "lost-lib": host(node_file, role_vars(toolkits["lost"], prefix)),
+        "bad-route": host(node_file, role_vars(site, prefix, gpu_bench_build_on="nowhere"), formats=False),
     }
 
 
 def copy_fleet(node_file, site, prefix, build_on, names=("n1", "n2"), **extra):
-    """Nodes of a build host's route: an H100 node and a SYNTHETIC A100 node."""
+    """Nodes of a build host's route: a SYNTHETIC H100 node and a SYNTHETIC A100 node (gpu_facts is proven by h100)."""
     variables = role_vars(site, prefix, gpu_bench_build_on=build_on, **extra)
-    fleet = {names[0]: host(node_file, variables)}
+    fleet = {names[0]: host(node_file, dict(variables, gpufleet_gpu=H100_FACTS), formats=False)}
     if len(names) > 1:
         fleet[names[1]] = host(node_file, dict(variables, gpufleet_gpu=A100_FACTS), formats=False)
     return fleet
 
 
-@pytest.fixture(name="runs", scope="module")
-def runs_fixture(tmp_path_factory, node_file, run_playbook):
-    """Five runs, each scenario in the one it needs (hosts of a play on different routes never share a build):
+def load_runner():
+    """tests/playbooks/conftest.py, loaded from its file as tests/roles/conftest.py loads it (not ``from conftest``)."""
+    spec = importlib.util.spec_from_file_location("gpufleet_tests_playbooks_runner_gpu_bench",
+                                                  os.path.join(REPO_ROOT, "tests", "playbooks", "conftest.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    - first: the node route's builds and refusals, and a controller without the toolkit (two nodes refused);
-    - controller: the controller route for an H100 and an A100 node, after a host that skips the role;
-    - again: the first node and the controller's nodes again, and a node whose toolkit lost its libcublasLt since;
-    - routes: a named build host for two nodes, one node from the controller and one with its own toolkit;
+
+RUNNER = load_runner()
+
+
+def run_plays(tmp_dir, plays, extra_args=(), dump=False):
+    """ansible-playbook, as the runner's run_playbook (tests/playbooks/conftest.py) runs its one play, on ``plays`` (a
+    list of ``{name: {node_file, vars}}``), each a play of TASKS on its own hosts: every route's hosts of a play are
+    one group, so scenarios on the same route need plays of their own. With ``dump``, what the tests read
+    (``run.results``) is written once a play by the controller, not by a copy on every host (two module runs a host)."""
+    os.makedirs(str(tmp_dir), exist_ok=True)
+    inventory, playbook = {"all": {"hosts": {}}}, []
+    for index, hosts in enumerate(plays):
+        for name, spec in hosts.items():
+            layout = RUNNER.build_fleet.build_node(spec["node_file"], str(tmp_dir / "fleet"))
+            inventory["all"]["hosts"][name] = dict({
+                "ansible_connection": "local", "ansible_python_interpreter": RUNNER.node_python(),
+                "replay_bin": layout["bin_dir"], "replay_sysfs": layout["sysfs_root"]}, **spec["vars"])
+        keep = [{"name": "Dump what the tests read, of every host of the play, in one file",
+                 "run_once": True, "delegate_to": "localhost", "check_mode": False, "changed_when": False,
+                 "ansible.builtin.copy": {
+                     "content": "{{ dict(ansible_play_hosts | zip(ansible_play_hosts"
+                                " | map('extract', hostvars, 'dumped'))) | to_json }}",
+                     "dest": "%s/dumped-%d.json" % (tmp_dir, index), "mode": "0600"}}]
+        playbook.append({"name": "Scenario %d" % index, "hosts": sorted(hosts), "gather_facts": False,
+                         "tasks": TASKS + (keep if dump else [])})
+    (tmp_dir / "inventory.yml").write_text(yaml.safe_dump(inventory))
+    (tmp_dir / "play.yml").write_text(yaml.safe_dump(playbook, sort_keys=False))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO_ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_COLLECTIONS_PATH=os.path.join(REPO_ROOT, "collections"),
+               ANSIBLE_LOCAL_TEMP=str(tmp_dir / "ansible-local"), ANSIBLE_REMOTE_TEMP=str(tmp_dir / "ansible-remote"))
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_dir / "inventory.yml"),
+           str(tmp_dir / "play.yml")] + list(extra_args)
+    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    results = {}
+    for index in range(len(plays)):
+        results.update(read_json("%s/dumped-%d.json" % (tmp_dir, index)) or {})
+    return RUNNER.PlaybookRun(proc, results)
+
+
+@pytest.fixture(name="runs", scope="module")
+def runs_fixture(tmp_path_factory, node_file):
+    """Three runs (hosts of a play on different routes never share a build):
+
+    - build: in one play, two nodes that build each their own, the controller route for an H100 and an A100 node
+      after a host that skips the role, and a named build host for itself and an A100 node;
+    - again: the node route's and the controller's nodes again, lost-lib's toolkit having lost its libcublasLt since,
+      then, in a play of their own, the node route's preflight refusals and a controller without the toolkit (two
+      nodes refused);
     - check: the controller route in check mode.
     """
     base = tmp_path_factory.mktemp("gpu-bench")
     toolkits = {name: make_toolkit(str(base / name), header=name != "no_header")
-                for name in ("node", "no_header", "lost", "copy")}
+                for name in ("node", "no_header", "lost", "copy", "named")}
     site = toolkits["copy"]
-    prefix = {label: str(base / ("opt-" + label)) for label in ("controller", "named", "check", "refused", "mixed")}
+    prefix = {label: str(base / ("opt-" + label)) for label in ("controller", "named", "check", "refused")}
     out = {"toolkits": toolkits, "site": site, "prefix": prefix, "node_prefix": str(base / "opt"),
-           "gone": str(base / "gone"), "named_build": str(base / "named-build"),
-           "mixed_build": str(base / "mixed-build")}
+           "gone": str(base / "gone"), "named_build": str(base / "named-build")}
     nodes = node_hosts(node_file, toolkits, base)
-    refused = copy_fleet(node_file, site, prefix["refused"], "controller", names=("refused-n1", "refused-n2"),
-                         gpu_bench_cuda_home=out["gone"] + "/cuda")
-    out["first"] = run_playbook(base / "first", dict(nodes, **refused), TASKS)
-    out["calls_first"] = nvcc_calls(toolkits["node"])
     controller = copy_fleet(node_file, site, prefix["controller"], "controller")
     # first in the inventory (hosts are sorted): a host that skips the role must not stop the shared build
-    controller["a-disabled"] = host(node_file, dict(controller["n1"]["vars"], gpu_bench_enabled=False))
-    out["controller"] = run_playbook(base / "controller", controller, TASKS)
-    out["calls_controller"] = nvcc_calls(site)
+    controller["a-disabled"] = host(node_file, dict(controller["n1"]["vars"], gpu_bench_enabled=False), formats=False)
+    named = copy_fleet(node_file, toolkits["named"], prefix["named"], "builder", names=("builder", "nb2"),
+                       gpu_bench_build_dir=out["named_build"])
+    out["build"] = run_plays(base / "build", [dict(nodes, **controller, **named)], dump=True)
+    out["calls_build"] = {name: nvcc_calls(toolkits[name]) for name in ("node", "lost", "copy", "named")}
     # the versioned library gone, an unversioned file left where the preflight looks
     lost = toolkits["lost"]["cuda"] + "/lib64"
     for name in os.listdir(lost):
         os.unlink(os.path.join(lost, name))
     write(os.path.join(lost, "libcublasLt.so"), "")
-    out["again"] = run_playbook(base / "again", dict(controller, h100=nodes["h100"], **{"lost-lib": nodes["lost-lib"]}),
-                                TASKS)
-    out["calls_again"] = nvcc_calls(toolkits["node"])
+    refused = copy_fleet(node_file, site, prefix["refused"], "controller", names=("refused-n1", "refused-n2"),
+                         gpu_bench_cuda_home=out["gone"] + "/cuda")
+    # the host that skips the role proved its point in the first run
+    again = dict(nodes, n1=controller["n1"], n2=controller["n2"])
+    out["again"] = run_plays(base / "again", [again, dict(refused_node_hosts(node_file, toolkits, base), **refused)])
+    out["calls_again"] = nvcc_calls(toolkits["node"]) + nvcc_calls(toolkits["lost"])
     out["calls_controller_again"] = nvcc_calls(site)
-    routes = copy_fleet(node_file, site, prefix["named"], "builder", names=("nb1", "nb2"),
-                        gpu_bench_build_dir=out["named_build"])
-    routes["builder"] = host(node_file, routes["nb1"]["vars"])
-    mixed = copy_fleet(node_file, site, prefix["mixed"], "controller", names=("m1", "m2"),
-                       gpu_bench_build_dir=out["mixed_build"])
-    mixed["m2"]["vars"]["gpu_bench_build_on"] = "node"
-    out["routes"] = run_playbook(base / "routes", dict(routes, **mixed), TASKS)
-    out["calls_routes"] = nvcc_calls(site)[len(out["calls_controller_again"]):]
     check = copy_fleet(node_file, site, prefix["check"], "controller", names=("c1",),
                        gpu_bench_build_dir=str(base / "check-build"))
-    out["check"] = run_playbook(base / "check", check, TASKS, extra_args=["--check"])
-    out["calls_check"] = nvcc_calls(site)[len(out["calls_controller_again"]) + len(out["calls_routes"]):]
+    out["check"] = run_plays(base / "check", [check], extra_args=["--check"])
+    out["calls_check"] = nvcc_calls(site)[len(out["calls_controller_again"]):]
     return out
 
 
@@ -247,10 +295,10 @@ def outputs_of(calls):
 
 
 def test_node_builds_with_the_shipped_flags_and_ptx_of_its_gpu(runs):
-    site, prefix, run = runs["toolkits"]["node"], runs["node_prefix"], runs["first"]
+    site, prefix, run = runs["toolkits"]["node"], runs["node_prefix"], runs["build"]
     assert recap(run.stdout)["h100"][2] == 0, run.stdout + run.stderr
     install = os.path.join(prefix, "h100", "gpubench-%s" % VERSION)
-    [argv] = [call for call in runs["calls_first"] if install + "/bin/gpubench" in call]
+    [argv] = [call for call in runs["calls_build"]["node"] if install + "/bin/gpubench" in call]
     assert argv == ([site["cuda"] + "/bin/nvcc"] + DEFAULTS["gpu_bench_cflags"]
                     + ["-gencode", "arch=compute_90,code=[sm_90,compute_90]", "-I" + site["cuda"] + "/include",
                        "-L" + site["cuda"] + "/lib64", "-Xlinker", "-rpath=" + site["cuda"] + "/lib64",
@@ -271,10 +319,11 @@ def test_node_builds_with_the_shipped_flags_and_ptx_of_its_gpu(runs):
 
 
 def test_a_node_without_gpu_facts_builds_the_default_gencode(runs):
-    run, prefix = runs["first"], runs["node_prefix"]
-    assert recap(run.stdout)["nofacts"][2] == 0, run.stdout
-    install = os.path.join(prefix, "nofacts", "gpubench-%s" % VERSION)
-    [argv] = [call for call in runs["calls_first"] if install + "/bin/gpubench" in call]
+    """lost-lib has no GPU facts (its first run: its library is lost before the second)."""
+    run, prefix = runs["build"], runs["node_prefix"]
+    assert recap(run.stdout)["lost-lib"][2] == 0, run.stdout
+    install = os.path.join(prefix, "lost-lib", "gpubench-%s" % VERSION)
+    [argv] = [call for call in runs["calls_build"]["lost"] if install + "/bin/gpubench" in call]
     assert gencode_of(argv) == DEFAULTS["gpu_bench_default_gencode"] == [
         "-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=sm_90",
         "-gencode", "arch=compute_100,code=[sm_100,compute_100]"]
@@ -285,14 +334,15 @@ def test_same_inputs_build_nothing_again(runs):
     run = runs["again"]
     assert recap(run.stdout)["h100"][2] == 0, run.stdout + run.stderr
     assert [task for task, name in changed_tasks(run.stdout) if name == "h100"] == []
-    assert len(runs["calls_again"]) == len(runs["calls_first"]) == 2
+    # the node route's two builds (h100, lost-lib), none again
+    assert len(runs["calls_again"]) == len(runs["calls_build"]["node"] + runs["calls_build"]["lost"]) == 2
 
 
 def test_a_binary_whose_library_is_gone_is_not_recorded(runs):
     """The loader must find cuBLASLt on the node: the toolkit's versioned library removed since the build (the
     preflight still finds a libcublasLt.so, the stamp still matches), and ldd says what is missing."""
     run, lost = runs["again"], runs["toolkits"]["lost"]
-    assert recap(runs["first"].stdout)["lost-lib"][2] == 0
+    assert recap(runs["build"].stdout)["lost-lib"][2] == 0
     msg = failures(run.stdout)["lost-lib"]
     install = os.path.join(runs["node_prefix"], "lost-lib", "gpubench-%s" % VERSION)
     assert msg == ("gpu_bench on lost-lib: %s/bin/gpubench cannot start here: the loader does not find "
@@ -301,7 +351,7 @@ def test_a_binary_whose_library_is_gone_is_not_recorded(runs):
 
 
 def test_preflight_names_what_is_missing_on_the_node_and_the_fix(runs):
-    run, gone, no_header = runs["first"], runs["gone"], runs["toolkits"]["no_header"]
+    run, gone, no_header = runs["again"], runs["gone"], runs["toolkits"]["no_header"]
     failed = failures(run.stdout)
     for name in ("no-toolkit", "no-header", "volta", "bad-route"):
         assert recap(run.stdout)[name][2] == 1, (name, run.stdout)
@@ -327,10 +377,10 @@ def test_preflight_names_what_is_missing_on_the_node_and_the_fix(runs):
 
 
 def test_controller_builds_once_for_every_gpu_and_copies_binary_and_library(runs):
-    site, run = runs["site"], runs["controller"]
+    site, run = runs["site"], runs["build"]
     assert run.rc == 0, run.stdout + run.stderr
     build = site["root"] + "/build-dir/gpubench-%s" % VERSION
-    [argv] = runs["calls_controller"]
+    [argv] = runs["calls_build"]["copy"]
     # the capabilities of every node of the play (A100 8.0, H100 9.0), the highest also as PTX
     assert gencode_of(argv) == ["-gencode", "arch=compute_80,code=sm_80", "-gencode", "arch=compute_90,code=[sm_90,compute_90]"]
     assert argv[1:1 + len(DEFAULTS["gpu_bench_cflags"])] == DEFAULTS["gpu_bench_cflags"]
@@ -360,18 +410,19 @@ def test_controller_route_again_changes_nothing(runs):
     run = runs["again"]
     assert recap(run.stdout)["n1"][2] == recap(run.stdout)["n2"][2] == 0, run.stdout + run.stderr
     # delegated tasks read "n1 -> localhost"
-    ours = ("n1", "n2", "a-disabled")
+    ours = ("n1", "n2")
     assert [task for task, name in changed_tasks(run.stdout) if name.split(" -> ")[0] in ours] == []
     assert len(runs["calls_controller_again"]) == 1
 
 
 def test_a_named_build_host_builds_and_the_controller_relays(runs):
-    run = runs["routes"]
+    run = runs["build"]
     assert run.rc == 0, run.stdout + run.stderr
     build = runs["named_build"] + "/gpubench-%s" % VERSION
-    [argv] = [call for call in runs["calls_routes"] if call[call.index("-o") + 1].startswith(runs["named_build"])]
+    [argv] = [call for call in runs["calls_build"]["named"]
+              if call[call.index("-o") + 1].startswith(runs["named_build"])]
     assert argv[argv.index("-o") + 1] == build + "/bin/gpubench"
-    # one build for the build host's three nodes (A100 8.0, H100 9.0)
+    # one build for the build host's two nodes, itself among them (A100 8.0, H100 9.0)
     assert gencode_of(argv) == ["-gencode", "arch=compute_80,code=sm_80",
                                 "-gencode", "arch=compute_90,code=[sm_90,compute_90]"]
     # the binary and library as the build host left them, and as the controller received them on their way
@@ -379,7 +430,7 @@ def test_a_named_build_host_builds_and_the_controller_relays(runs):
     staged = runs["named_build"] + "/gpubench-%s-from-builder" % VERSION
     assert os.path.exists(staged + "/bin/gpubench") and os.path.exists(staged + "/lib/libcublasLt.so.99")
     prefix = runs["prefix"]["named"]
-    for name in ("builder", "nb1", "nb2"):
+    for name in ("builder", "nb2"):
         install = os.path.join(prefix, name, "gpubench-%s" % VERSION)
         assert run_binary(install + "/bin/gpubench").stdout.strip() == STUB_LINE, name
         manifest = read_json(os.path.join(prefix, name, "installed.d", "gpu_bench.json"))
@@ -397,7 +448,7 @@ def test_check_mode_copies_and_builds_nothing(runs):
 
 
 def test_preflight_names_what_the_build_host_lacks_on_every_node(runs):
-    run, gone = runs["first"], runs["gone"] + "/cuda"
+    run, gone = runs["again"], runs["gone"] + "/cuda"
     failed = failures(run.stdout)
     for name in ("refused-n1", "refused-n2"):
         assert recap(run.stdout)[name][2] == 1, (name, run.stdout)
@@ -412,20 +463,25 @@ def test_preflight_names_what_the_build_host_lacks_on_every_node(runs):
 
 
 def test_hosts_of_one_play_may_build_each_their_own_way(runs):
-    """m1 from the controller, m2 with its own toolkit, nb1 and nb2 from a named build host, in one play."""
-    site, run, prefix = runs["site"], runs["routes"], runs["prefix"]["mixed"]
+    """n1 and n2 from the controller, h100 and lost-lib each with its own toolkit, builder and nb2 from a named build
+    host, in one play."""
+    site, run, prefix = runs["site"], runs["build"], runs["prefix"]["controller"]
     assert run.rc == 0, run.stdout + run.stderr
     built = {}
-    for name in ("m1", "m2"):
-        manifest = read_json(os.path.join(prefix, name, "installed.d", "gpu_bench.json"))
-        built[name] = (manifest["built_on"], manifest["build_host"], manifest["gencode"], manifest["cublaslt"]["library"])
-    install = os.path.join(prefix, "%s", "gpubench-%s")
-    # each build for its own hosts' GPUs: m1 the H100 (9.0), m2 the A100 (8.0)
+    for name, root in (("n1", prefix), ("h100", runs["node_prefix"])):
+        manifest = read_json(os.path.join(root, name, "installed.d", "gpu_bench.json"))
+        built[name] = (manifest["built_on"], manifest["build_host"], manifest["gencode"],
+                       manifest["cublaslt"]["library"])
+    install = os.path.join("%s", "%s", "gpubench-" + VERSION)
+    # each build for its own hosts' GPUs: the controller's for n1's H100 (9.0) and n2's A100 (8.0), h100's for its own
     assert built == {
-        "m1": ("controller", "localhost", ["-gencode", "arch=compute_90,code=[sm_90,compute_90]"],
-               install % ("m1", VERSION) + "/lib/libcublasLt.so.99"),
-        "m2": ("node", "m2", ["-gencode", "arch=compute_80,code=[sm_80,compute_80]"],
-               site["cuda"] + "/lib64/libcublasLt.so.99")}
-    assert sorted(outputs_of(runs["calls_routes"])) == sorted([
-        install % ("m2", VERSION) + "/bin/gpubench", runs["mixed_build"] + "/gpubench-%s/bin/gpubench" % VERSION,
+        "n1": ("controller", "localhost", ["-gencode", "arch=compute_80,code=sm_80",
+                                           "-gencode", "arch=compute_90,code=[sm_90,compute_90]"],
+               install % (prefix, "n1") + "/lib/libcublasLt.so.99"),
+        "h100": ("node", "h100", ["-gencode", "arch=compute_90,code=[sm_90,compute_90]"],
+                 runs["toolkits"]["node"]["cuda"] + "/lib64/libcublasLt.so.99")}
+    calls = [call for name in sorted(runs["calls_build"]) for call in runs["calls_build"][name]]
+    assert sorted(outputs_of(calls)) == sorted([
+        install % (runs["node_prefix"], "h100") + "/bin/gpubench", install % (runs["node_prefix"], "lost-lib")
+        + "/bin/gpubench", site["root"] + "/build-dir/gpubench-%s/bin/gpubench" % VERSION,
         runs["named_build"] + "/gpubench-%s/bin/gpubench" % VERSION])

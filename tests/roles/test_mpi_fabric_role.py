@@ -10,10 +10,13 @@ The role wires a whole play (hostfile, known_hosts, ranks, the launcher kind are
 - the fleet: n1 and n2 on Open MPI 4 (Slurm's sinfo answers there, but without this node, so mpirun), each with
   its own authorized_keys holding the owner's line, n1 with a gpufleet key pair planted by whoever had the node
   and n2 authorizing that planted key, and what nccl_env and nccl_tests leave on a node; converged twice (the
-  second run changes nothing), then playbooks/return_nodes.yml twice. One module-scoped fixture makes these runs
-  and keeps the files after each: the tests of the launcher, of the planted key and of the return read them;
-- the refused play: one node per preflight refusal, and one with values meta/argument_specs.yml refuses, in one
-  run where every host fails.
+  second run changes nothing), then returned by playbooks/return_nodes.yml, then returned again on n1 alone (the
+  nodes are alike once returned: one shows that a second return changes nothing). One module-scoped fixture makes
+  these runs and keeps the files after each: the tests of the launcher, of the planted key and of the return read them;
+- the refused play: a node without an address on its cluster network (a preflight refusal read from the node's own
+  interfaces, before the key pair), and one with values meta/argument_specs.yml refuses, in one run where every
+  host fails. The other preflight refusals (no GPU count, no cluster network, an mpirun that is not Open MPI) are
+  evaluated in-process as below: the role's own fail tasks, the first of them met by the real run.
 
 Open MPI 5 (oversubscribed, 2 slots, kept on 127.0.0.0/8,lo) and Slurm (srun, --mpi=pmix) change derived values
 only (the version read from ``mpirun --version``, Slurm found by ``sinfo``, the argv, the slots): for those the
@@ -115,6 +118,10 @@ TASKS = [
     {"name": "Keep", "ansible.builtin.set_fact": {"dumped": {"launcher": "{{ gpufleet_launcher | default(None) }}"}}},
 ]
 
+# Runs whose results no test reads end before the runner's dump (a copy on every host: two module runs a host).
+UNREAD = TASKS + [{"name": "End before the runner's dump (no test reads this run's results)",
+                   "ansible.builtin.meta": "end_play"}]
+
 
 def agent(site, name):
     ssh = site["root"] + "/" + name + "/ssh"
@@ -146,21 +153,22 @@ def _key_pair(root, comment):
     return " ".join(read(root + "/gpufleet_ed25519.pub").split()[:2])
 
 
-def _return_nodes(tmp_path):
-    """playbooks/return_nodes.yml on the inventory run_playbook wrote into ``tmp_path``."""
+def _return_nodes(tmp_path, extra_args=()):
+    """playbooks/return_nodes.yml on the inventory run_playbook wrote into ``tmp_path``, with ``extra_args``."""
     env = dict(os.environ)
     env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"),
                 "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
                 "ANSIBLE_NOCOLOR": "1", "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-local")})
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(tmp_path / "inventory.yml"),
-           os.path.join(REPO_ROOT, "playbooks", "return_nodes.yml")]
+           os.path.join(REPO_ROOT, "playbooks", "return_nodes.yml")] + list(extra_args)
     return subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
 @pytest.fixture(name="fleet", scope="module")
 def fleet_fixture(tmp_path_factory, node_file, run_playbook):
-    """The fleet converged twice, then returned twice: ``{"site", "planted", "run", "again", "provisioned",
-    "converged", "back", "back_again"}`` (``provisioned``/``converged``: the files after the first/second run)."""
+    """The fleet converged twice, then returned, then n1 returned again: ``{"site", "planted", "run", "again",
+    "provisioned", "converged", "back", "back_again"}`` (``provisioned``/``converged``: the files after the
+    first/second run)."""
     tmp_path = tmp_path_factory.mktemp("fleet")
     site = make_site(str(tmp_path / "site"))
     # n1 already holds a gpufleet key pair, planted by whoever had the node (its comment even says gpufleet-mpi);
@@ -193,10 +201,11 @@ def fleet_fixture(tmp_path_factory, node_file, run_playbook):
     out = {"site": site, "planted": planted}
     out["run"] = run_playbook(tmp_path / "run", hosts, TASKS)
     out["provisioned"] = snapshot(site["root"])
-    out["again"] = run_playbook(tmp_path / "again", hosts, TASKS)
+    out["again"] = run_playbook(tmp_path / "again", hosts, UNREAD)
     out["converged"] = snapshot(site["root"])
     out["back"] = _return_nodes(tmp_path / "run")
-    out["back_again"] = _return_nodes(tmp_path / "run")
+    # a second return on one node: once returned, n1 and n2 hold the same (the owner's line, no gpufleet file)
+    out["back_again"] = _return_nodes(tmp_path / "run", ["--limit", "n1"])
     return out
 
 
@@ -237,7 +246,8 @@ def test_openmpi4_two_nodes(fleet):
     # the second converge
     assert again.rc == 0, again.stdout + again.stderr
     # hosts finish in either order under forks
-    assert sorted(line for line in again.stdout.splitlines() if line.startswith("changed:")) == ["changed: [n1]", "changed: [n2]"]  # the dump only
+    # no task changed anything (the runner's dump, which did, is not run: UNREAD)
+    assert sorted(line for line in again.stdout.splitlines() if line.startswith("changed:")) == []
     assert pub1 == fleet["provisioned"]["n1/ssh/gpufleet_ed25519.pub"][0]
 
 
@@ -398,24 +408,30 @@ def test_openmpi5_oversubscribe_and_slots_override(flavours):
 
 @pytest.fixture(name="refused", scope="module")
 def refused_fixture(tmp_path_factory, node_file, run_playbook):
-    """One run, one host per refusal, every host failing before the key pair: ``(site, run)``."""
+    """One run where every host fails before the key pair (noiface in the preflight, badargs before it), and the
+    other preflight refusals in-process (noslots, nonet: the fail task noiface meets in the run; mpich, its mpirun
+    run here): ``(site, run, {host: refusal})``, each refusal's text with its whitespace folded as ``failures``
+    folds it."""
     tmp_path = tmp_path_factory.mktemp("refused")
     site = make_site(str(tmp_path / "site"))
     hosts = {
-        "noslots": host(node_file, site, "noslots", gpufleet_gpu={}),
-        "nonet": host(node_file, site, "nonet", gpufleet_nccl_env={"NCCL_SOCKET_IFNAME": "^docker,lo"}),
         "noiface": host(node_file, site, "noiface", gpufleet_nccl_env={"NCCL_SOCKET_IFNAME": "=eth77"}),
-        "mpich": host(node_file, site, "mpich", mpi_fabric_mpirun_path=site["mpich"]),
         # meta/argument_specs.yml: the launcher is one of auto, mpirun, srun; slots an integer
         "badargs": host(node_file, site, "badargs", mpi_fabric_launcher="pdsh", mpi_fabric_slots="eight"),
     }
-    return site, run_playbook(tmp_path / "run", hosts, TASKS)
+    run = run_playbook(tmp_path / "run", hosts, TASKS)
+    computed, _hosts = derived(site, {
+        "noslots": host(node_file, site, "noslots", gpufleet_gpu={})["vars"],
+        "nonet": host(node_file, site, "nonet", gpufleet_nccl_env={"NCCL_SOCKET_IFNAME": "^docker,lo"})["vars"],
+        "mpich": host(node_file, site, "mpich", mpi_fabric_mpirun_path=site["mpich"])["vars"],
+    })
+    refusals = dict(failures(run.stdout), **{name: " ".join(text.split()) for name, text in computed.items()})
+    return site, run, refusals
 
 
 def test_preflight_refusals(refused):
-    site, run = refused
+    site, run, failed = refused
     assert run.rc != 0
-    failed = failures(run.stdout)
     assert ("mpi_fabric: slots unknown: no GPU count in the gpu_facts (gpufleet_gpu) of noslots; "
             "set mpi_fabric_slots.") in failed["noslots"]
     assert ("mpi_fabric: no cluster network to keep Open MPI on: run the nccl_env role first "
@@ -428,7 +444,7 @@ def test_preflight_refusals(refused):
 
 
 def test_argument_specs_refuse_a_bad_value_before_anything_runs(refused):
-    site, run = refused
+    site, run, _refusals = refused
     assert run.rc != 0
     out = " ".join(run.stdout.split())
     assert "Validating arguments against arg spec 'main'" in out

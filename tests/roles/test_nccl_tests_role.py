@@ -13,7 +13,9 @@ The GPUs come from gpu_facts run on replayed recordings (tests/replay/nodes/):
 gpu-h100-590-1gpu (``nvidia-smi -q``: NVIDIA H100 80GB HBM3, compute capability 9.0),
 gpu-a100-sxm4-80gb-composite (``-q -x``: NVIDIA A100-SXM4-80GB, 8.0) and
 gpu-rtx4090-8x-sw-power-cap (``-q``: 8x NVIDIA GeForce RTX 4090, 8.9); NVIDIA's table
-(https://developer.nvidia.com/cuda-gpus) gives the capabilities written below by hand.
+(https://developer.nvidia.com/cuda-gpus) gives the capabilities written below by hand. gpu_facts runs on the
+recording in h100's first run and in the run that repeats it; the runs and hosts that are not about the GPU get
+SYNTHETIC facts of the same H100 (a module run less each).
 
 The playbook runs are made once (module-scoped fixtures) and read by the tests: one node, h100, is built, converged
 again (nothing changes), given a new pin, then other inputs for that pin; the first of those runs also holds one node
@@ -69,6 +71,7 @@ NODES = {
     "rtx4090": ("gpu-rtx4090-8x-sw-power-cap.yml", ["text"], "89"),
 }
 H100_GENCODE = "-gencode=arch=compute_90,code=sm_90"
+H100_FACTS = {"gpus": [{"name": "NVIDIA H100 80GB HBM3", "product_architecture": "Hopper"}]}  # SYNTHETIC
 
 
 def write_archive(path, version, log):
@@ -135,10 +138,16 @@ TASKS = [
      "ansible.builtin.set_fact": {"dumped": {"nccl_tests": "{{ gpufleet_nccl_tests | default(None) }}"}}},
 ]
 
+# Runs whose results no test reads end before the runner's dump (a copy on every host: two module runs a host).
+UNREAD = TASKS + [{"name": "End before the runner's dump (no test reads this run's results)",
+                   "ansible.builtin.meta": "end_play"}]
 
-def h100(node_file, variables):
-    """The h100 node (its recording's GPUs) with the role's ``variables``."""
-    return {"node_file": node_file(NODES["h100"][0]), "vars": dict(variables, formats=NODES["h100"][1])}
+
+def h100(node_file, variables, formats=True):
+    """The h100 node with the role's ``variables``: its recording's GPUs (gpu_facts), or with ``formats`` false the
+    SYNTHETIC facts of that GPU, where the run is not about the GPU."""
+    gpus = {"formats": NODES["h100"][1]} if formats else {"gpufleet_gpu": H100_FACTS}
+    return {"node_file": node_file(NODES["h100"][0]), "vars": dict(variables, **gpus)}
 
 
 def read_lines(path):
@@ -166,15 +175,17 @@ def built_fixture(tmp_path_factory, node_file, run_playbook):
     refused_hosts = {
         "missing-all": h100(node_file, role_vars(
             refused, nccl_tests_cuda_home=gone + "/no-cuda", nccl_tests_nccl_home_candidates=[gone + "/no-nccl"],
-            nccl_tests_mpicc=gone + "/no-mpicc", nccl_tests_mpi_home_fallback=gone + "/no-mpi")),
-        "missing-nccl": h100(node_file, role_vars(refused, nccl_tests_nccl_home_candidates=["/nonexistent"])),
+            nccl_tests_mpicc=gone + "/no-mpicc", nccl_tests_mpi_home_fallback=gone + "/no-mpi"), formats=False),
+        "missing-nccl": h100(node_file, role_vars(refused, nccl_tests_nccl_home_candidates=["/nonexistent"]),
+                             formats=False),
         # SYNTHETIC GPU facts: a Volta (7.0) the table does not list
         "volta": {"node_file": node_file(NODES["h100"][0]), "vars": dict(
             role_vars(refused), gpufleet_gpu={"gpus": [{"name": "NVIDIA TITAN V", "product_architecture": "Volta"}]})},
         # the public archive without its checksum
-        "public": h100(node_file, role_vars(refused, nccl_tests_source_archive="")),
+        "public": h100(node_file, role_vars(refused, nccl_tests_source_archive=""), formats=False),
         # a local archive whose sha256 is not the one given
-        "wrong-checksum": h100(node_file, role_vars(refused, nccl_tests_source_checksum="sha256:" + "0" * 64)),
+        "wrong-checksum": h100(node_file, role_vars(refused, nccl_tests_source_checksum="sha256:" + "0" * 64),
+                               formats=False),
     }
     out = {"site": site, "refused_site": refused, "gone": gone, "log": {}}
     out["first"] = run_playbook(base / "first", dict({"h100": h100(node_file, role_vars(site))}, **refused_hosts),
@@ -182,10 +193,11 @@ def built_fixture(tmp_path_factory, node_file, run_playbook):
     out["log"]["first"] = read_lines(site["log"])
     out["manifest_after_first"] = read_json(os.path.join(site["prefix"], "h100", "installed.d", "nccl_tests.json"))
     # same pin, same inputs
-    out["again"] = run_playbook(base / "again", {"h100": h100(node_file, role_vars(site))}, TASKS)
+    out["again"] = run_playbook(base / "again", {"h100": h100(node_file, role_vars(site))}, UNREAD)
     out["log"]["again"] = read_lines(site["log"])
     # a new pin
-    out["new_pin"] = run_playbook(base / "new-pin", {"h100": h100(node_file, role_vars(site, version="9.9.2"))}, TASKS)
+    out["new_pin"] = run_playbook(base / "new-pin", {"h100": h100(node_file, role_vars(site, version="9.9.2"),
+                                                                  formats=False)}, UNREAD)
     out["log"]["new_pin"] = read_lines(site["log"])
     out["new_binary"] = read_lines(os.path.join(site["prefix"], "h100", "nccl-tests-9.9.2", "build", "all_reduce_perf"))
     # other inputs for the same pin: a capability forced; NCCL's directory from gpufleet_host.versions.nccl.source (what
@@ -194,7 +206,8 @@ def built_fixture(tmp_path_factory, node_file, run_playbook):
     out["other_inputs"] = run_playbook(base / "other-inputs", {"h100": h100(node_file, role_vars(
         site, version="9.9.2", nccl_tests_compute_capabilities=["90", "100"], nccl_tests_nccl_home_candidates=[],
         nccl_tests_mpicc=str(base / "no-mpicc"), nccl_tests_mpi_home_fallback=site["mpi"],
-        gpufleet_host={"versions": {"nccl": {"version": "2.18.3", "source": site["nccl"] + "/libnccl.so.2"}}}))}, TASKS)
+        gpufleet_host={"versions": {"nccl": {"version": "2.18.3", "source": site["nccl"] + "/libnccl.so.2"}}}),
+        formats=False)}, UNREAD)
     out["log"]["other_inputs"] = read_lines(site["log"])
     return out
 
@@ -265,7 +278,8 @@ def checked_fixture(tmp_path_factory, node_file, run_playbook):
     """A fresh h100 run with --check: ``(site, run)``."""
     base = tmp_path_factory.mktemp("nccl-tests-check")
     site = make_site(str(base / "site"))
-    return site, run_playbook(base / "run", {"h100": h100(node_file, role_vars(site))}, TASKS, extra_args=["--check"])
+    return site, run_playbook(base / "run", {"h100": h100(node_file, role_vars(site), formats=False)}, UNREAD,
+                              extra_args=["--check"])
 
 
 def test_check_mode_builds_nothing(checked):
