@@ -132,3 +132,35 @@ def simulated_validate_run_fixture(simulated_fleet):
     """``{"rc", "stdout", "stderr", "results_dir"}`` of one validate_cluster.yml run of the whole demo fleet, shared
     by every file (and worker) that reads it. Read only: a test that changes the results copies them first."""
     return run_once("simulated-validate", lambda directory: _validate_demo_fleet(simulated_fleet, directory))
+
+
+def _validate_della_quick(directory):
+    """validate_cluster.yml on della-h100-1gpu alone at level quick, with its claim and fact groups of
+    inventories/simulated/host_vars/ (ACCEPT): the run that both level quick's test and the exit status 0 test read."""
+    sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "replay"))
+    import build_fleet  # pylint: disable=import-error,import-outside-toplevel
+    import yaml  # pylint: disable=import-outside-toplevel
+
+    layout = build_fleet.build_node(os.path.join(SIMULATED, "nodes", "della-h100-1gpu.yml"),
+                                    os.path.join(directory, "fleet"))
+    with open(os.path.join(SIMULATED, "host_vars", "della-h100-1gpu.yml"), encoding="utf-8") as handle:
+        host = dict(build_fleet.local_host_vars(layout), gpufleet_level="quick", **yaml.safe_load(handle))
+    host["gpufleet_nccl_include_dirs"] = [os.path.join(layout["dir"], "include")]
+    inventory = os.path.join(directory, "inventory.yml")
+    with open(inventory, "w", encoding="utf-8") as handle:
+        yaml.safe_dump({"all": {"hosts": {"della-h100-1gpu": host}}}, handle, sort_keys=False)
+    run_dir = os.path.join(directory, "results")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory,
+           os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"),
+           "-e", json.dumps({"gpufleet_results_dir": run_dir, "gpufleet_level": "quick"})]
+    env = ansible_env(directory, ANSIBLE_HOST_KEY_CHECKING="False",
+                      ANSIBLE_REMOTE_TEMP=os.path.join(directory, "ansible-remote"))
+    proc = subprocess.run(cmd, cwd=directory, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr, "results_dir": run_dir}
+
+
+@pytest.fixture(scope="session", name="della_quick_validate_run")
+def della_quick_validate_run_fixture():
+    """``{"rc", "stdout", "stderr", "results_dir"}`` of validate_cluster.yml on della-h100-1gpu alone at level quick
+    (ACCEPT), one run shared by every file (and worker) that reads it. Read only."""
+    return run_once("della-quick-validate", _validate_della_quick)

@@ -8,6 +8,8 @@ its ibstat recording) and frontend-1g-copper (only `ethtool eth0`: no RDMA rail)
 benchmark tool path points into an empty folder of the test, and the install manifest
 directory is an empty folder of the test - so nothing of this machine (its iperf3, an /opt/gpufleet, a /var/lib/gpufleet
 a provisioning test wrote) is seen. Expected values are read from those inputs:
+- level quick: no benchmark task at all, on della-h100-1gpu alone (the run tests/conftest.py shares with
+  tests/playbooks/test_validate_cluster.py): no benchmark record, the level in run.json.
 - level standard, two hosts, one with rails: allreduce_single, the pair search (2 hosts), iperf3 (a host has no rail; only
   one has rails, so no ib_write_bw), nvbandwidth only where built (nowhere: no item), gpu_compute (gpubench) on every
   node -> per host exactly one missing_binary record for allreduce_single, allreduce_pair, iperf3 and gpu_compute, never
@@ -84,13 +86,20 @@ def _test_double(path, words):
     return str(path)
 
 
-def test_level_quick_runs_no_benchmark_task_and_is_recorded(tmp_path):
-    proc, run, records = _run(tmp_path, {"hgx-h100-nv18": _replayed(tmp_path, "hgx-h100-nv18")}, gpufleet_level="quick")
+def test_level_quick_runs_no_benchmark_task_and_is_recorded(della_quick_validate_run):
+    # the run tests/playbooks/test_validate_cluster.py's exit status tests read too (tests/conftest.py runs it once)
+    results = della_quick_validate_run["results_dir"]
+    output = della_quick_validate_run["stdout"]
+    assert della_quick_validate_run["rc"] == 0, output[-6000:] + della_quick_validate_run["stderr"][-2000:]
+    with open(os.path.join(results, "run.json"), encoding="utf-8") as handle:
+        run = json.load(handle)
+    with open(os.path.join(results, "hosts", "della-h100-1gpu.json"), encoding="utf-8") as handle:
+        record = json.load(handle)
     # reference_job: the cost to train's job (gpufleet_reference_job), none given: the defaults
     assert run["settings"] == {"level": "quick", "benchmarks": None, "burn_in": None, "reference_job": None}
     for task in ("TASK [Installed |", "TASK [Preflight | binaries", "TASK [Single node |", "TASK [Pair search |", "TASK [Network"):
-        assert task not in proc.stdout
-    assert records["hgx-h100-nv18"].get("benchmarks", []) == []
+        assert task not in output
+    assert record.get("benchmarks", []) == []
 
 
 def test_level_standard_without_binaries_records_each_tool_once_per_host_with_the_fix(tmp_path):

@@ -12,7 +12,8 @@ by hand from the recordings they name:
   groups fail ("nvidia-smi not found") and the node is rejected with facts.gpu and facts.topology.
 - gone: SSH to 127.0.0.1 port 1 (nothing listens): UNREACHABLE.
 - della-h100-1gpu (exit status tests): the claim and fact groups of inventories/simulated/host_vars/, at level quick;
-  one H100 80GB HBM3 (gpud recording), PCIe as sold: ACCEPT (tests/playbooks/test_simulated_verdicts.py).
+  one H100 80GB HBM3 (gpud recording), PCIe as sold: ACCEPT (tests/playbooks/test_simulated_verdicts.py). Its run
+  alone is tests/conftest.py's della_quick_validate_run, read by tests/playbooks/test_levels.py too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -211,13 +213,12 @@ def test_every_node_unreachable_is_still_judged_and_reported(tmp_path):
     assert sorted(fleet["node_verdicts"]) == ["gone"] and _json(results / "run.json")["hosts"] == ["gone"]
 
 
-@pytest.fixture(name="accepted_quick", scope="module")
-def accepted_quick_fixture(tmp_path_factory):
-    """One run of della-h100-1gpu alone at level quick (ACCEPT), shared by the two tests that read it: its results
-    directory and the finished ansible-playbook."""
-    base = tmp_path_factory.mktemp("accepted-quick")
-    results = base / "results" / "accepted"
-    return results, _playbook(base, _inventory(base, {"della-h100-1gpu": _simulated(base, "della-h100-1gpu")}), results)
+@pytest.fixture(name="accepted_quick")
+def accepted_quick_fixture(della_quick_validate_run):
+    """One run of della-h100-1gpu alone at level quick (ACCEPT), shared by the tests that read it here and in
+    tests/playbooks/test_levels.py (tests/conftest.py runs it once): its results directory and the finished run."""
+    return pathlib.Path(della_quick_validate_run["results_dir"]), subprocess.CompletedProcess(
+        [], della_quick_validate_run["rc"], della_quick_validate_run["stdout"], della_quick_validate_run["stderr"])
 
 
 def test_level_quick_accept_is_labelled_static_checks_only(accepted_quick):
@@ -267,8 +268,9 @@ def test_installed_collection_runs_by_fqcn(tmp_path):
     installed = install_path / "ansible_collections" / "gpufleet" / "acceptance"
     assert (installed / "playbooks" / "validate_cluster.yml").is_file()
 
-    inventory = _inventory(tmp_path, {"hgx-h100-nv18": dict(_replayed(tmp_path, "hgx-h100-nv18"), gpufleet_claim=H100_CLAIM),
-                                      "gone": _unreachable()})
+    # the topology group alone (what is read of the node): the wiring of the installed copy, not every group again
+    healthy_host = dict(_replayed(tmp_path, "hgx-h100-nv18"), gpufleet_claim=H100_CLAIM, gpufleet_fact_groups=["topology"])
+    inventory = _inventory(tmp_path, {"hgx-h100-nv18": healthy_host, "gone": _unreachable()})
     results = tmp_path / "results" / "installed"
     proc = _playbook(tmp_path, inventory, results, playbook="gpufleet.acceptance.validate_cluster", env=env)
     assert proc.returncode == 4, proc.stdout[-4000:] + proc.stderr[-4000:]  # "gone" is unreachable
@@ -312,9 +314,12 @@ def test_a_rejected_node_fails_the_run_after_the_report_unless_switched_off(tmp_
     assert _recap(proc.stdout, "frontend-1g-copper")["failed"] == 1 and _recap(proc.stdout, "della-h100-1gpu")["failed"] == 0
 
     # switched off (a report-only run), with an unreachable node too: exit 0, the recap still counts it unreachable
-    hosts["gone"] = dict(_unreachable(), gpufleet_claim=H100_CLAIM)
+    # (della-h100-1gpu left out: nothing of this run reads the accepted node)
+    report_only_hosts = {"frontend-1g-copper": hosts["frontend-1g-copper"],
+                         "gone": dict(_unreachable(), gpufleet_claim=H100_CLAIM)}
     report_only = tmp_path / "results" / "report-only"
-    off = _playbook(tmp_path, _inventory(tmp_path, hosts), report_only, extra={"gpufleet_fail_on_verdict": False})
+    off = _playbook(tmp_path, _inventory(tmp_path, report_only_hosts), report_only,
+                    extra={"gpufleet_fail_on_verdict": False})
     assert off.returncode == 0, off.stdout[-4000:] + off.stderr[-4000:]
     assert _json(report_only / "fleet.json")["node_verdicts"]["gone"]["verdict"] == "UNREACHABLE"
     assert os.path.isfile(report_only / "report.html")

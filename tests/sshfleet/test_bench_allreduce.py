@@ -4,9 +4,8 @@
 """playbooks/benchmark.yml run for real on a 6-host SSH fleet (fleet.sh): the all-reduce across the
 fleet and the bad-node search, through validate_cluster.yml (benchmarks imported, gpufleet_benchmarks set).
 
-The fleet is provisioned ONCE with Ansible's jsonfile fact cache on: provision.yml less the two roles the fleet
-switches off (nccl_tests, gpu_bench: no CUDA toolkit here; they would only add ~60 skipped tasks per host, about 15
-controller CPU-s; provision.yml whole is test_shipped_defaults.py's), so each scenario then runs only
+The fleet is provisioned ONCE with Ansible's jsonfile fact cache on: provision.yml itself, which does not include the
+two roles the fleet switches off (nccl_tests, gpu_bench: no CUDA toolkit here), so each scenario then runs only
 validate_cluster.yml and finds the launcher role mpi_fabric made (gpufleet_launcher is a cacheable fact). The
 validate runs read no facts again (gpufleet_fact_groups []: the benchmarks take the launcher from the cache and the
 all-reduce binary from gpufleet_all_reduce_perf_path) and judge only the benchmarks family
@@ -85,10 +84,6 @@ RATE = "25mbit"
 # the bound was 6.2 MB/s, printed 0.01: one run with two CPU hogs beside it measured that for a throttled pair.
 THROTTLED_MAX = 0.005
 TOLERANCE = 0.9
-# provision.yml's roles that molecule/provision/vars/fleet.yml switches off (nccl_tests_enabled, gpu_bench_enabled
-# false: no CUDA toolkit on the fleet); left out of this file's provisioning, their skipped tasks cost the controller
-# about a third of the run (see the module docstring)
-OFF_ROLES = ("gpufleet.acceptance.nccl_tests", "gpufleet.acceptance.gpu_bench")
 
 pytestmark = pytest.mark.usefixtures("mpirun_installed")
 
@@ -112,23 +107,6 @@ def playbook(fleet, args, timeout=400):
     return time.monotonic() - started
 
 
-def provision_playbook(base):
-    """provision.yml less the roles this fleet switches off (OFF_ROLES), written under ``base``; returns its path."""
-    with open(os.path.join(REPO_ROOT, "playbooks", "provision.yml"), "r", encoding="utf-8") as handle:
-        plays = yaml.safe_load(handle)
-    dropped = []
-    for play in plays:
-        roles = [task.get("ansible.builtin.include_role", {}).get("name") for task in play["tasks"]]
-        kept = [task for task, role in zip(play["tasks"], roles) if role not in OFF_ROLES]
-        dropped += [role for role in roles if role in OFF_ROLES]
-        play["tasks"] = kept
-    # both still there by these names: a renamed one would be kept, and cost its skipped tasks again, unnoticed
-    assert sorted(dropped) == sorted(OFF_ROLES), dropped
-    path = base / "provision-launcher.yml"
-    path.write_text(yaml.safe_dump(plays, sort_keys=False))
-    return str(path)
-
-
 @pytest.fixture(scope="module", name="fleet")
 def fleet_fixture(tmp_path_factory):
     require_fleet()
@@ -145,9 +123,11 @@ def fleet_fixture(tmp_path_factory):
         wrapper.write_text("#!/bin/sh\nexec %s %s \"$@\"\n" % (python, STANDIN))
         wrapper.chmod(0o755)
         fleet = {"state": state, "id": number, "inventory": inventory, "base": base, "wrapper": str(wrapper)}
-        # mpirun named (the role's option; auto finds it here too): no srun/sinfo probe on each host
-        took = playbook(fleet, ["-e", "mpi_fabric_launcher=mpirun", provision_playbook(base)])
-        print("provision.yml's facts, nccl_env and mpi_fabric once: %.0f s" % took)
+        # mpirun named (the role's option; auto finds it here too): no srun/sinfo probe on each host. The fleet
+        # switches nccl_tests and gpu_bench off (molecule/provision/vars/fleet.yml): provision.yml includes neither
+        provision = os.path.join(REPO_ROOT, "playbooks", "provision.yml")
+        took = playbook(fleet, ["-e", "mpi_fabric_launcher=mpirun", provision])
+        print("provision.yml (facts, nccl_env and mpi_fabric) once: %.0f s" % took)
         yield fleet
     finally:
         fleet_sh("down", "--state", state)
