@@ -954,16 +954,63 @@ def parse_search_label(text):
     return out
 
 
-def pair_measurements(records):
+# Outcomes of a pair run that measured nothing of the pair: it never started (NOT_RUN_OUTCOMES: its first host did not
+# answer the task) or its launcher could not start it (ssh to the second host failed). No evidence of a slow pair.
+PAIR_NOT_MEASURED_OUTCOMES = NOT_RUN_OUTCOMES + ("launcher_error",)
+
+
+def lost_hosts(records) -> dict[str, int]:
+    """``{host: round}``: the hosts that did not answer their pair run's task (outcome ``unreachable``, recorded for
+    the run's first host, the one bench_run ran on), with the first round they did not answer in."""
+    lost: dict[str, int] = {}
+    for record in records:
+        hosts = hosts_of(record)
+        if record.get("outcome") == "unreachable" and hosts:
+            rnd = record.get("round") if isinstance(record.get("round"), int) else 0
+            lost[hosts[0]] = min(rnd, lost.get(hosts[0], rnd))
+    return lost
+
+
+def pair_not_measured(record: dict, lost: dict | None = None) -> str | None:
+    """Why a pair run is no measurement of its pair (``unreachable: <reason>``), else None (a figure, or a run that
+    failed on its own: a hang or a crash is the pair's fault, slow). A failed run with a host lost by then
+    (:func:`lost_hosts`) is not measured either: a host that stopped answering is no evidence against its partner."""
+    outcome = record.get("outcome")
+    if outcome in (None, "ok"):
+        return None
+    rnd = record.get("round") if isinstance(record.get("round"), int) else 0
+    gone = sorted(host for host in set(hosts_of(record)) if (lost or {}).get(host, rnd + 1) <= rnd)
+    if outcome not in PAIR_NOT_MEASURED_OUTCOMES and not gone:
+        return None
+    reason = " ".join(str(record.get("reason") or "no reason recorded").split())[:200]
+    words = "%s (%s)" % (outcome.replace("_", " "), reason)
+    if gone:
+        words += "; %s did not answer from round %d on" % (" and ".join(gone), min(lost[host] for host in gone))
+    return words
+
+
+def unmeasured_pairs(records, lost: dict | None = None) -> dict:
+    """``{(a, b): [why, one per run]}``: the pair runs that measured nothing (:func:`pair_not_measured`)."""
+    out: dict = {}
+    for record in records:
+        hosts = list(dict.fromkeys(hosts_of(record)))
+        why = pair_not_measured(record, lost) if len(hosts) == 2 else None
+        if why and why not in out.get(pair_key(hosts[0], hosts[1]), []):
+            out.setdefault(pair_key(hosts[0], hosts[1]), []).append(why)
+    return out
+
+
+def pair_measurements(records, lost: dict | None = None):
     """``{(a, b): [figure or None per round]}`` from pair records, rounds in order.
 
     The runs of one pair in one round (repeats) vote by median; a failed run is None. A pair run in
-    two rounds (a confirmation run) has two measurements; the search judges the best of them.
+    two rounds (a confirmation run) has two measurements; the search judges the best of them. A run
+    that measured nothing (:func:`pair_not_measured`, with the hosts ``lost``) is no measurement.
     """
     runs = {}
     for record in records:
         hosts = list(dict.fromkeys(hosts_of(record)))
-        if len(hosts) != 2:
+        if len(hosts) != 2 or pair_not_measured(record, lost):
             continue
         value = None if figure_problem(record) else _parsed(record).get("busbw_at_largest_size_gbs")
         runs.setdefault(pair_key(hosts[0], hosts[1]), {}).setdefault(record.get("round"), []).append(value)
@@ -999,6 +1046,12 @@ def unrun_pair_reasons(node) -> list[str]:
     return reasons
 
 
+def not_measured_words(unmeasured: dict, name: str) -> str:
+    """``a-d: unreachable (reason), b-d: ...``: the pairs with ``name`` that were not measured, and why."""
+    return ", ".join("%s-%s: %s" % (pair[0], pair[1], "; ".join(whys))
+                     for pair, whys in sorted(unmeasured.items()) if name in pair)
+
+
 @fleet_check("benchmarks.pair_search")
 def check_pair_search(nodes):
     """The bad-node search's verdict: convicted nodes and links fail, naming the pairs."""
@@ -1025,7 +1078,10 @@ def check_pair_search(nodes):
                 "benchmarks.pair_search", FAIL, "pair %s-%s%s: %s" % (pair[0], pair[1], runs, problems[0][0]),
                 measured="%d ranks" % problems[0][1], expected="one rank per GPU of both nodes", subject="%s-%s" % pair))
     records_judged = [record for record in records if not pair_ranks_problem(by_name, record)]
-    results = pair_measurements(records_judged)
+    lost = lost_hosts(records_judged)
+    results = pair_measurements(records_judged, lost)
+    # a pair whose every run measured nothing (a host lost, a launcher that could not start it): not measured, not slow
+    unmeasured = {pair: whys for pair, whys in unmeasured_pairs(records_judged, lost).items() if pair not in results}
     tolerance = float(nodes[0].settings.get(TOLERANCE_SETTING) or DEFAULT_TOLERANCE)
     names = [node.name for node in nodes]
     measured = {host for pair in results for host in pair}
@@ -1072,8 +1128,13 @@ def check_pair_search(nodes):
     out = {}
     for node in nodes:
         mine = [pair for pair in results if node.name in pair]
+        missing = not_measured_words(unmeasured, node.name)
         if not mine and node.name in rank_items:
             out[node.name] = rank_items[node.name]
+            continue
+        if not mine and missing and not left_out_of_rdma(node, nodes):
+            message = "not measured: no pair with this node produced a figure: %s; search: %s" % (missing, summary)
+            out[node.name] = [result("benchmarks.pair_search", SKIP, message, subject=node.name)]
             continue
         if not mine:
             why = left_out_of_rdma(node, nodes)
@@ -1114,8 +1175,15 @@ def check_pair_search(nodes):
                 why = "awaits its confirmation run (the search ran out of rounds)" if pair in pending else "not resolved to a node or a link"
                 items.append(result("benchmarks.pair_search", WARN, "slow pair %s %s; search: %s" % (words(pair), why, summary),
                                     measured=best(results[pair]), expected=round(limit, 3), threshold_source=source, subject="%s-%s" % pair))
+        if missing and items:
+            message = "not measured (no figure, not slow): %s; search: %s" % (missing, summary)
+            items.append(result("benchmarks.pair_search", WARN, message, subject=node.name))
         if not items:
-            items.append(result("benchmarks.pair_search", PASS, "%d pair(s) with this node, none convicts it (limit %s GB/s); search: %s" % (
-                len(mine), num(round(limit, 2)) if limit is not None else "none", summary), expected=limit, threshold_source=source))
+            # a partner of a lost host: its measured pairs pass, the pairs with the lost host were not measured (WARN)
+            tail = "; not measured (no figure, not slow): %s" % missing if missing else ""
+            message = "%d pair(s) with this node, none convicts it (limit %s GB/s)%s; search: %s" % (
+                len(mine), num(round(limit, 2)) if limit is not None else "none", tail, summary)
+            items.append(result("benchmarks.pair_search", WARN if missing else PASS, message, expected=limit,
+                                threshold_source=source))
         out[node.name] = rank_items.get(node.name, []) + items
     return out

@@ -22,7 +22,8 @@ and :func:`plan`.
 
 from __future__ import annotations
 
-from gpufleet.checks.benchmarks import benchmark_kind, nic_aggregate, nic_floor, pair_measurements
+from gpufleet.checks.benchmarks import (benchmark_kind, lost_hosts, nic_aggregate, nic_floor, pair_measurements,
+                                        unmeasured_pairs)
 from gpufleet.checks.model import NodeContext
 from gpufleet.checks.verdict import Judge, VerdictError
 from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, PairSearch
@@ -83,12 +84,16 @@ def plan(hosts, by_round, round_index, seed, mode="adaptive", tolerance=DEFAULT_
     search = PairSearch(hosts, seed=seed, tolerance=tolerance, floor=floor, mode=mode, confirm=confirm, max_rounds=max_rounds)
     for index in range(round_index):
         planned = search.next_round()
-        got = {pair: values[0] for pair, values in pair_measurements(by_round.get(index, [])).items()}
-        strays = sorted(set(got) - set(planned))
+        # the hosts lost by this round, from its records and those before: the same at every replay of it
+        lost = lost_hosts([record for rnd in range(index + 1) for record in by_round.get(rnd, [])])
+        got = {pair: values[0] for pair, values in pair_measurements(by_round.get(index, []), lost).items()}
+        strays = sorted((set(got) | set(unmeasured_pairs(by_round.get(index, []), lost))) - set(planned))
         if strays:
             raise PlanError("round %d: recorded pairs %s were not planned by this search (seed %s, %d hosts, mode %s): the records belong to "
                             "another search" % (index, ", ".join("-".join(pair) for pair in strays), seed, len(hosts), mode))
         if not planned:
             return [], search
         search.record({pair: got[pair] for pair in planned if pair in got})
+        # a planned pair without a figure: its run measured nothing, or its first host left the play and wrote no record
+        search.record_unmeasured([pair for pair in planned if pair not in got], lost)
     return search.next_round(), search

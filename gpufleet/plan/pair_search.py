@@ -287,11 +287,24 @@ class PairSearch:
         self.max_rounds = max_rounds if max_rounds is not None else default_max_rounds(len(self.nodes), mode, self.confirm)
         self.results = {}
         self.rounds = []
+        # pairs planned that produced no measurement (a host lost, a launcher that could not start the run): never
+        # planned again, never slow; and the hosts that stopped answering: never planned again
+        self.unmeasured = set()
+        self.lost = set()
 
     def record(self, figures):
         """Record ``{(a, b): figure or None}`` of the last round (a pair measured again adds a measurement)."""
         for (a, b), value in figures.items():
             self.results.setdefault(pair_key(a, b), []).append(value)
+
+    def record_unmeasured(self, pairs, lost=()):
+        """Record the planned ``pairs`` that measured nothing, and the hosts ``lost`` (they stopped answering)."""
+        self.unmeasured.update(pair_key(a, b) for a, b in pairs)
+        self.lost.update(lost)
+
+    def _tried(self):
+        """The pairs measured or tried without a measurement: a new round avoids them."""
+        return set(self.results) | self.unmeasured
 
     def current(self):
         return infer(self.nodes, self.results, self.tolerance, self.floor, self.confirm)
@@ -302,12 +315,14 @@ class PairSearch:
             return []
         if self.mode == "round_robin":
             if len(self.rounds) < len(self.schedule):
+                # the fixed schedule keeps its pairs with a lost host (a round of them alone would end the search)
                 pairs = list(self.schedule[len(self.rounds)])
             else:
                 pairs = self._confirmations(self.current(), set())
         elif len(self.rounds) < self.min_rounds:
-            pairs = random_matching(self.nodes, self.rng, avoid=self.results)
-            pairs = [pair for pair in pairs if pair not in self.results] or pairs
+            live = [node for node in self.nodes if node not in self.lost]
+            pairs = random_matching(live, self.rng, avoid=self._tried()) if len(live) >= 2 else []
+            pairs = [pair for pair in pairs if pair not in self._tried()] or pairs
         else:
             pairs = self._targeted()
         if pairs:
@@ -316,7 +331,9 @@ class PairSearch:
 
     def _confirmations(self, state, busy):
         """Disjoint pending pairs (re-measurements), in seeded random order; marks their nodes ``busy``."""
-        pending = list(state["pending"])
+        # a confirmation that measured nothing, or with a lost host, is not tried again
+        pending = [pair for pair in state["pending"]
+                   if pair not in self.unmeasured and not self.lost.intersection(pair)]
         self.rng.shuffle(pending)
         pairs = []
         for pair in pending:
@@ -329,12 +346,14 @@ class PairSearch:
         state = self.current()
         busy = set()
         pairs = self._confirmations(state, busy)
-        suspects = [node for node in list(state["suspects"]) + list(state["untested"]) if node not in busy]
+        tried = self._tried()
+        suspects = [node for node in list(state["suspects"]) + list(state["untested"])
+                    if node not in busy and node not in self.lost]
         self.rng.shuffle(suspects)
-        cleared = list(state["cleared"])
+        cleared = [node for node in state["cleared"] if node not in self.lost]
         self.rng.shuffle(cleared)
         for node in suspects:
-            partner = next((c for c in cleared if c not in busy and pair_key(node, c) not in self.results), None)
+            partner = next((c for c in cleared if c not in busy and pair_key(node, c) not in tried), None)
             if partner is not None:
                 busy.update((node, partner))
                 pairs.append(pair_key(node, partner))
@@ -342,7 +361,8 @@ class PairSearch:
         for index, node in enumerate(rest):
             if node in busy:
                 continue
-            partner = next((other for other in rest[index + 1:] if other not in busy and pair_key(node, other) not in self.results), None)
+            partner = next((other for other in rest[index + 1:]
+                            if other not in busy and pair_key(node, other) not in tried), None)
             if partner is not None:
                 busy.update((node, partner))
                 pairs.append(pair_key(node, partner))
@@ -354,6 +374,8 @@ class PairSearch:
         out["rounds_used"] = len(self.rounds)
         out["mode"] = self.mode
         out["confirm"] = self.confirm
+        out["not_measured"] = sorted(self.unmeasured - set(self.results))
+        out["lost"] = sorted(self.lost)
         return out
 
 

@@ -108,6 +108,24 @@ def fleet_label(report) -> str | None:
     return levels.STATIC_LABEL if labels == {levels.STATIC_LABEL} else None
 
 
+def lost_after_facts(record: dict, in_play: bool) -> str | None:
+    """Why a host whose facts were recorded is UNREACHABLE after all, or None.
+
+    It left the play, and a benchmark run on it was recorded ``unreachable``: the node stopped answering after its
+    facts (rebooted, cut off). Its pairs are "not measured" (checks/benchmarks.py), and it is not judged on the
+    facts of a node that is gone. A host still in the play, or one that left it for a failed task, is judged on
+    what it recorded.
+    """
+    if in_play:
+        return None
+    for bench in record.get("benchmarks") or []:
+        if isinstance(bench, dict) and bench.get("outcome") == "unreachable":
+            return ("unreachable in the benchmark phase (%s, job %s: %s); its facts, recorded before, are kept in its "
+                    "record" % (bench.get("kind") or "benchmark", bench.get("job_id") or "-",
+                                bench.get("reason") or "no answer"))
+    return None
+
+
 def unrecorded_hosts_problem(run, hosts: list[str]) -> str:
     """Why nothing is judged when ``hosts`` stayed in the play without a record in ``run``: the record of a node
     that answered is the controller's to write, and the fact task that could not write it failed saying why."""
@@ -147,7 +165,7 @@ def judge_run(run, hosts, reachable, choices, judge, families=None, required_ben
                            "written")
             facts, errors = {group: None for group in FACT_GROUPS}, {}
         else:
-            unreachable = record.get("unreachable")
+            unreachable = record.get("unreachable") or lost_after_facts(record, host in reachable)
             facts = record.get("facts") or {}
             errors = record.get("fact_errors") or {}
         settings = dict(choice["settings"])

@@ -6,10 +6,11 @@
 Runs on a bare rented node: standard library only, Python 3.8+. The command is an argv list
 (never a shell). It starts in a new session (so a new process group) with ``GPUFLEET_JOB_ID``
 in its environment, which every process it starts inherits (mpirun forwards it to remote ranks
-with ``-x``, added by :func:`tag_argv`). On timeout the whole group gets SIGTERM, then SIGKILL
-after ``grace`` seconds; processes that left the group (daemons, ranks started by a remote
-launcher daemon) are found later by :func:`find_job_processes` scanning ``/proc/<pid>/environ``
-and ended by :func:`kill_job`.
+with ``-x``, added by :func:`tag_argv`), and ``GPUFLEET_RUN_ID`` (one value per run). On timeout the
+whole group gets SIGTERM, then SIGKILL after ``grace`` seconds; processes of the run that left the
+group (a ``setsid`` child) are found by the output pipes they hold or by both tags, and ended too.
+Processes that left the group elsewhere (daemons, ranks started by a remote launcher daemon) are
+found later by :func:`find_job_processes` scanning ``/proc/<pid>/environ`` and ended by :func:`kill_job`.
 
 Outcomes (:func:`classify`): ``ok``, ``hang``, ``missing_binary``, ``launcher_error``, ``crash``,
 ``failed``; each with a one-line ``reason``.
@@ -34,10 +35,14 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import read_pipes
 
 JOB_ENV = "GPUFLEET_JOB_ID"
+# one value per run_tagged call: finds that run's own processes, not those of another run (or the caller) with the same
+# job id, which share the node's /proc where several simulated hosts run on one machine
+RUN_ENV = "GPUFLEET_RUN_ID"
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
 DROPPED_MARK = "\n[gpufleet: %d bytes of output dropped here (output cap %d bytes)]\n"
@@ -264,6 +269,35 @@ def pipe_holders(fds, proc_root="/proc"):
     return sorted(found, key=lambda item: item["pid"])
 
 
+def find_escaped(fds, job_id, run_id, pgid):
+    """The processes of a run left once its group ``pgid`` is ended: ``[{pid, cmdline, found}]``, ``found``
+    ``pipes`` for those holding an end of the output pipes ``fds``, then ``tag`` for the others that still carry
+    the run's tags (a ``setsid`` child that closed its output); members of the group and zombies left out."""
+    holders = pipe_holders(fds) if fds else []
+    tagged = find_job_processes(job_id, exclude=[item["pid"] for item in holders], run_id=run_id)
+    tagged = [item for item in tagged if _alive(item["pid"]) and _pgid(item["pid"]) != pgid]
+    return [dict(item, found="pipes") for item in holders] + [dict(item, found="tag") for item in tagged]
+
+
+def _pgid(pid):
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def _escaped_reason(escaped, signals):
+    """One line: how many processes escaped the group, how each was found, and the signals that ended them."""
+    ways = (("pipes", "holding the output pipes"), ("tag", "still tagged with its job id"))
+    parts = []
+    for found, words in ways:
+        pids = [str(item["pid"]) for item in escaped if item["found"] == found]
+        if pids:
+            parts.append("%s (pid %s)" % (words, ", ".join(pids)))
+    return "%d process(es) that escaped its process group %s ended with %s" % (
+        len(escaped), " or ".join(parts), ", then ".join(signals or ["nothing (already gone)"]))
+
+
 def end_pids(pids, grace):
     """SIGTERM to each of ``pids``, up to ``grace`` s, then SIGKILL to those left; returns the signals sent."""
     sent = []
@@ -389,8 +423,9 @@ def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_outp
     Returns ``{cmd, rc, stdout, stderr, stdout_dropped, stderr_dropped, duration_s, outcome, reason,
     job_id, started, pgid, signals, escaped}``; ``rc`` is None when it did not start, negative when a
     signal ended it (the number of the signal), ``started`` ISO 8601 UTC, ``escaped`` the processes
-    outside the group (a ``setsid`` child) that still held the output pipes once the group was gone,
-    ended too. Every wait is bounded: timeout, grace, 2 s for the last output, grace for the escaped.
+    outside the group (a ``setsid`` child) left once the group was gone (:func:`find_escaped`:
+    ``[{pid, cmdline, found}]``, ``found`` ``pipes`` or ``tag``), ended too. Every wait is bounded:
+    timeout, grace, 2 s for the last output, one grace for all the escaped.
     """
     argv = [str(part) for part in argv]
     if not JOB_ID_RE.match(str(job_id)):
@@ -398,6 +433,7 @@ def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_outp
     run_env = dict(os.environ)
     run_env.update({str(key): str(value) for key, value in (env or {}).items()})
     run_env[JOB_ENV] = str(job_id)
+    run_env[RUN_ENV] = uuid.uuid4().hex
     argv = tag_argv(argv, forward=sorted(str(key) for key in (env or {})))
     result = {"cmd": argv, "rc": None, "stdout": "", "stderr": "", "stdout_dropped": 0, "stderr_dropped": 0, "duration_s": 0.0,
               "outcome": None, "reason": "", "job_id": str(job_id), "pgid": None, "signals": [], "escaped": [],
@@ -434,9 +470,9 @@ def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_outp
     signals = end_group(proc, pgid, grace)
     # the rest of the output, from a group that is gone now; a process that left the group may still hold the pipes
     open_fds = read_pipes(open_fds, [captures[fds.index(fd)] for fd in open_fds], time.monotonic() + 2)
-    escaped = pipe_holders(open_fds) if open_fds else []
+    escaped = find_escaped(open_fds, job_id, run_env[RUN_ENV], pgid)
     escaped_signals = end_pids([item["pid"] for item in escaped], grace) if escaped else []
-    if escaped:
+    if any(item["found"] == "pipes" for item in escaped):
         read_pipes(open_fds, [captures[fds.index(fd)] for fd in open_fds], time.monotonic() + 2)
     result["duration_s"] = round(time.monotonic() - started, 3)
     result["rc"] = proc.returncode
@@ -448,8 +484,7 @@ def run_tagged(argv, job_id, env=None, timeout=600, grace=10, cwd=None, max_outp
     if signals and not hang and result["outcome"] == "ok":
         result["reason"] = "exited 0; processes it left in its group ended with %s" % ", then ".join(signals)
     if escaped:
-        said = "%d process(es) that escaped its process group holding the output pipes (pid %s) ended with %s" % (
-            len(escaped), ", ".join(str(item["pid"]) for item in escaped), ", then ".join(escaped_signals or ["nothing (already gone)"]))
+        said = _escaped_reason(escaped, escaped_signals)
         result["reason"] = "%s; %s" % (result["reason"], said) if result["reason"] else said
     # raw fds, no reader thread: closing cannot wait on anyone
     for stream in (proc.stdout, proc.stderr):
@@ -586,9 +621,12 @@ def _cmdline(pid, proc_root):
         return ""
 
 
-def find_job_processes(job_id, proc_root="/proc", exclude=()):
-    """Processes whose environment holds ``GPUFLEET_JOB_ID=<job_id>``: ``[{pid, cmdline}]`` (not this one)."""
-    needle = ("%s=%s" % (JOB_ENV, job_id)).encode("utf-8")
+def find_job_processes(job_id, proc_root="/proc", exclude=(), run_id=None):
+    """Processes whose environment holds ``GPUFLEET_JOB_ID=<job_id>`` (and ``GPUFLEET_RUN_ID=<run_id>`` when given:
+    one run's): ``[{pid, cmdline}]`` (not this one)."""
+    needles = {("%s=%s" % (JOB_ENV, job_id)).encode("utf-8")}
+    if run_id is not None:
+        needles.add(("%s=%s" % (RUN_ENV, run_id)).encode("utf-8"))
     skip = {os.getpid()} | {int(pid) for pid in exclude}
     found = []
     try:
@@ -599,7 +637,7 @@ def find_job_processes(job_id, proc_root="/proc", exclude=()):
         if not entry.isdigit() or int(entry) in skip:
             continue
         environ = _read_environ(entry, proc_root)
-        if environ is None or needle not in environ.split(b"\0"):
+        if environ is None or not needles <= set(environ.split(b"\0")):
             continue
         found.append({"pid": int(entry), "cmdline": _cmdline(entry, proc_root)})
     return sorted(found, key=lambda item: item["pid"])

@@ -16,8 +16,9 @@ description:
     after the launcher and after every C(:) app-context separator, so the ranks on every host carry the tag too.
   - Waits up to O(timeout) seconds. On timeout the whole process group gets C(SIGTERM), then C(SIGKILL) after O(grace)
     seconds, and the outcome is V(hang). Processes the command left behind in its group after exiting are ended the same way.
-    Processes that left the group but still hold the command's output pipes (a C(setsid) child) are found through the pipes
-    and ended the same way (RV(escaped)), so the task ends within O(timeout) plus twice O(grace) plus a few seconds whatever
+    Processes that left the group (a C(setsid) child) are found through the command's output pipes they still hold, or,
+    with their output closed, by the job and run tags in their environment (C(GPUFLEET_RUN_ID) is set once per run), and
+    ended the same way (RV(escaped)), so the task ends within O(timeout) plus twice O(grace) plus a few seconds whatever
     the command's children do (plus at most 18 seconds for the usage probe of O(json_binary)). Other processes
     outside the group (ranks started by a remote launcher daemon) are ended by M(gpufleet.acceptance.bench_cleanup) with
     the same O(job_id).
@@ -293,12 +294,13 @@ signals:
   sample: [SIGTERM, SIGKILL]
 escaped:
   description:
-    - Processes outside the process group that still held the command's output pipes after the group was gone
-      (a C(setsid) child), each ended with C(SIGTERM), then C(SIGKILL) after O(grace); RV(reason) says so.
+    - Processes outside the process group (a C(setsid) child) left after the group was gone, found holding the
+      command's output pipes (C(found=pipes)) or, with their output closed, by the job and run tags in their
+      environment (C(found=tag)); each ended with C(SIGTERM), then C(SIGKILL) after O(grace); RV(reason) says so.
   returned: always
   type: list
   elements: dict
-  sample: [{"pid": 41301, "cmdline": "sleep 600"}]
+  sample: [{"pid": 41301, "cmdline": "sleep 600", "found": "tag"}]
 nccl_json:
   description:
     - The nccl-tests JSON document of the run (O(nccl_json_binary)). C(binary); C(supported) (whether its C(-h) lists

@@ -251,6 +251,7 @@ def test_a_session_escaped_child_holding_the_pipes_cannot_stall_the_runner(tmp_p
         assert result["outcome"] == ("hang" if mode == "hang" else "ok")
         # the escaped child held the pipes: it is found through them and ended, and said so
         assert [item["pid"] for item in result["escaped"]] == [escaped]
+        assert result["escaped"][0]["found"] == "pipes"
         assert gone(escaped)
         assert "escaped its process group holding the output pipes" in result["reason"]
         # bounded: the timeout (when it hung), the grace, then at most one more grace for the escaped child
@@ -258,6 +259,67 @@ def test_a_session_escaped_child_holding_the_pipes_cannot_stall_the_runner(tmp_p
     finally:
         if not gone(escaped):
             os.kill(escaped, signal.SIGKILL)
+
+
+# The benchmark starts a child in a new session with its stdin, stdout and stderr on /dev/null (``setsid sleep 600
+# </dev/null >/dev/null 2>&1 &``): outside the group and holding no pipe, only its environment (the job's tag) says
+# whose it is. ``both`` starts a second one that keeps the output pipes. Then the benchmark exits 0 at once.
+QUIET_ESCAPE = r"""
+import subprocess, sys
+out, mode = sys.argv[1], sys.argv[2]
+sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+quiet = subprocess.Popen(sleeper, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+holder = subprocess.Popen(sleeper, start_new_session=True) if mode == "both" else None
+open(out, "w").write("%d %d" % (quiet.pid, holder.pid if holder else 0))
+print("started", flush=True)
+"""
+SLEEPER_CMDLINE = "%s -c import time; time.sleep(600)" % PY
+
+
+def _sleeper(job_id):
+    """A process of its own session tagged ``job_id``, started here (not by the run), stdio on /dev/null."""
+    return subprocess.Popen([PY, "-c", "import time; time.sleep(600)"], env=dict(os.environ, GPUFLEET_JOB_ID=job_id),
+                            start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("mode", ["quiet", "both"])
+def test_a_session_escaped_child_without_the_pipes_is_found_by_its_tag(tmp_path, mode):
+    script = tmp_path / "quiet.py"
+    script.write_text(QUIET_ESCAPE)
+    pid_file = str(tmp_path / "escaped.pids")
+    job_id = job()
+    # another job's process, and one of this job id that this run did not start (the caller's): both untouched
+    bystanders = [_sleeper(job()), _sleeper(job_id)]
+    started = time.monotonic()
+    result = _run_bounded(40, [PY, str(script), pid_file, mode], job_id, timeout=30, grace=1.0)
+    elapsed = time.monotonic() - started
+    quiet, holder = (int(pid) for pid in open(pid_file, encoding="utf-8").read().split())
+    try:
+        assert (result["outcome"], result["rc"], result["stdout"], result["signals"]) == ("ok", 0, "started\n", [])
+        tagged = {"pid": quiet, "cmdline": SLEEPER_CMDLINE, "found": "tag"}
+        if mode == "quiet":
+            assert result["escaped"] == [tagged]
+            assert result["reason"] == ("1 process(es) that escaped its process group still tagged with its job id "
+                                        "(pid %d) ended with SIGTERM" % quiet)
+        else:
+            assert result["escaped"] == [{"pid": holder, "cmdline": SLEEPER_CMDLINE, "found": "pipes"}, tagged]
+            assert result["reason"] == ("2 process(es) that escaped its process group holding the output pipes "
+                                        "(pid %d) or still tagged with its job id (pid %d) ended with SIGTERM"
+                                        % (holder, quiet))
+        # ended (a zombie until its reaper collects it counts), each once
+        assert gone(quiet) and (holder == 0 or gone(holder))
+        assert all(item.poll() is None and not gone(item.pid) for item in bystanders)
+        # bounded: the group (gone at once), 2 s for the last output, one grace for the escaped
+        assert elapsed < 2 * 1.0 + 8, elapsed
+    finally:
+        for pid in (quiet, holder):
+            if pid and not gone(pid):
+                os.kill(pid, signal.SIGKILL)
+        for item in bystanders:
+            item.kill()
+            item.wait(timeout=10)
 
 
 # ---------------------------------------------------------------------------------------
