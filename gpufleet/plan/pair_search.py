@@ -321,8 +321,9 @@ class PairSearch:
                 pairs = self._confirmations(self.current(), set())
         elif len(self.rounds) < self.min_rounds:
             live = [node for node in self.nodes if node not in self.lost]
-            pairs = random_matching(live, self.rng, avoid=self._tried()) if len(live) >= 2 else []
-            pairs = [pair for pair in pairs if pair not in self._tried()] or pairs
+            tried = self._tried()
+            pairs = random_matching(live, self.rng, avoid=tried) if len(live) >= 2 else []
+            pairs = [pair for pair in pairs if pair not in tried] or pairs
         else:
             pairs = self._targeted()
         if pairs:
