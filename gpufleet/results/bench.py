@@ -522,6 +522,15 @@ def build_run_record(args, result, name, raw_path, stderr_path, parsed, unreadab
     }
 
 
+def reconnected_words(lost: str, ended: list | None) -> str:
+    """The record's ``reconnected``: the first attempt's lost connection (gpufleet/facts/connection.py describe_loss),
+    and what of it the second attempt ended on the node before running again."""
+    pids = [str(item.get("pid")) for item in (ended or []) if isinstance(item, dict)]
+    left = ("ended %d process(es) the first attempt left (pid %s)" % (len(pids), ", ".join(pids)) if pids
+            else "the first attempt left no process")
+    return ("%s; reconnected once and ran it again: %s" % (lost, left))[:500]
+
+
 def record_run(args: dict, module_result: dict, parsed, samples: list | None = None) -> dict:
     """Write one bench_run's raw output and record into ``args["run_dir"]`` under ``args["record_host"]``; return the record.
 
@@ -540,6 +549,8 @@ def record_run(args: dict, module_result: dict, parsed, samples: list | None = N
     record = build_run_record(args, module_result, name, raw_path, stderr_path, parsed, unreadable=unreadable)
     if samples:
         record["samples"] = samples
+    if module_result.get("reconnected"):
+        record["reconnected"] = str(module_result["reconnected"])
     run.add_benchmark(host, record)
     return record
 

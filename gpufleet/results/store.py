@@ -71,10 +71,12 @@ BENCHMARK_FIELDS = {
     "stderr_path": (str, type(None)),
     # the NVML sampler's per-GPU summary of the run (gpufleet/facts/nvml_samples.py summarise), where one ran beside it
     "samples": (list, type(None)),
+    # a run that the controller lost its connection to mid-run and ran again after one reconnect: what happened
+    "reconnected": (str, type(None)),
 }
 # The fields of BENCHMARK_FIELDS a record may leave out.
 BENCHMARK_OPTIONAL = frozenset(("kind", "hosts", "outcome", "reason", "rc", "repeat", "round", "group", "job_id", "stderr_path",
-                                "samples"))
+                                "samples", "reconnected"))
 # The values of the optional ``kind`` and ``outcome`` fields.
 BENCHMARK_KINDS = ("allreduce_single", "allreduce_multi", "allreduce_pair", "iperf3", "iperf3_concurrent", "ib_write_bw", "ib_write_lat",
                    "nvbandwidth", "ib_counters", "gpu_compute")
@@ -344,7 +346,8 @@ def record_host_facts(host, results, options):
     """
     run = RunDir.open(options["run_dir"])
     request = {"profile": options.get("profile"), "overrides": options.get("profile_overrides")}
-    return run, run.record_facts(host, results, claim=options.get("claim"), settings=options.get("settings"), profile_request=request)
+    return run, run.record_facts(host, results, claim=options.get("claim"), settings=options.get("settings"),
+                                 profile_request=request, reconnected=options.get("reconnected"))
 
 
 def record_host_health_after(host, results, options):
@@ -776,11 +779,12 @@ class RunDir:
             "benchmarks": [],
         }
 
-    def record_facts(self, host, results, claim=None, settings=None, profile_request=None):
+    def record_facts(self, host, results, claim=None, settings=None, profile_request=None, reconnected=None):
         """Write ``host``'s facts (from the fact tasks' registered ``results``) and raw outputs now.
 
         Returns the record written. Raw outputs go first, so a record never names a raw file
-        that is not there.
+        that is not there. ``reconnected``: why the gathering ran a second time after one reconnect (node_facts), kept
+        in ``phases.facts``.
         """
         facts, errors, unreachable = split_fact_results(results)
         record = self.read_host(host) or self.new_host_record(host)
@@ -809,6 +813,8 @@ class RunDir:
             "complete": unreachable is None and all(facts[group] is not None or group in errors for group in FACT_GROUPS),
             "finished": utc_now(),
         }
+        if reconnected:
+            record["phases"]["facts"]["reconnected"] = str(reconnected)[:500]
         record["phases"].pop("checks", None)
         # a reading after stress is compared with the first reading it followed: a new first reading leaves none
         record["health_after"] = {}

@@ -7,7 +7,10 @@ The node runs the command (module ``bench_run``) and returns its raw output and 
 stdout is parsed with the registry parser named by ``parse_kind`` and, with ``run_dir``, the raw
 output and a benchmark record (docs/results-schema.md, docs/benchmarks.md) are written into the
 results directory, in the record of ``record_host``. A node that cannot be reached gets a
-record with outcome ``unreachable`` before the task reports it unreachable.
+record with outcome ``unreachable`` before the task reports it unreachable. A connection that ended mid-run while
+the node still answers (the controller's ssh connection master killed) gets one reconnect first
+(gpufleet/facts/connection.py): the second attempt ends what the first left on the node (``end_earlier``: the
+processes tagged with the job id and this node), runs the benchmark again, and its record says so (``reconnected``).
 
 ``parse_kind: nccl``, ``ib-bw``, ``ib-lat`` (:data:`JSON_RUNS`): the tool's binary in the argv (``json_binary``, else
 the first element named like one: ``<name>_perf`` for nccl-tests, ``ib_write_bw``... for perftest) is handed to the
@@ -35,10 +38,11 @@ import time
 from ansible.errors import AnsibleConnectionFailure
 from ansible.plugins.action import ActionBase
 
+from gpufleet.facts.connection import with_one_reconnect
 from gpufleet.facts.nvml_samples import parse_text
 from gpufleet.parsers.registry import KINDS
-from gpufleet.results.bench import (nccl_tests_binary, parse_output, parse_run, perftest_binary, record_run,
-                                    record_unreachable, run_samples, run_window, samples_cover)
+from gpufleet.results.bench import (nccl_tests_binary, parse_output, parse_run, perftest_binary, reconnected_words,
+                                    record_run, record_unreachable, run_samples, run_window, samples_cover)
 from gpufleet.results.store import BENCHMARK_KINDS, ResultsError, to_plain
 
 # The options of plugins/modules/bench_run.py: the node's (defaults left to the module), then the controller's.
@@ -49,6 +53,7 @@ NODE_SPEC = {
     "grace": {"type": "float"},
     "job_id": {"type": "str", "required": True},
     "cwd": {"type": "path"},
+    "node": {"type": "str"},
     "max_output": {"type": "int"},
     "json_binary": {"type": "str", "aliases": ["nccl_json_binary"]},
     "json_format": {"type": "str", "choices": ["nccl-tests", "perftest"]},
@@ -121,11 +126,21 @@ class ActionModule(ActionBase):
         probe_host = str(self._task.delegate_to or args["record_host"])
         asked_json = self._ask_for_json(args, task_vars, probe_host)
         node_args = {key: args[key] for key in NODE_SPEC if args[key] is not None}
+        node_args["node"] = args["node"] or probe_host
+
+        def attempt(retry: bool) -> dict:
+            # the second attempt first ends what the first left on the node (its benchmark may still run there)
+            module_args = dict(node_args, end_earlier=True) if retry else node_args
+            return self._execute_module(module_name="gpufleet.acceptance.bench_run", module_args=module_args,
+                                        task_vars=task_vars)
+
         try:
-            module_result = self._execute_module(module_name="gpufleet.acceptance.bench_run", module_args=node_args, task_vars=task_vars)
+            module_result, lost = with_one_reconnect(attempt, self._connection)
         except AnsibleConnectionFailure as exc:
             self._record_unreachable(args, str(exc))
             raise
+        if lost:
+            module_result["reconnected"] = reconnected_words(lost, module_result.get("earlier_ended"))
         result.update(module_result)
         if module_result.get("unreachable"):
             self._record_unreachable(args, module_result.get("msg") or "unreachable")

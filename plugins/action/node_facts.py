@@ -17,7 +17,9 @@ Two options are the controller's and never reach the node:
   out of the task's result. At fleet scale that matters: every byte of a result is pickled to
   Ansible's main process, walked and copied there, and templated again by any task that passes it
   on (docs/performance.md). A node that cannot be reached is recorded unreachable before the
-  connection error goes on to Ansible; one whose task ran past Ansible's task timeout is recorded with
+  connection error goes on to Ansible (after one reconnect where the connection ended while the node still answered,
+gpufleet/facts/connection.py: the gathering runs again within what is left of the phase's budget, and the record's
+``phases.facts.reconnected`` says why); one whose task ran past Ansible's task timeout is recorded with
   the groups asked for not gathered for that reason (the verdict says INCOMPLETE), then the timeout goes on.
 
 A record the controller cannot write (a full, read-only or unwritable results directory: store.ResultsWriteError) is
@@ -41,6 +43,7 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import phase_budget
+from gpufleet.facts.connection import with_one_reconnect
 from gpufleet.facts.node import COLLECTORS, CONTROLLER_OPTIONS, GROUPS, MODULE, group_results, separate_results
 from gpufleet.facts.raw import TASK_TIMED_OUT
 from gpufleet.results.store import (
@@ -175,22 +178,25 @@ class ActionModule(ActionBase):
                 return dict(result, failed=True, msg=problem)
         host = task_vars.get("inventory_hostname", "node")
 
-        budget = separate_budget(args, requested) if collector == "separate" else None
+        budget = separate_budget(args, requested)
         deadline = None if budget is None else time.monotonic() + budget
 
         def execute(module, module_args):
             if deadline is not None:
-                # what is left of the one budget: the four runs together stay within it
+                # what is left of the one budget: the four runs together (and a second attempt) stay within it
                 module_args = dict(module_args, phase_timeout=max(1, int(deadline - time.monotonic())))
             return self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)
 
-        try:
+        def gather(retry):
             if collector == "separate":
-                module_result = {}
-                groups = separate_results(host, requested, args, execute, MODULE_OPTIONS)
-            else:
-                module_result = self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
-                groups = group_results(host, requested, module_result)
+                return {}, separate_results(host, requested, args, execute, MODULE_OPTIONS)
+            # the first attempt as asked; a second one after a lost connection gets what is left of the budget
+            module_result = execute(MODULE, args) if retry else self._execute_module(
+                module_name=MODULE, module_args=args, task_vars=task_vars)
+            return module_result, group_results(host, requested, module_result)
+
+        try:
+            (module_result, groups), reconnected = with_one_reconnect(gather, self._connection)
         except AnsibleConnectionFailure as exc:
             if record is not None:
                 # the verdict then says UNREACHABLE with this message (Ansible reports the host the same way)
@@ -207,6 +213,10 @@ class ActionModule(ActionBase):
                     # the run stops for the controller's failure: the timeout is told, not raised
                     return dict(result, **write_failed(failure, "the fact task ran past its timeout of %s s" % seconds))
             raise
+        if reconnected:
+            result["reconnected"] = reconnected
+            if record is not None:
+                record = dict(record, reconnected=reconnected)
         facts = {}
         for outcome in groups.values():
             facts.update(outcome.get("ansible_facts") or {})

@@ -43,6 +43,10 @@ JOB_ENV = "GPUFLEET_JOB_ID"
 # one value per run_tagged call: finds that run's own processes, not those of another run (or the caller) with the same
 # job id, which share the node's /proc where several simulated hosts run on one machine
 RUN_ENV = "GPUFLEET_RUN_ID"
+# the node a run is for (bench_run's ``node``, the inventory name), set in the module's environment so every run and
+# probe inherits it: a second attempt of a job after a lost connection ends the first attempt's processes on this
+# node only, not those of the job's other end (an iperf3 server) on another node sharing the /proc of a test machine
+NODE_ENV = "GPUFLEET_NODE"
 JOB_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
 DROPPED_MARK = "\n[gpufleet: %d bytes of output dropped here (output cap %d bytes)]\n"
@@ -621,12 +625,14 @@ def _cmdline(pid, proc_root):
         return ""
 
 
-def find_job_processes(job_id, proc_root="/proc", exclude=(), run_id=None):
+def find_job_processes(job_id, proc_root="/proc", exclude=(), run_id=None, node=None):
     """Processes whose environment holds ``GPUFLEET_JOB_ID=<job_id>`` (and ``GPUFLEET_RUN_ID=<run_id>`` when given:
-    one run's): ``[{pid, cmdline}]`` (not this one)."""
+    one run's; ``GPUFLEET_NODE=<node>`` when given: one node's): ``[{pid, cmdline}]`` (not this one)."""
     needles = {("%s=%s" % (JOB_ENV, job_id)).encode("utf-8")}
     if run_id is not None:
         needles.add(("%s=%s" % (RUN_ENV, run_id)).encode("utf-8"))
+    if node is not None:
+        needles.add(("%s=%s" % (NODE_ENV, node)).encode("utf-8"))
     skip = {os.getpid()} | {int(pid) for pid in exclude}
     found = []
     try:
@@ -657,15 +663,16 @@ def _alive(pid):
         return False
 
 
-def kill_job(job_id, grace=5, proc_root="/proc", check_mode=False):
-    """End every process tagged ``job_id``: SIGTERM, ``grace`` s, SIGKILL; again until none is left (new ones may appear).
+def kill_job(job_id, grace=5, proc_root="/proc", check_mode=False, node=None):
+    """End every process tagged ``job_id`` (and ``node``, when given): SIGTERM, ``grace`` s, SIGKILL; again until
+    none is left (new ones may appear).
 
     Returns ``{found: [{pid, cmdline, signal}], remaining: [{pid, cmdline}]}``; ``signal`` is the last
     signal the process needed (``SIGTERM`` or ``SIGKILL``), None in check mode.
     """
     found = {}
     for _round in range(3):
-        procs = [item for item in find_job_processes(job_id, proc_root) if _alive(item["pid"])]
+        procs = [item for item in find_job_processes(job_id, proc_root, node=node) if _alive(item["pid"])]
         if not procs:
             break
         for item in procs:
@@ -691,5 +698,5 @@ def kill_job(job_id, grace=5, proc_root="/proc", check_mode=False):
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and any(_alive(item["pid"]) for item in procs):
             time.sleep(0.05)
-    remaining = [item for item in find_job_processes(job_id, proc_root) if _alive(item["pid"])]
+    remaining = [item for item in find_job_processes(job_id, proc_root, node=node) if _alive(item["pid"])]
     return {"found": sorted(found.values(), key=lambda item: item["pid"]), "remaining": remaining}

@@ -79,6 +79,21 @@ options:
     description:
       - Directory to run the command in. Defaults to the module's own working directory.
     type: path
+  node:
+    description:
+      - The name of the node the run is for (the action plugin gives the inventory name). Put in the environment of
+        every process of the run as C(GPUFLEET_NODE), beside the job id, so that O(end_earlier) finds this node's
+        processes of the job and no other node's.
+    type: str
+  end_earlier:
+    description:
+      - Before starting, end the processes an earlier attempt of this job left on this node (those tagged with both
+        O(job_id) and O(node)) with C(SIGTERM), then C(SIGKILL) after O(grace) seconds, as
+        M(gpufleet.acceptance.bench_cleanup) does. The action plugin sets it on its one second attempt after the
+        controller lost its ssh connection to the node mid-run (the first attempt's benchmark may still be running
+        there). Needs O(node).
+    type: bool
+    default: false
   max_output:
     description:
       - Bytes kept of each of stdout and stderr; beyond that the first and last halves are kept with a line saying
@@ -301,6 +316,20 @@ escaped:
   type: list
   elements: dict
   sample: [{"pid": 41301, "cmdline": "sleep 600", "found": "tag"}]
+earlier_ended:
+  description:
+    - With O(end_earlier), the processes of an earlier attempt of the job found on this node before the run and ended,
+      with the last signal each needed.
+  returned: when O(end_earlier) is true
+  type: list
+  elements: dict
+  sample: [{"pid": 41377, "cmdline": "iperf3 -c 198.18.1.2 -J", "signal": "SIGTERM"}]
+earlier_remaining:
+  description: With O(end_earlier), the processes of an earlier attempt still alive after that (the task then fails).
+  returned: when O(end_earlier) is true
+  type: list
+  elements: dict
+  sample: []
 nccl_json:
   description:
     - The nccl-tests JSON document of the run (O(nccl_json_binary)). C(binary); C(supported) (whether its C(-h) lists
@@ -346,10 +375,12 @@ record:
   type: dict
 """
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import (
-    JOB_ID_RE, JSON_FORMATS, MAX_OUTPUT_BYTES, run_tagged, run_with_json)
+    JOB_ID_RE, JSON_FORMATS, MAX_OUTPUT_BYTES, NODE_ENV, kill_job, run_tagged, run_with_json)
 
 CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm", "repeat", "round", "group",
                       "samples_file", "samples_wait", "nccl_json", "perftest_json")
@@ -364,6 +395,8 @@ def main():
             "grace": {"type": "float", "default": 10},
             "job_id": {"type": "str", "required": True},
             "cwd": {"type": "path"},
+            "node": {"type": "str"},
+            "end_earlier": {"type": "bool", "default": False},
             "max_output": {"type": "int", "default": MAX_OUTPUT_BYTES},
             "json_binary": {"type": "str", "aliases": ["nccl_json_binary"]},
             "json_format": {"type": "str", "choices": sorted(JSON_FORMATS), "default": "nccl-tests"},
@@ -397,8 +430,21 @@ def main():
         module.fail_json(msg="timeout must be > 0 and grace >= 0 (got %s, %s)" % (params["timeout"], params["grace"]))
     if params["max_output"] < 1024:
         module.fail_json(msg="max_output must be at least 1024 bytes")
+    if params["end_earlier"] and not params["node"]:
+        module.fail_json(msg="end_earlier needs node: the processes of an earlier attempt are found by job id and node")
     if module.check_mode:
         module.exit_json(changed=False, skipped=True, msg="check mode: the benchmark is not run", job_id=params["job_id"])
+    if params["node"]:
+        # every process of the run (and of the usage probe) inherits it from here
+        os.environ[NODE_ENV] = params["node"]
+    earlier = {}
+    if params["end_earlier"]:
+        ended = kill_job(params["job_id"], grace=params["grace"], node=params["node"])
+        earlier = {"earlier_ended": ended["found"], "earlier_remaining": ended["remaining"]}
+        if ended["remaining"]:
+            pids = ", ".join(str(item["pid"]) for item in ended["remaining"])
+            module.fail_json(msg="an earlier attempt of job %s left processes on this node that could not be ended: %s"
+                             % (params["job_id"], pids), **earlier)
     run = {"env": params["env"], "timeout": params["timeout"], "grace": params["grace"], "cwd": params["cwd"],
            "max_output": params["max_output"]}
     if params["json_binary"]:
@@ -408,6 +454,7 @@ def main():
                                supported=params["json_supported"], **run)
     else:
         result = run_tagged(params["argv"], params["job_id"], **run)
+    result.update(earlier)
     module.exit_json(changed=True, **result)
 
 

@@ -117,6 +117,30 @@ def test_the_job_id_reaches_every_descendant_and_kill_job_ends_processes_outside
     assert all(gone(pid) for pid in pids)
 
 
+def test_kill_job_with_a_node_ends_that_nodes_processes_of_the_job_only(tmp_path):
+    """A second attempt of a job after a lost connection ends what the first left on its node (bench_run
+    ``end_earlier``): processes tagged with the job id and GPUFLEET_NODE=a. The job's other end on node b (an iperf3
+    server), which shares this /proc as the SSH test fleet's hosts do, stays; so does a process of node a without it."""
+    job_id = job()
+    sleeper = [PY, "-c", "import time; time.sleep(60)"]
+    envs = {"a": dict(os.environ, GPUFLEET_JOB_ID=job_id, GPUFLEET_NODE="a"),
+            "b": dict(os.environ, GPUFLEET_JOB_ID=job_id, GPUFLEET_NODE="b"),
+            "untagged": dict(os.environ, GPUFLEET_NODE="a")}
+    procs = {name: subprocess.Popen(sleeper, env=env, start_new_session=True)  # pylint: disable=consider-using-with
+             for name, env in envs.items()}
+    try:
+        assert [item["pid"] for item in find_job_processes(job_id, node="a")] == [procs["a"].pid]
+        outcome = kill_job(job_id, grace=0.5, node="a")
+        assert [(item["pid"], item["signal"]) for item in outcome["found"]] == [(procs["a"].pid, "SIGTERM")]
+        assert outcome["remaining"] == []
+        assert procs["a"].wait(timeout=5) == -signal.SIGTERM
+        assert procs["b"].poll() is None and procs["untagged"].poll() is None
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()
+
+
 def test_missing_binary_by_path_and_by_name():
     result = run_tagged(["/nonexistent/gpufleet/all_reduce_perf", "-b", "8G"], job())
     assert result["outcome"] == "missing_binary"
