@@ -16,14 +16,11 @@ from typing import Any
 import jmespath
 from jmespath import exceptions as jmespath_errors
 
+from gpufleet.results.exit_codes import EXIT_FAILED, EXIT_OK, verdict_exit_code
 from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, utc_now
 from gpufleet.text import one_line
 
-# Exit codes of validate / demo / report / bundle.
-EXIT_OK = 0
-EXIT_FAILED = 1  # the run (or the command) itself failed: playbook error, bad inventory, invalid claim/profile, bad input
-EXIT_REJECTED = 2  # the run worked and some node is REJECTed or UNREACHABLE (or was not judged: the run did not finish)
-EXIT_INCOMPLETE = 3  # the run worked, no node is rejected or unreachable, some node is INCOMPLETE (evidence missing)
+# Exit codes of validate / demo / report / bundle: the one table of both entry points (gpufleet/results/exit_codes.py).
 
 ACCEPTED = ("ACCEPT", "ACCEPT WITH WARNINGS")
 FAILING = ("REJECT", "UNREACHABLE", "INCOMPLETE")
@@ -148,13 +145,9 @@ def fleet_line(verdicts, fleet: dict | None = None) -> str:
 
 
 def exit_code_for(verdicts):
-    """0 when every node is accepted (with or without warnings); 2 when any is rejected, unreachable or not judged
-    (or there is no node); else 3 when any is INCOMPLETE (required evidence missing, nothing failed)."""
-    if verdicts and all(verdict in ACCEPTED for verdict in verdicts.values()):
-        return EXIT_OK
-    if not verdicts or any(verdict not in ACCEPTED + ("INCOMPLETE",) for verdict in verdicts.values()):
-        return EXIT_REJECTED
-    return EXIT_INCOMPLETE
+    """The exit code of a judged run (gpufleet/results/exit_codes.py verdict_exit_code): 0 every node accepted, 3 some
+    REJECT, 4 some UNREACHABLE (none rejected), 6 some INCOMPLETE or never judged; no node at all is 64."""
+    return verdict_exit_code(verdicts)
 
 
 def renderer():

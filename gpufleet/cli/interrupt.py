@@ -22,6 +22,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+from gpufleet.results.exit_codes import EXIT_INTERRUPTED
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 GRACE_S = 30.0
 
@@ -108,7 +110,10 @@ class Interruption:
 
     @property
     def exit_code(self) -> int:
-        """The shell's code for a command ended by the signal: 128 + its number (130 for SIGINT)."""
+        """The run's code for the signal (gpufleet/results/exit_codes.py): 99 for SIGINT, ansible-playbook's own after
+        Ctrl-C; else the shell's 128 + its number (143 for SIGTERM)."""
+        if self.signum == signal.SIGINT:
+            return EXIT_INTERRUPTED
         return 128 + int(self.signum or 0)
 
     @contextmanager

@@ -7,12 +7,13 @@ Progress per phase goes to stderr (the phase is the task name's prefix: Prefligh
 Verdict, Report; for the plays of an imported playbook, the import's: Benchmarks, Burn-in;
 ``hosts done/total``), the summary table and the report's path to stdout (with
 ``--output json`` or ``--query``: the run as results.json holds it, or what the JMESPath expression
-selects from that, alone on stdout, the other lines on stderr). Exit 0 when every
-node is accepted (ACCEPT or ACCEPT WITH WARNINGS), 2 when any is rejected or unreachable, 1 when the
-run itself failed (playbook error, bad inventory, invalid profile or claim, a results directory the controller
-could not write: nothing was judged) or the query cannot be used (a bad expression is refused before anything
-runs). The playbook's last task fails each node not accepted, and unreachable nodes make ansible-playbook exit 4:
-neither counts as a failed run once the verdicts are written (``judged_despite_rc``). A write into the results
+selects from that, alone on stdout, the other lines on stderr). The exit code is the one table of both entry points
+(gpufleet/results/exit_codes.py, shown by ``--help``): 0 every node accepted, 3 some REJECT, 4 some UNREACHABLE, 6
+some INCOMPLETE, 1 the run failed (a results directory the controller could not write, a playbook error: nothing
+judged) or the query cannot be used, 2 the command line refused, 64 an input refused before anything ran (inventory,
+claim, profile, level, ``--out``). The playbook exits with the same code (the callback gpufleet.acceptance.exit_code);
+its last task fails each node not accepted, which is no failed run once the verdicts are written
+(``judged_despite_rc``). A write into the results
 directory that failed (a full disk: ``results_write_error``) is the controller's failure: the run failed, said so
 with the write, and no node is judged or named as its cause (``controller_failed``).
 
@@ -27,14 +28,15 @@ fleet.json holds this run's verdicts is told by run.json's ``invocation`` (``ver
 
 ``-e``, ``--tags``, ``--skip-tags``, ``--check`` and ``--level`` go to ansible-playbook as it takes them
 (playbook_options.py). A SIGINT or SIGTERM during the run is forwarded to ansible-playbook and waited for
-(interrupt.py); a run so stopped before its verdict prints the command that resumes it and exits 128 + the
-signal's number, one stopped after its verdict is reported as the finished run it is. No process of a run outlives
-it (run_processes.py): when ansible-playbook ends, in any way, the CLI ends the workers and commands it left running,
-and says so; when the CLI dies first, its watchdog ends them all.
+(interrupt.py); a run so stopped before its verdict prints the command that resumes it and exits 99 (SIGINT, as
+ansible-playbook does) or 143 (SIGTERM), one stopped after its verdict is reported as the finished run it is. No
+process of a run outlives it (run_processes.py): when ansible-playbook ends, in any way, the CLI ends the workers and
+commands it left running, and says so; when the CLI dies first, its watchdog ends them all.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
@@ -73,6 +75,7 @@ from gpufleet.cli.common import (
     summary_table,
     terminal_text,
 )
+from gpufleet.results.exit_codes import EXIT_INPUT, EXIT_USAGE, VERDICT_CODES, table_text
 from gpufleet.results.store import (
     FLEET_FILE,
     RUN_FILE,
@@ -92,7 +95,10 @@ RESULT_EVENTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runne
 # The playbook's last task: it fails each node that is not accepted, after the verdicts and the report are written
 # (gpufleet_fail_on_verdict); its failures mean "judged", not "the run failed".
 VERDICT_GATE = "Verdict | fail the run for a node that is not accepted"
-# ansible-playbook's exit status when hosts failed (2) or were unreachable (4)
+# The preflight's task that stops a run whose input it refused (exit 64, also where Ansible's own code stands)
+PREFLIGHT_REFUSED = "Preflight | stop the run, naming the input"
+# ansible-playbook's exit status when hosts failed (2) or were unreachable (4), where the callback
+# gpufleet.acceptance.exit_code did not make it exit with the run's own (a configuration that does not enable it)
 RC_HOSTS_FAILED, RC_HOSTS_UNREACHABLE = 2, 4
 # any fact_cache_type but "jsonfile" leaves ANSIBLE_CACHE_PLUGIN to the user's configuration (ansible-runner config/_base.py)
 FACT_CACHE_AS_CONFIGURED = "as-configured"
@@ -100,10 +106,11 @@ FACT_CACHE_AS_CONFIGURED = "as-configured"
 
 def judged_despite_rc(rc: int, gate_started: bool, failed_tasks: set[str], unreachable: set[str]) -> bool:
     """ansible-playbook exited non-zero only because the fleet was judged: it reached the verdict gate, every
-    failure was the gate's (a node not accepted) and otherwise hosts were unreachable (judged UNREACHABLE)."""
+    failure was the gate's (a node not accepted) and otherwise hosts were unreachable (judged UNREACHABLE). Its code
+    is then a verdict's (gpufleet/results/exit_codes.py), or Ansible's own 2 or 4 for the same."""
     if rc == 0:
         return True
-    if rc not in (RC_HOSTS_FAILED, RC_HOSTS_UNREACHABLE) or not gate_started or not (failed_tasks or unreachable):
+    if rc not in VERDICT_CODES + (RC_HOSTS_FAILED,) or not gate_started or not (failed_tasks or unreachable):
         return False
     if rc == RC_HOSTS_UNREACHABLE and not unreachable:
         return False
@@ -142,12 +149,17 @@ def imported_play_phases(path: str) -> dict[str, str]:
 
 
 def run_once_tasks(path):
-    """Names of the playbook's ``run_once`` tasks: their one result stands for every host."""
+    """Names of the playbook's ``run_once`` tasks, also inside blocks: their one result stands for every host."""
     names = set()
-    for play in _plays(path):
-        for task in (play or {}).get("tasks") or []:
-            if isinstance(task, dict) and task.get("run_once") and task.get("name"):
-                names.add(str(task["name"]))
+    tasks = [task for play in _plays(path) for task in (play or {}).get("tasks") or []]
+    while tasks:
+        task = tasks.pop()
+        if not isinstance(task, dict):
+            continue
+        for section in ("block", "rescue", "always"):
+            tasks.extend(task.get(section) or [])
+        if task.get("run_once") and task.get("name"):
+            names.add(str(task["name"]))
     return names
 
 
@@ -586,13 +598,16 @@ def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, 
     run (default: ``gpufleet validate`` with these arguments); ``force``: write into ``out`` even when it is a
     symbolic link or a directory that is not a gpufleet results directory."""
     options = options or PlaybookOptions()
+    usage = forks_problem(forks) or unknown_tags_problem(options, playbook_path())
+    if usage:
+        say("gpufleet %s: %s" % (command, terminal_text(usage)))
+        return EXIT_USAGE
     inventories, problem = _inventories(inventory)
     results_dir = os.path.abspath(out or os.path.join("results", default_run_id()))
-    problem = (problem or forks_problem(forks) or unknown_tags_problem(options, playbook_path())
-               or out_problem(results_dir, force))
+    problem = problem or out_problem(results_dir, force)
     if problem:
         say("gpufleet %s: %s" % (command, terminal_text(problem)))
-        return EXIT_FAILED
+        return EXIT_INPUT
     if resume is None:
         resume = validate_command(inventories, limit=limit, profile=profile, retest_failed=retest_failed, forks=forks,
                                   options=options, output=output, force=force)
@@ -607,7 +622,7 @@ def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, 
         stale = lock.acquire()
     except RunInUse as exc:
         say("gpufleet %s: %s" % (command, terminal_text(exc)))
-        return EXIT_FAILED
+        return EXIT_INPUT
     except OSError as exc:
         say("gpufleet %s: --out %s: %s" % (command, results_dir, exc.strerror or exc))
         return EXIT_FAILED
@@ -631,7 +646,7 @@ def retest_request(request: Request, retest_failed: str) -> int | None:
         retested = retest.failed_nodes(previous)
     except ResultsError as exc:
         say("gpufleet %s: --retest-failed: %s" % (command, exc))
-        return EXIT_FAILED
+        return EXIT_INPUT
     if not retested:
         say("gpufleet %s: nothing to retest: every node of %s was accepted" % (command, previous))
         return EXIT_OK
@@ -706,6 +721,12 @@ def run_and_judge(request: Request) -> int:
         say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
         summarise(request, run, fleet, hosts)
         return EXIT_FAILED
+    if (rc == EXIT_INPUT or PREFLIGHT_REFUSED in progress.failed_tasks) and not finished:
+        # the playbook's preflight refused an input (a claim, a profile, the level): nothing ran
+        say("gpufleet %s: an input was refused before anything ran; nothing was judged" % command)
+        for line in progress.failures or errors:
+            say("  " + line)
+        return EXIT_INPUT
     if rc != 0 or not finished:
         say("gpufleet %s: the run failed (%s); nothing was judged" % (command, playbook_outcome(rc, status)))
         for line in progress.failures or errors:
@@ -759,8 +780,9 @@ def add_parser(commands):
         "validate",
         help="run the acceptance playbook on an inventory and print the verdicts",
         description="Run playbooks/validate_cluster.yml (facts -> checks -> verdicts) through ansible-runner. Progress per phase on "
-                    "stderr; the summary table and the report's path on stdout. Exit 0: every node accepted (with or without warnings); "
-                    "2: some node rejected or unreachable; 1: the run itself failed (playbook error, bad inventory, invalid claim or profile).",
+                    "stderr; the summary table and the report's path on stdout.",
+        epilog="exit codes (the same for ansible-playbook playbooks/validate_cluster.yml):\n" + table_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-i", "--inventory", action="append", required=True, metavar="INVENTORY",
                         help="inventory file or directory (repeatable), or a comma-separated host list")

@@ -18,6 +18,7 @@ from ansible.plugins.action import ActionBase
 
 from gpufleet.checks.inputs import PREFIX, host_variable_problems
 from gpufleet.checks.verdict import SETTINGS_VARS, Judge, VerdictError, validate, verdict_lines
+from gpufleet.results.exit_codes import verdict_exit_code
 from gpufleet.results.store import ResultsError, RunDir, to_plain
 from gpufleet.results.verdicts import judge_run
 
@@ -113,6 +114,8 @@ class ActionModule(ActionBase):
             nodes={host: {"verdict": entry["verdict"], "failed": entry["failed"], "unreachable": entry["unreachable"],
                           "profile": profiles[host]["name"]} for host, entry in report["nodes"].items()},
             line_of=verdict_lines(report, profiles),
+            # the run's exit code (gpufleet/results/exit_codes.py), recorded by the playbook for its strategy
+            exit_code=verdict_exit_code({host: entry["verdict"] for host, entry in report["nodes"].items()}),
             level=fleet.get("level"),
             label=fleet.get("label"),
             msg="fleet %s%s: %s" % (fleet["verdict"], " (%s)" % fleet["label"] if fleet.get("label") else "",

@@ -120,6 +120,16 @@ line_of:
   returned: unless validate_only
   type: dict
   sample: {"node-a": "node-a: REJECT (profile hgx-h100-8) - could not gather gpu facts: nvidia-smi not found"}
+exit_code:
+  description:
+    - The run's exit code from the nodes' verdicts (one table for the playbook and C(gpufleet validate),
+      C(gpufleet/results/exit_codes.py)) - 0 every node accepted, 3 some REJECT, 4 some UNREACHABLE (none rejected),
+      6 some INCOMPLETE or not judged (none rejected or unreachable).
+    - C(playbooks/validate_cluster.yml) records it (C(set_stats) C(acceptance_exit_code)) for the callback
+      C(gpufleet.acceptance.exit_code), so ansible-playbook exits with it.
+  returned: unless validate_only
+  type: int
+  sample: 3
 profiles:
   description: The names of the profiles available.
   returned: when validate_only

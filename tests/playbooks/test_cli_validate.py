@@ -153,11 +153,11 @@ def topology_only_fixture(tmp_path_factory):
     return base, _gpufleet(base, "validate", "-i", inventory, "--out", "topology-only")
 
 
-def test_a_node_judged_on_topology_only_is_incomplete_and_exits_3(topology_only):
+def test_a_node_judged_on_topology_only_is_incomplete_and_exits_6(topology_only):
     # hgx-h100-nv18: its topology passes (NV18 on all 28 pairs), but its claim's GPU model, count and memory are never
     # judged by the topology family: not measured, so not ACCEPT; INCOMPLETE alone exits 3 (gpufleet/cli/common.py)
     _base, proc = topology_only
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.returncode == 6, proc.stdout + proc.stderr
     (node, verdict, reasons), = _table(proc.stdout)
     assert (node, verdict) == ("rack1/node1", "INCOMPLETE")
     assert reasons.startswith("not verified: GPU model: no result from gpu.model: not run or not recorded"), reasons
@@ -167,7 +167,7 @@ def test_a_node_judged_on_topology_only_is_incomplete_and_exits_3(topology_only)
 def test_a_host_named_with_a_slash_is_run_as_ansible_playbook_runs_it(topology_only):
     # ansible-runner's default fact cache (jsonfile, a file per host name) could not write rack1/node1
     base, proc = topology_only
-    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.returncode == 6, proc.stdout + proc.stderr
     assert [row[:2] for row in _table(proc.stdout)] == [("rack1/node1", "INCOMPLETE")]
     # its record under the safe file name (results/store.py safe_name: "/" -> "_" and 8 hex digits of the name's SHA-1)
     records = os.listdir(base / "topology-only" / "hosts")
@@ -176,15 +176,15 @@ def test_a_host_named_with_a_slash_is_run_as_ansible_playbook_runs_it(topology_o
         assert json.load(handle)["host"] == "rack1/node1"
 
 
-def test_rejected_and_unreachable_exit_2_then_retest_report_and_bundle(tmp_path):
+def test_rejected_and_unreachable_exit_3_then_retest_report_and_bundle(tmp_path):
     # the healthy node is della-h100-1gpu (ACCEPTed: every item of its claim measured); pcie-sold is judged on its
     # topology alone (its gpu facts are not gathered, so the gpu checks skip and its failures are its 28 GPU pairs)
     healthy = _replayed(tmp_path, "della-h100-1gpu", DELLA_CLAIM)
     sold = _replayed(tmp_path, "sold-8x-nvlink-rtx4090-pcie", SOLD_CLAIM, fact_groups=["topology"])
     inventory = _inventory(tmp_path, "inv1.yml", {"della-a": healthy, "pcie-sold": sold, "gone": _gone()}, **MEASURED)
     first = _gpufleet(tmp_path, "validate", "-i", inventory, "--out", "first", "--forks", "3")
-    # REJECT and UNREACHABLE exit 2 (gpufleet/cli/common.py exit_code_for)
-    assert first.returncode == 2, first.stdout + first.stderr
+    # a REJECT exits 3, also beside an UNREACHABLE node (gpufleet/results/exit_codes.py)
+    assert first.returncode == 3, first.stdout + first.stderr
     rows = _table(first.stdout)
     assert [row[:2] for row in rows] == [("pcie-sold", "REJECT"), ("gone", "UNREACHABLE"), ("della-a", "ACCEPT")]
     assert rows[0][2] == "GPU0-GPU1: SYS, expected NVLink; GPU0-GPU2: SYS, expected NVLink; and 26 more"
@@ -194,7 +194,7 @@ def test_rejected_and_unreachable_exit_2_then_retest_report_and_bundle(tmp_path)
     # the seller fixed the network of "gone" (now reachable, a healthy node); pcie-sold is unchanged
     inventory = _inventory(tmp_path, "inv2.yml", {"della-a": healthy, "pcie-sold": sold, "gone": healthy}, **MEASURED)
     second = _gpufleet(tmp_path, "validate", "-i", inventory, "--retest-failed", "first", "--out", "second")
-    assert second.returncode == 2, second.stdout + second.stderr
+    assert second.returncode == 3, second.stdout + second.stderr
     assert "retesting 2 node(s) that failed in %s: gone, pcie-sold" % (tmp_path / "first") in second.stderr
     assert sorted(_json(tmp_path / "second" / "run.json")["hosts"]) == ["gone", "pcie-sold"]  # della-a was not run again
     assert [row[:2] for row in _table(second.stdout)] == [("pcie-sold", "REJECT"), ("gone", "ACCEPT")]
@@ -230,15 +230,10 @@ def test_rejected_and_unreachable_exit_2_then_retest_report_and_bundle(tmp_path)
     assert refused.returncode == 1 and "refused: not in run first: not-a-node" in refused.stderr
 
 
-def test_the_run_itself_failing_exits_1(tmp_path):
+def test_a_missing_inventory_exits_64(tmp_path):
+    # a refused claim exits 64 too, through both entry points: tests/playbooks/test_exit_codes.py
     missing = _gpufleet(tmp_path, "validate", "-i", "nope.yml")
-    assert missing.returncode == 1 and missing.stderr == "gpufleet validate: inventory nope.yml: no such file or directory\n"
-    bad = _inventory(tmp_path, "bad.yml", {"h100-a": _replayed(tmp_path, "hgx-h100-nv18", dict(H100_CLAIM, gpu_count="eight"))})
-    proc = _gpufleet(tmp_path, "validate", "-i", bad, "--out", "refused")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "the run failed" in proc.stderr
-    assert "h100-a: gpufleet_claim.gpu_count: must be a whole number >= 0, got 'eight'" in proc.stderr
-    assert proc.stdout == "" and not (tmp_path / "refused" / "fleet.json").exists()
+    assert missing.returncode == 64 and missing.stderr == "gpufleet validate: inventory nope.yml: no such file or directory\n"
 
 
 def test_demo_runs_from_the_checkout(tmp_path):
@@ -452,14 +447,14 @@ def test_sigkill_of_ansible_playbook_says_what_happened_and_what_is_kept_then_re
     # nothing was lost: the printed command (interrupted in turn in its Facts phase, then resumed: the facts test)
     # finishes the run with the verdicts of an uninterrupted one
     resumed = resumed_after_the_verdict
-    assert resumed.rc == 2, resumed.stdout + resumed.stderr
+    assert resumed.rc == 3, resumed.stdout + resumed.stderr
     assert {row[0]: row[1] for row in _table(resumed.stdout)} == EXPECTED
 
 
 def test_ctrl_c_in_the_facts_phase_prints_the_command_that_resumes_it(facts_interrupted, resumed_after_the_verdict):
     base, inventory, interrupted = facts_interrupted
     rc, stdout, stderr = interrupted.rc, interrupted.stdout, interrupted.stderr
-    assert rc == 130, stdout + stderr
+    assert rc == 99, stdout + stderr
     assert stdout == ""
     assert "gpufleet validate: SIGINT: stopping ansible-playbook (waiting up to 30s for it to end)" in stderr
     assert ("gpufleet validate: interrupted (SIGINT) in the Facts phase, before the verdict: nothing was judged; "
@@ -474,7 +469,7 @@ def test_ctrl_c_in_the_facts_phase_prints_the_command_that_resumes_it(facts_inte
 
     # the printed command, run (and stopped after its verdict: test_ctrl_c_after_the_verdict_reports_the_finished_run)
     resumed = resumed_after_the_verdict
-    assert resumed.rc == 2, resumed.stdout + resumed.stderr
+    assert resumed.rc == 3, resumed.stdout + resumed.stderr
     assert "%s holds an earlier run: resuming it" % (base / "run") in resumed.stderr
     assert {row[0]: row[1] for row in _table(resumed.stdout)} == EXPECTED
     # resumed twice: by the killed run's printed command (the run interrupted above), then by this one
@@ -488,7 +483,7 @@ def test_ctrl_c_after_the_verdict_reports_the_finished_run(facts_interrupted, re
     base, _inventory_path, _interrupted_run = facts_interrupted
     resumed = resumed_after_the_verdict
     rc, stdout, stderr = resumed.rc, resumed.stdout, resumed.stderr
-    assert rc == 2, stdout + stderr
+    assert rc == 3, stdout + stderr
     assert "gpufleet validate: interrupted (SIGINT) after the verdict was written: the run is complete" in stderr
     assert "nothing was judged" not in stderr and "resume with" not in stderr
     assert {row[0]: row[1] for row in _table(stdout)} == EXPECTED
@@ -657,7 +652,7 @@ def test_ctrl_c_while_a_benchmark_runs_keeps_the_recorded_repeat(benchmark_inter
     interrupted, run_dir = benchmark_interrupted.interrupted, benchmark_interrupted.base / "run"
     rc, stdout, stderr = interrupted.rc, interrupted.stdout, interrupted.stderr
     assert interrupted.left_running == [] and "it was killed" not in stderr
-    assert rc == 130 and stdout == "", stdout + stderr
+    assert rc == 99 and stdout == "", stdout + stderr
     assert ("gpufleet validate: interrupted (SIGINT) in the Benchmarks phase, before the verdict: nothing was judged; "
             "what was gathered is kept in %s" % run_dir) in stderr
     assert not interrupted.judged
@@ -671,7 +666,7 @@ def test_ctrl_c_while_a_benchmark_runs_keeps_the_recorded_repeat(benchmark_inter
 
 
 def test_resuming_the_benchmark_fleet_runs_only_what_was_not_recorded(benchmark_interrupted, reference):
-    assert reference.rc == 2, reference.stdout + reference.stderr
+    assert reference.rc == 3, reference.stdout + reference.stderr
     assert "%s holds an earlier run: resuming it" % reference.run_dir in reference.stderr
     assert len(_json(reference.run_dir / "run.json")["resumed"]) == 1
     # the verdicts and records of the uninterrupted run
@@ -752,7 +747,7 @@ def test_ctrl_c_in_the_preflight_phase_keeps_nothing_and_resuming_is_the_uninter
     directory = tmp_path / "interrupted"
     code = _interrupted_validate(monkeypatch, reference, PREFLIGHT_RESULTS_TASK, directory, lambda path: None)
     captured = capsys.readouterr()
-    assert code == 130 and captured.out == ""
+    assert code == 99 and captured.out == ""
     assert ("gpufleet validate: interrupted (SIGINT) in the Preflight phase, before the verdict: nothing was judged\n"
             in captured.err)
     assert "kept in" not in captured.err
@@ -770,7 +765,7 @@ def test_ctrl_c_in_the_benchmarks_phase_keeps_the_recorded_runs_and_resumes_to_t
     code = _interrupted_validate(monkeypatch, reference, task, directory,
                                  lambda path: _kept_before_the_verdict(reference, directory, benchmarks_kept))
     captured = capsys.readouterr()
-    assert code == 130 and captured.out == ""
+    assert code == 99 and captured.out == ""
     assert ("gpufleet validate: interrupted (SIGINT) in the Benchmarks phase, before the verdict: nothing was judged; "
             "what was gathered is kept in %s\n" % directory) in captured.err
     assert _resume_line(captured.err) == [GPUFLEET, "validate", "-i", reference.inventory, "--out", str(directory)]
@@ -835,7 +830,7 @@ def test_ctrl_c_in_the_report_phase_reports_the_finished_run(reference, tmp_path
 
     code = _interrupted_validate(monkeypatch, reference, REPORT_TASK, directory, verdict_written)
     captured = capsys.readouterr()
-    assert code == 2, captured.out + captured.err
+    assert code == 3, captured.out + captured.err
     assert "gpufleet validate: interrupted (SIGINT) after the verdict was written: the run is complete" in captured.err
     assert "resume with" not in captured.err and "nothing was judged" not in captured.err
     assert {row[0]: row[1] for row in _table(captured.out)} == BENCH_VERDICTS

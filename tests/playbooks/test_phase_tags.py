@@ -35,6 +35,7 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 INVENTORY = os.path.join(REPO_ROOT, "inventories", "simulated", "hosts.yml")
 
 VALIDATE_PREFLIGHT = [
+    "Preflight | the run's exit code until it is judged",
     "Preflight | the validation level is quick, standard or full",
     "Preflight | validate every claim and profile choice",
     "Preflight | create or reopen the results directory",
@@ -51,6 +52,7 @@ BURN_IN_ALONE_REPORT = [
     "Verdict | one line per node",
     "Report | render the report into the results directory",
     "Verdict | one line per node that left the play",
+    "Verdict | the run's exit code, from the verdicts (gpufleet/results/exit_codes.py)",
     "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)",
     "Verdict | a report-only run exits 0 (gpufleet_fail_on_verdict false)",
 ]
@@ -103,6 +105,7 @@ VALIDATE_EXPECTED = {
         "Verdict | one line per node that left the play",
         "Verdict | the fleet",
         "Report | render the fleet acceptance report into the results directory",
+        "Verdict | the run's exit code, from the verdicts (gpufleet/results/exit_codes.py)",
         "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)",
         "Verdict | a report-only run exits 0 (gpufleet_fail_on_verdict false)",
     ],

@@ -58,9 +58,9 @@ def _groups_of(record):
 @pytest.fixture(name="fleet", scope="module")
 def fleet_fixture(simulated_validate_run):
     """``{host: {group: {failed, msg, skipped, facts}, "summary": line}}`` of the shared validate_cluster.yml run."""
-    # every node of the demo fleet is REJECT or INCOMPLETE: the run fails after writing the verdicts (exit 2)
+    # every node of the demo fleet is REJECT or INCOMPLETE: the run fails after writing the verdicts (exit 3: a REJECT)
     run = simulated_validate_run
-    assert run["rc"] == 2, run["stdout"][-4000:] + run["stderr"][-4000:]
+    assert run["rc"] == 3, run["stdout"][-4000:] + run["stderr"][-4000:]
     results = {}
     for path in glob.glob(os.path.join(run["results_dir"], "hosts", "*.json")):
         with open(path, encoding="utf-8") as handle:

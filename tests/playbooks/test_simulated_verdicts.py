@@ -74,9 +74,9 @@ def run_fixture(simulated_validate_run):
     """``{"hosts": {host: record}, "fleet": fleet.json, "stdout": str}`` of one validate_cluster.yml run (shared)."""
     proc = simulated_validate_run
     run_dir = proc["results_dir"]
-    # The verdicts are written, then the run fails for each node not accepted (REJECT, INCOMPLETE): ansible-playbook's
-    # exit 2 (some host failed; none unreachable here), so CI sees this fleet as not accepted.
-    assert proc["rc"] == 2, proc["stdout"][-4000:] + proc["stderr"][-4000:]
+    # The verdicts are written, then the run fails for each node not accepted (REJECT, INCOMPLETE), and exits with the
+    # verdicts' code: 3, some node REJECT (gpufleet/results/exit_codes.py), so CI sees this fleet as not accepted.
+    assert proc["rc"] == 3, proc["stdout"][-4000:] + proc["stderr"][-4000:]
     hosts = {}
     for path in glob.glob(os.path.join(run_dir, "hosts", "*.json")):
         with open(path, encoding="utf-8") as handle:

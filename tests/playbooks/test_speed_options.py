@@ -75,8 +75,8 @@ def _validate(tmp, name, inventory):
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, "--limit", ",".join(sorted(EXPECTED)),
            os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml"), "-e", json.dumps(extra)]
     proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
-    # every node here is REJECT or INCOMPLETE: the playbook fails the run after writing the verdicts (exit 2)
-    assert proc.returncode == 2, name + "\n" + proc.stdout[-4000:] + proc.stderr[-2000:]
+    # every node here is REJECT or INCOMPLETE: the playbook fails the run after writing the verdicts (exit 3: a REJECT)
+    assert proc.returncode == 3, name + "\n" + proc.stdout[-4000:] + proc.stderr[-2000:]
     judged = {}
     for path in glob.glob(str(run_dir / "hosts" / "*.json")):
         with open(path, encoding="utf-8") as handle:

@@ -170,8 +170,8 @@ def _recap(stdout, host):
 def test_unreachable_and_failed_groups_do_not_stop_the_fleet(tmp_path):
     results = tmp_path / "results" / "first"
     proc = _playbook(tmp_path, _three_hosts(tmp_path), results)
-    # judged and reported, then the run fails: a node was unreachable (Ansible's 4) and one rejected
-    assert proc.returncode == 4, proc.stdout[-4000:] + proc.stderr[-4000:]
+    # judged and reported, then the run fails: a node was unreachable and one rejected: 3, a REJECT first
+    assert proc.returncode == 3, proc.stdout[-4000:] + proc.stderr[-4000:]
     _assert_results(results)
     assert os.path.isfile(results / "report.html") and os.path.isfile(results / "junit.xml")
     # the unreachable node is counted unreachable, not "ignored"; the rejected one failed by the last task
@@ -185,7 +185,7 @@ def test_unreachable_and_failed_groups_do_not_stop_the_fleet(tmp_path):
     # a rerun on the same directory resumes: the two complete hosts are not gathered again, the unreachable one is retried
     before = _json(results / "hosts" / "hgx-h100-nv18.json")["phases"]["facts"]["finished"]
     again = _playbook(tmp_path, _three_hosts(tmp_path), results)
-    assert again.returncode == 4, again.stdout[-4000:] + again.stderr[-4000:]
+    assert again.returncode == 3, again.stdout[-4000:] + again.stderr[-4000:]
     assert "2 host(s) already complete, not gathered again" in again.stdout
     assert "skipping: [hgx-h100-nv18]" in again.stdout and "skipping: [frontend-1g-copper]" in again.stdout
     assert "fatal: [gone]: UNREACHABLE!" in again.stdout
@@ -304,7 +304,7 @@ def test_a_rejected_node_fails_the_run_after_the_report_unless_switched_off(tmp_
              "frontend-1g-copper": _simulated(tmp_path, "frontend-1g-copper")}
     results = tmp_path / "results" / "rejected"
     proc = _playbook(tmp_path, _inventory(tmp_path, hosts), results)
-    assert proc.returncode == 2, proc.stdout[-4000:] + proc.stderr[-4000:]
+    assert proc.returncode == 3, proc.stdout[-4000:] + proc.stderr[-4000:]  # a REJECT (gpufleet/results/exit_codes.py)
     verdicts = _json(results / "fleet.json")["node_verdicts"]
     assert (verdicts["della-h100-1gpu"]["verdict"], verdicts["frontend-1g-copper"]["verdict"]) == ("ACCEPT", "REJECT")
     # the report was written before the run failed: the failing task comes after the report's

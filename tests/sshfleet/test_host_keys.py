@@ -65,6 +65,8 @@ def test_changed_host_key_is_unreachable_through_both_entry_points(requirements,
                "-e", json.dumps({"gpufleet_results_dir": playbook_run, "gpufleet_level": "quick"})]
         proc = subprocess.run(cmd, cwd=str(tmp_path), env=_env(tmp_path), capture_output=True, text=True, timeout=600, check=False)
         assert SSH_SAYS in proc.stdout, proc.stdout + proc.stderr
+        # the honest node is REJECT on its replayed recordings: 3 (a REJECT first), the same code as gpufleet's below
+        assert proc.returncode == 3, proc.stdout[-3000:] + proc.stderr[-3000:]
         assert _record(playbook_run, impostor)["verdict"] == "UNREACHABLE"
         assert _record(playbook_run, impostor)["unreachable"].startswith(HOST_KEY_REASON)
         assert _record(playbook_run, honest)["verdict"] not in ("UNREACHABLE", None)
@@ -72,7 +74,7 @@ def test_changed_host_key_is_unreachable_through_both_entry_points(requirements,
         cli_run = str(tmp_path / "by-gpufleet")
         proc = subprocess.run([GPUFLEET, "validate", "-i", inventory, "--level", "quick", "--out", cli_run], cwd=str(tmp_path),
                               env=_env(tmp_path), capture_output=True, text=True, timeout=600, check=False)
-        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert proc.returncode == 3, proc.stdout + proc.stderr
         row = [line for line in proc.stdout.splitlines() if line.startswith(impostor + " ")]
         assert len(row) == 1 and row[0].split()[1] == "UNREACHABLE" and HOST_KEY_REASON.strip() in row[0], proc.stdout
         assert _record(cli_run, impostor)["verdict"] == "UNREACHABLE"

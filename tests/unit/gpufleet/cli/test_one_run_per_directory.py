@@ -87,7 +87,7 @@ def test_a_second_run_on_the_same_out_is_refused_naming_the_first(tmp_path, inve
     monkeypatch.setattr(validate, "run_playbook", first_run)
     monkeypatch.setattr(validate, "render_report", lambda d: (os.path.join(d, "report.html"), None))
     assert cli.main(["validate", "-i", inventory, "--out", out]) == 0
-    assert second["code"] == 1
+    assert second["code"] == 64
     lock = os.path.join(out, "run.lock")
     assert re.fullmatch(r"gpufleet validate: %s is in use by another run: process %d \(gpufleet validate, started %s\) "
                         r"holds %s; wait for it to end, or choose another results directory\n"
@@ -160,7 +160,7 @@ def test_out_refuses_a_symbolic_link_without_force(tmp_path, inventory, capsys, 
     target.mkdir()
     link = tmp_path / "latest"
     link.symlink_to(target)
-    assert cli.main(["validate", "-i", inventory, "--out", str(link)]) == 1
+    assert cli.main(["validate", "-i", inventory, "--out", str(link)]) == 64
     assert capsys.readouterr().err == (
         "gpufleet validate: --out %s is a symbolic link (to %s); choose an empty or new directory, or --force to "
         "write into it anyway\n" % (link, target))
@@ -174,7 +174,7 @@ def test_out_refuses_a_directory_that_is_not_a_results_directory(tmp_path, inven
     unrelated.mkdir()
     (unrelated / "report.html").write_text("<p>the team's own page</p>")
     (unrelated / "results.json").write_text("[1, 2, 3]")
-    assert cli.main(["validate", "-i", inventory, "--out", str(unrelated)]) == 1
+    assert cli.main(["validate", "-i", inventory, "--out", str(unrelated)]) == 64
     assert capsys.readouterr().err == (
         "gpufleet validate: --out %s is not a gpufleet results directory: it is a directory of 2 entries and no "
         "run.json (report.html, results.json); choose an empty or new directory, or --force to write into it anyway\n"
@@ -220,7 +220,7 @@ def test_a_resume_after_the_clock_stepped_back_is_not_judged_by_the_old_verdicts
 
     monkeypatch.setattr(validate, "run_playbook", resumed_then_interrupted)
     monkeypatch.setattr(validate, "program", lambda: ["gpufleet"])
-    assert cli.main(["validate", "-i", inventory, "--out", out]) == 130
+    assert cli.main(["validate", "-i", inventory, "--out", out]) == 99
     captured = capsys.readouterr()
     assert captured.out == ""
     assert ("gpufleet validate: interrupted (SIGINT) in the Facts phase, before the verdict: nothing was judged; "
@@ -242,7 +242,7 @@ def test_a_resume_that_never_reopened_the_directory_is_not_judged_by_its_old_ver
 
 @pytest.mark.parametrize("forks", ["-5", "0"])
 def test_forks_must_be_a_positive_integer(tmp_path, inventory, capsys, ran, forks):
-    assert cli.main(["validate", "-i", inventory, "--forks", forks, "--out", str(tmp_path / "run")]) == 1
+    assert cli.main(["validate", "-i", inventory, "--forks", forks, "--out", str(tmp_path / "run")]) == 2
     assert capsys.readouterr().err == ("gpufleet validate: --forks %s: the number of hosts Ansible works on at once "
                                        "must be a positive integer\n" % forks)
     assert ran == [] and not (tmp_path / "run").exists()
@@ -254,7 +254,7 @@ KNOWN_TAGS = ("benchmarks, burn_in, facts, health_after_benchmarks, health_after
 
 @pytest.mark.parametrize("option", ["--tags", "--skip-tags"])
 def test_an_unknown_tag_is_refused_naming_the_known_ones(tmp_path, inventory, capsys, ran, option):
-    assert cli.main(["validate", "-i", inventory, option, "facts,nosuchtag", "--out", str(tmp_path / "run")]) == 1
+    assert cli.main(["validate", "-i", inventory, option, "facts,nosuchtag", "--out", str(tmp_path / "run")]) == 2
     assert capsys.readouterr().err == (
         "gpufleet validate: %s nosuchtag: validate_cluster.yml has no such tag; its tags: %s\n" % (option, KNOWN_TAGS))
     assert ran == []
