@@ -49,6 +49,7 @@ from gpufleet.report.offers import largest_busbw
 from gpufleet.report.throughput import throughput_rows
 from gpufleet.results.gpu_compute import DTYPES, HBM_KERNELS
 from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, read_json
+from gpufleet.text import one_line
 
 ACCEPT = "ACCEPT"
 ACCEPT_WITH_WARNINGS = "ACCEPT WITH WARNINGS"
@@ -209,6 +210,19 @@ def _group(record, name):
     facts = record.get("facts") or {}
     value = facts.get(name)
     return value if isinstance(value, dict) else None
+
+
+def not_measured(record, group):
+    """Why ``record`` has no ``group`` facts, for a table to show instead of a zero ("" when it has them, even empty:
+    a node with no NIC is a measured zero)."""
+    if _group(record, group) is not None:
+        return ""
+    if record.get("unreachable"):
+        return "not measured: the node was unreachable"
+    error = (record.get("fact_errors") or {}).get(group)
+    if error:
+        return "not measured: the %s facts could not be gathered (%s)" % (group, one_line(str(error))[:200])
+    return "not measured: %s facts not gathered" % group
 
 
 def _gpus(record):
@@ -522,6 +536,10 @@ def _node(index, record):
         "claim_rows": _claim_rows(record),
         "nic_rows": nic_rows,
         "rdma_rows": rdma_rows,
+        # what the NIC table shows instead of counts of zero (not_measured)
+        "nic_not_measured": not_measured(record, "nic"),
+        # a node no check judged (unreachable) has no counts: the summary shows "not judged", never 0 failures
+        "judged": bool(checks),
         "gpu_rows": [],
         "benchmarks": [{"name": _text(item.get("name")), "started": _text(item.get("started")), "duration_s": _text(item.get("duration_s")),
                         "algorithm": _text(item.get("algorithm")), "message_size_bytes": _text(item.get("message_size_bytes")),
@@ -549,7 +567,7 @@ def _failed_node(index, record, exc):
         "error": "this node's details could not be shown: %s" % error_words(exc),
         "reasons": [], "coverage": coverage, "claim_note": "", "level_label": "", "checks": [], "other_checks": [],
         "status_counts": {}, "fact_errors": [], "claim_rows": [], "nic_rows": [], "rdma_rows": [], "gpu_rows": [],
-        "benchmarks": [],
+        "benchmarks": [], "nic_not_measured": "not shown: this node's details could not be read", "judged": False,
     }
 
 

@@ -157,8 +157,8 @@ def demo_report_fixture(tmp_path_factory, simulated_validate_run):
     base = tmp_path_factory.mktemp("demo-report")
     results_dir = base / "results"
     proc = simulated_validate_run
-    # the report is written, then the run fails for the nodes not accepted (REJECT, INCOMPLETE): exit 2
-    assert proc["rc"] == 2, proc["stdout"][-3000:] + proc["stderr"][-3000:]
+    # the report is written, then the run fails for the nodes not accepted (REJECT, INCOMPLETE): exit 3, a REJECT
+    assert proc["rc"] == 3, proc["stdout"][-3000:] + proc["stderr"][-3000:]
     shutil.copytree(proc["results_dir"], str(results_dir))
     assert (results_dir / "report.html").exists() and (results_dir / "junit.xml").exists()  # the role ran inside the playbook
     _add_hostile_node_and_rejudge(str(results_dir))
@@ -221,6 +221,53 @@ def test_dom_shows_coverage_and_incomplete_reasons(demo_report, tmp_path):
     text = _text_of(proc.stdout)
     assert "NVLink GPU0\u20137: not judged: gpu facts not gathered" in text
     assert "RDMA ports: not judged: nic facts not gathered" in text
+    # its folded details say how many items were not verified, not "0 reasons"
+    assert "dgx-a100-nv12 \u2014 14 not verified " in " ".join(text.split())
+    assert "dgx-a100-nv12 \u2014 0 reasons" not in " ".join(text.split())
+
+
+def _nic_cells(html):
+    """``{host: [cell texts]}`` of the NICs table's rows (``tr.nic-row``)."""
+    rows = {}
+
+    class _Nics(HTMLParser):
+        host, cell = None, None
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "tr" and "nic-row" in (attrs.get("class") or "").split():
+                self.host = attrs.get("data-host")
+                rows[self.host] = []
+            elif tag == "td" and self.host is not None:
+                self.cell = ""
+
+        def handle_endtag(self, tag):
+            if tag == "td" and self.cell is not None:
+                rows[self.host].append(self.cell.strip())
+                self.cell = None
+            elif tag == "tr":
+                self.host = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+
+    _Nics(convert_charrefs=True).feed(html)
+    return rows
+
+
+def test_dom_shows_not_measured_where_a_figure_is_missing(demo_report, tmp_path):
+    """A figure never measured reads "not measured" with why, never 0: dgx-a100-nv12 (inventories/simulated: its
+    host_vars ask for the topology group only) has no NIC facts; frontend-1g-copper's were gathered (its sysfs tree,
+    tests/fixtures/sysfs/node-exporter-1g-copper: eth0 operstate up and lo unknown, no RDMA device): 2 interfaces, 1
+    up, and its zeros of RDMA ports are measured ones."""
+    proc = _chromium(tmp_path, "--dump-dom", (demo_report / "report.html").as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    nics = _nic_cells(proc.stdout)
+    assert nics["dgx-a100-nv12"][1] == "not measured: nic facts not gathered", nics["dgx-a100-nv12"]
+    assert len(nics["dgx-a100-nv12"]) == 4  # node, the one cell in place of four counts, claimed, measured
+    assert nics["frontend-1g-copper"][1:5] == ["2", "1", "0", "0"], nics["frontend-1g-copper"]
+    assert "0" not in nics["dgx-a100-nv12"]
 
 
 def _svg_texts(html, label):
