@@ -16,8 +16,10 @@ ansible-runner, with ``--retest-failed``), ``report`` (render a results director
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import sys
 
+from gpufleet import collection
 from gpufleet.cli import bundle
 from gpufleet.cli import demo
 from gpufleet.cli import estimate
@@ -26,6 +28,7 @@ from gpufleet.cli import validate
 from gpufleet.cli.common import add_output_arguments, json_output, print_json
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.registry import KINDS, parse
+from gpufleet.results.store import collection_version
 from gpufleet.text import one_line
 
 EXIT_PARSE_ERROR = 1
@@ -48,6 +51,12 @@ def _cmd_parse(args):
     except OSError as exc:
         sys.stderr.write("gpufleet parse: cannot read %s: %s\n" % (one_line(args.file), one_line(exc.strerror or exc)))
         return EXIT_USAGE
+    binary = text.find("\x00")
+    if binary >= 0:
+        # no tool this parses prints NUL: a binary file, which some parsers would read as an empty, clean output
+        sys.stderr.write("gpufleet parse: %s: binary data (a NUL byte at character %d), not the text output of a tool "
+                         "(%s): nothing parsed\n" % (one_line(args.file), binary, args.kind))
+        return EXIT_PARSE_ERROR
     try:
         result = parse(args.kind, text)
     except ParseError as exc:
@@ -57,8 +66,32 @@ def _cmd_parse(args):
     return print_json(output, result, "parse", compact=args.compact)
 
 
+def version_text() -> str:
+    """What ``--version`` prints: the library, the collection it runs (and where) and ansible-core."""
+    try:
+        library = importlib.metadata.version("gpufleet")
+    except importlib.metadata.PackageNotFoundError:
+        library = "not installed (run from a source checkout)"
+    try:
+        core = importlib.metadata.version("ansible-core")
+    except importlib.metadata.PackageNotFoundError:
+        core = "not installed"
+    return "gpufleet %s\ncollection gpufleet.acceptance %s at %s\nansible-core %s" % (
+        library, collection_version() or "unknown", collection.collection_root(), core)
+
+
+class _Version(argparse.Action):
+    """``--version``: :func:`version_text` as it is, one line per part (argparse's own action rewraps it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="gpufleet", description="Measured acceptance of rented GPU servers.")
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print the versions of gpufleet, its collection and ansible-core, and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 

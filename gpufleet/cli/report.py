@@ -4,9 +4,10 @@
 """``gpufleet report RESULTS_DIR [--out DIR] [--output json] [--query EXPR]``: render a run's report
 again from its results directory, without contacting any node, and print its summary table (or, with
 ``--output json``, the run as results.json holds it; ``--query``: only what that JMESPath expression
-selects). Exit 0 when rendered, 1 when the directory is not a finished results directory, ``--out`` is a symbolic
-link or a directory of other files (without ``--force``), the report could not be rendered or the query cannot be
-used."""
+selects; both only read the directory, never render or write into it). Exit 0 when done, 64 (gpufleet/results/
+exit_codes.py) when the directory is not a gpufleet results directory, 1 when the run did not finish, ``--out`` is a
+symbolic link or a directory of other files (without ``--force``), the report could not be rendered or the query
+cannot be used."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ from gpufleet.cli.common import (
     terminal_text,
 )
 from gpufleet.cli.playbook_options import OptionsError, add_reference_job_argument, reference_job_option
-from gpufleet.results.store import SCHEMA, ResultsError, foreign_contents, read_json
+from gpufleet.results.exit_codes import EXIT_INPUT
+from gpufleet.results.store import RUN_FILE, SCHEMA, ResultsError, foreign_contents, read_json
 
 # What the renderer writes: a directory holding its results.json holds an earlier report, which it may replace.
 RESULTS_DOCUMENT = "results.json"
@@ -58,6 +60,10 @@ def cmd_report(args):
     if output is None:
         return EXIT_FAILED
     results_dir = os.path.abspath(args.results_dir)
+    if not os.path.isfile(os.path.join(results_dir, RUN_FILE)):
+        say("gpufleet report: %s is not a gpufleet results directory (it has no %s): give the --out directory of a "
+            "gpufleet validate run" % (terminal_text(results_dir), RUN_FILE))
+        return EXIT_INPUT
     try:
         run, fleet, hosts = load_run(results_dir)
     except ResultsError as exc:
@@ -76,21 +82,19 @@ def cmd_report(args):
     except OptionsError as exc:
         say("gpufleet report: %s" % exc)
         return EXIT_FAILED
-    report, why = render_report(results_dir, out_dir, reference_job=job)
     verdicts = node_verdicts(run, fleet, hosts)
     if output.wanted:
+        # a query reads the run; it never writes into the evidence directory
         if print_json(output, results_json(run, fleet, hosts), "report") != EXIT_OK:
             return EXIT_FAILED
         say(fleet_line(verdicts, fleet))  # stdout holds the JSON alone, for a pipe
-    else:
-        sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + fleet_line(verdicts, fleet) + "\n")
+        return EXIT_OK
+    report, why = render_report(results_dir, out_dir, reference_job=job)
+    sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + fleet_line(verdicts, fleet) + "\n")
     if not report:
         say("gpufleet report: %s" % why)
         return EXIT_FAILED
-    if output.wanted:
-        say("report: %s" % report)
-    else:
-        sys.stdout.write("report: %s\n" % report)
+    sys.stdout.write("report: %s\n" % report)
     return EXIT_OK
 
 
@@ -100,9 +104,10 @@ def add_parser(commands):
         "report",
         help="render the report of an earlier run again, without re-running it",
         description="Render report.html, report.md, results.json and junit.xml from a results directory "
-                    "(nothing is run), then print the summary table, or the run as JSON (--output json, --query). "
-                    "Exit 0 when rendered, 1 when the directory is not a finished run, rendering failed "
-                    "or the query cannot be used.",
+                    "(nothing is run), then print the summary table; or print the run as JSON (--output json, "
+                    "--query), which reads the directory and writes nothing. Exit 0 when done, 64 when the directory "
+                    "is not a gpufleet results directory, 1 when the run did not finish, rendering failed or the "
+                    "query cannot be used.",
     )
     parser.add_argument("results_dir", metavar="RESULTS_DIR", help="the run's results directory")
     parser.add_argument("--out", metavar="DIR",

@@ -687,8 +687,8 @@ def parse_query_text(text):
 
     if not sections and not header_seen:
         raise _err(
-            "no nvidia-smi -q content (no 'GPU <bus id>' section, no header lines); "
-            "for a grep/paste fragment use parse_fabric_fragment() or parse_clock_event_fragment()"
+            "no nvidia-smi -q content (no 'GPU <bus id>' section, no header lines); a fragment of it (grep -A2 "
+            "Fabric, a pasted Clocks Event Reasons block) is not read here: give the whole output of nvidia-smi -q"
         )
     _check_tail(root)
     _check_gpu_count(top["attached_gpus"], sections, root)

@@ -209,8 +209,8 @@ def _find_header(lines, kind, what):
             raise _fail("no %s; the tool printed: %s" % (what, line.strip()), line=number, kind=kind, text=line)
     if first is None:
         raise _fail("empty input: no %s" % what, kind=kind)
-    raise _fail("no %s (no header row starting with GPU0); first line: %s" % (what, first[1].strip()),
-                line=first[0], kind=kind, text=first[1])
+    # the first line is shown once, by the error itself (its text)
+    raise _fail("no %s (no header row starting with GPU0)" % what, line=first[0], kind=kind, text=first[1])
 
 
 def _find_legend(lines, start):

@@ -11,6 +11,8 @@ import importlib.util
 import json
 import os
 
+import pytest
+
 from gpufleet import collection
 from gpufleet.cli import common, demo, validate
 from gpufleet.cli import main as cli
@@ -141,8 +143,8 @@ def test_report_says_a_static_accept_in_its_fleet_line(tmp_path, capsys, monkeyp
 
 
 def test_report_refuses_what_is_not_a_finished_run(tmp_path, capsys):
-    assert cli.main(["report", str(tmp_path)]) == 1
-    assert "run.json: not found" in capsys.readouterr().err
+    assert cli.main(["report", str(tmp_path)]) == 64
+    assert "is not a gpufleet results directory (it has no run.json)" in capsys.readouterr().err
     running = write_run(tmp_path / "cut", _records(), finished=False)
     assert cli.main(["report", running]) == 1
     assert "has no fleet.json: the run did not finish" in capsys.readouterr().err
@@ -152,7 +154,6 @@ def test_report_renders_for_real_when_the_renderer_is_there(tmp_path, capsys):
     """Against the real renderer (report/render.py), when it is installed: it writes report.html."""
     function, _error, why = common.renderer()
     if function is None:
-        import pytest  # pylint: disable=import-outside-toplevel
         pytest.skip(why)
     results = write_run(tmp_path / "run", _records())
     assert cli.main(["report", results]) == 0
@@ -180,3 +181,16 @@ def test_the_playbook_and_collections_path_come_from_the_package():
     assert os.path.isfile(validate.playbook_path())
     assert os.path.isdir(os.path.join(collection.collections_path(), "ansible_collections", "gpufleet", "acceptance", "plugins"))
     assert "Preflight | validate every claim and profile choice" in validate.run_once_tasks(validate.playbook_path())
+
+
+def test_version_names_the_library_the_collection_and_ansible_core(capsys):
+    import importlib.metadata  # pylint: disable=import-outside-toplevel
+
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0
+    lines = capsys.readouterr().out.splitlines()
+    # galaxy.yml and pyproject.toml say 0.1.0; ansible-core is the one installed beside it
+    assert lines[0] == "gpufleet 0.1.0"
+    assert lines[1].startswith("collection gpufleet.acceptance 0.1.0 at ")
+    assert lines[2] == "ansible-core %s" % importlib.metadata.version("ansible-core")

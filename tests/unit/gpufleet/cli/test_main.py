@@ -76,5 +76,25 @@ def test_parse_error_quoting_hostile_node_text_shows_its_control_characters_esca
     code, out, err = _run(capsys, ["parse", "topo", str(path)])
     assert code == 1 and out == ""
     assert not any(char in err for char in ("\x1b", "\u202e", "\x07"))
-    assert err == ("gpufleet parse: %s: topo: line 1: no topology matrix (no header row starting with GPU0); "
-                   "first line: x\\u202eevil\\x07 ['x\\u202eevil\\x07']\n" % path)
+    # the first line shown once, escaped
+    assert err == ("gpufleet parse: %s: topo: line 1: no topology matrix (no header row starting with GPU0) "
+                   "['x\\u202eevil\\x07']\n" % path)
+
+
+@pytest.mark.parametrize("kind", ["kernel-log", "topo", "iperf3"])
+def test_a_binary_file_is_refused_for_every_kind(capsys, tmp_path, kind):
+    # SYNTHETIC: the first bytes of an ELF header (written here), which kernel-log read as a log with no Xid
+    path = tmp_path / "a.out"
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00Xid 79\n")
+    code, out, err = _run(capsys, ["parse", kind, str(path)])
+    assert code == 1 and out == ""
+    assert err == ("gpufleet parse: %s: binary data (a NUL byte at character 7), not the text output of a tool (%s): "
+                   "nothing parsed\n" % (path, kind))
+
+
+def test_an_nvidia_smi_q_fragment_names_what_to_give_not_a_python_function(capsys, tmp_path):
+    path = tmp_path / "fabric.txt"
+    path.write_text("    Fabric\n        State                             : Completed\n", encoding="utf-8")
+    code, _out, err = _run(capsys, ["parse", "nvidia-smi-q", str(path)])
+    assert code == 1 and "()" not in err
+    assert "give the whole output of nvidia-smi -q" in err

@@ -43,16 +43,27 @@ def _fake_renderer(monkeypatch, calls=None):
     monkeypatch.setattr(common, "renderer", lambda: (fake_render, ValueError, None))
 
 
-def test_report_query_prints_the_rejected_nodes_of_a_run(tmp_path, capsys, monkeypatch):
+def test_report_query_prints_the_rejected_nodes_of_a_run_and_writes_nothing(tmp_path, capsys, monkeypatch):
     results = write_run(tmp_path / "run", _records())
-    _fake_renderer(monkeypatch)
+    calls = []
+    _fake_renderer(monkeypatch, calls)
+    before = {name: os.stat(os.path.join(results, name)).st_mtime_ns for name in os.listdir(results)}
     code = cli.main(["report", results, "--output", "json", "--query", REJECTED])
     out, err = capsys.readouterr()
     assert code == 0
     assert json.loads(out) == ["gpu-02", "gpu-03"]  # by host name, as results.json orders them
-    # stdout is the JSON alone; the fleet line and where the report is go to stderr
-    assert err.splitlines() == ["fleet REJECT: 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 2 REJECT, 1 UNREACHABLE",
-                                "report: %s" % os.path.join(results, "report.html")]
+    # stdout is the JSON alone; the fleet line goes to stderr; nothing was rendered or written
+    assert err.splitlines() == ["fleet REJECT: 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 2 REJECT, 1 UNREACHABLE"]
+    assert calls == []
+    assert {name: os.stat(os.path.join(results, name)).st_mtime_ns for name in os.listdir(results)} == before
+
+
+def test_report_of_a_directory_that_is_no_run_says_so(tmp_path, capsys):
+    (tmp_path / "photos").mkdir()
+    assert cli.main(["report", str(tmp_path / "photos")]) == 64
+    assert capsys.readouterr().err == (
+        "gpufleet report: %s is not a gpufleet results directory (it has no run.json): give the --out directory of a "
+        "gpufleet validate run\n" % (tmp_path / "photos"))
 
 
 def test_report_query_alone_implies_json_and_reads_the_fleet_verdicts(tmp_path, capsys, monkeypatch):

@@ -382,7 +382,7 @@ def test_fabric_fragment_in_progress_over_indented(fixture_text):
         "ignored_lines": [{"line": 1, "text": "/run/nvidia/driver/bin/nvidia-smi -q -i 0 | grep -i -A 2 Fabric",
                            "why": "echoed command"}]}
     error = _raises(text)  # the main parser points at the fragment reader
-    assert "parse_fabric_fragment" in str(error)
+    assert "give the whole output of nvidia-smi -q" in str(error)
 
 
 def test_fabric_fragment_narrow_column(fixture_text):
