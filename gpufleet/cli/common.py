@@ -16,6 +16,7 @@ from typing import Any
 import jmespath
 from jmespath import exceptions as jmespath_errors
 
+from gpufleet.report.next_steps import next_step
 from gpufleet.results.exit_codes import EXIT_FAILED, EXIT_OK, verdict_exit_code
 from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, utc_now
 from gpufleet.text import one_line
@@ -142,6 +143,25 @@ def fleet_line(verdicts, fleet: dict | None = None) -> str:
     label = (fleet or {}).get("label") if verdict_text in ACCEPTED else None
     return "fleet %s%s: %s" % (verdict_text, " (%s)" % terminal_text(str(label), 80) if label else "",
                                ", ".join("%d %s" % (counts[name], name) for name in order if counts.get(name)))
+
+
+# At most this many nodes get their next step in the summary; the report names each node's.
+NEXT_STEPS_SHOWN = 10
+
+
+def next_step_lines(verdicts, hosts, results_dir):
+    """``next: <node>: <what to do>`` for each node not accepted, failing nodes first (gpufleet/report/next_steps.py),
+    at most NEXT_STEPS_SHOWN of them, then how many more the report names."""
+    lines = []
+    waiting = [host for host in sort_nodes(verdicts) if verdicts[host] not in ACCEPTED]
+    for host in waiting[:NEXT_STEPS_SHOWN]:
+        coverage = (hosts.get(host) or {}).get("coverage") or {}
+        step = next_step(verdicts[host], host, results_dir, coverage.get("incomplete") or [])
+        lines.append("next: %s: %s" % (terminal_text(host, 80), step))
+    if len(waiting) > NEXT_STEPS_SHOWN:
+        lines.append("next: and %d more node(s) not accepted: the report names the next step of each"
+                     % (len(waiting) - NEXT_STEPS_SHOWN))
+    return lines
 
 
 def exit_code_for(verdicts):

@@ -21,6 +21,7 @@ from gpufleet.cli.common import (
     fleet_line,
     json_output,
     load_run,
+    next_step_lines,
     node_verdicts,
     print_json,
     render_report,
@@ -90,7 +91,8 @@ def cmd_report(args):
         say(fleet_line(verdicts, fleet))  # stdout holds the JSON alone, for a pipe
         return EXIT_OK
     report, why = render_report(results_dir, out_dir, reference_job=job)
-    sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + fleet_line(verdicts, fleet) + "\n")
+    lines = [fleet_line(verdicts, fleet), *next_step_lines(verdicts, hosts, results_dir)]
+    sys.stdout.write(summary_table(verdicts, hosts) + "\n\n" + "".join(line + "\n" for line in lines))
     if not report:
         say("gpufleet report: %s" % why)
         return EXIT_FAILED

@@ -67,6 +67,7 @@ from gpufleet.cli.common import (
     fleet_line,
     json_output,
     load_run,
+    next_step_lines,
     node_verdicts,
     print_json,
     render_report,
@@ -494,8 +495,8 @@ def report_and_summary(results_dir, verdicts, hosts, extra_lines=(), rerender=Fa
     report, why = (current_report(results_dir), None) if not rerender else (None, None)
     if not report:
         report, why = render_report(results_dir)
-    lines = [fleet_line(verdicts, fleet), *extra_lines, "results: %s" % results_dir,
-             "report: %s" % report if report else "report: not rendered: %s" % why]
+    lines = [fleet_line(verdicts, fleet), *next_step_lines(verdicts, hosts, results_dir), *extra_lines,
+             "results: %s" % results_dir, "report: %s" % report if report else "report: not rendered: %s" % why]
     if output is not None and output.wanted:
         if print_json(output, document, command) != EXIT_OK:
             return EXIT_FAILED

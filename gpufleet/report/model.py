@@ -45,6 +45,7 @@ from gpufleet.checks.benchmarks import ALLREDUCE_KINDS, benchmark_kind, hosts_of
 from gpufleet.checks.profiles import load_profiles, profile_value
 from gpufleet.report.charts_series import burn_in_view
 from gpufleet.report.cost import NOT_JUDGED, ReferenceJobError, cost_document, cost_view, validate_job, verdict_of
+from gpufleet.report.next_steps import next_step
 from gpufleet.report.offers import largest_busbw
 from gpufleet.report.throughput import throughput_rows
 from gpufleet.results.gpu_compute import DTYPES, HBM_KERNELS
@@ -1120,7 +1121,9 @@ def build_model(results, profiles=None, title=None, job=None):
                           dict(NO_BENCHMARKS))
     topology = _section(problems, "topology matrices", lambda: topology_groups(ordered, errors), [])
     job, cost_problem = reference_job(results, job)
+    where = str(results.get("path") or "RESULTS_DIR")
     for node in nodes:
+        node["next_step"] = next_step(node["verdict"], node["host"], where, node["coverage"].get("incomplete") or [])
         node["gpu_rows"] = gpu_rows.get(node["host"], [])
         node["flagged"] = sum(1 for item in flagged if item["host"] == node["host"])
         node["error"] = "; ".join(text for text in [node["error"]] + errors.get(node["host"], []) if text)

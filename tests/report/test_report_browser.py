@@ -268,6 +268,10 @@ def test_dom_shows_not_measured_where_a_figure_is_missing(demo_report, tmp_path)
     assert len(nics["dgx-a100-nv12"]) == 4  # node, the one cell in place of four counts, claimed, measured
     assert nics["frontend-1g-copper"][1:5] == ["2", "1", "0", "0"], nics["frontend-1g-copper"]
     assert "0" not in nics["dgx-a100-nv12"]
+    # and each node not accepted names what to do next (gpufleet/report/next_steps.py)
+    text = " ".join(_text_of(proc.stdout).split())
+    assert ("next step: dispute it with its evidence: gpufleet bundle %s frontend-1g-copper; after the seller's "
+            "fix: gpufleet validate -i INVENTORY --retest-failed %s --out NEW_DIR" % (demo_report, demo_report)) in text
 
 
 def _svg_texts(html, label):

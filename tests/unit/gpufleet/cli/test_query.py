@@ -172,8 +172,15 @@ def test_validate_summary_in_json_mode_keeps_stdout_for_the_json(tmp_path, capsy
     out, err = capsys.readouterr()
     assert code == 0
     assert json.loads(out) == ["gpu-02", "gpu-03"]
+    retest = "gpufleet validate -i INVENTORY --retest-failed %s --out NEW_DIR" % results
+    # each node not accepted, failing first (by name among equals), with its next step (gpufleet/report/next_steps.py)
     assert err.splitlines() == [
         "fleet REJECT: 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 2 REJECT, 1 UNREACHABLE",
+        "next: gpu-02: dispute it with its evidence: gpufleet bundle %s gpu-02; after the seller's fix: %s"
+        % (results, retest),
+        "next: gpu-03: dispute it with its evidence: gpufleet bundle %s gpu-03; after the seller's fix: %s"
+        % (results, retest),
+        "next: gpu-04: make it reachable over ssh from the controller (see its reason), then: %s" % retest,
         "results: %s" % results,
         "report: %s" % os.path.join(results, "report.html"),
     ]

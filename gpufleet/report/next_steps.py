@@ -1,0 +1,38 @@
+"""What an operator does next about a node that is not accepted: one sentence per verdict, the same in the CLI's
+summary (``gpufleet validate``, ``gpufleet report``) and in the report (its folded node details).
+
+- REJECT: the measured fault is the seller's to fix: dispute it with the node's evidence (``gpufleet bundle``), then
+  retest it after the fix (``gpufleet validate --retest-failed``).
+- UNREACHABLE: nothing was measured; make it reachable (its reason is ssh's), then retest.
+- INCOMPLETE, or not judged: what is missing was not measured; where a reason names a tool to install (the benchmark
+  preflight's "provision first"), provision first, then retest.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Iterable, Optional
+
+PROVISION = "ansible-playbook -i INVENTORY gpufleet.acceptance.provision"
+# The words of the benchmark preflight's record for a tool the node lacks (playbooks/benchmark_tasks/preflight.yml)
+PROVISION_WORDS = "provision first"
+
+
+def retest(results_dir: str) -> str:
+    """The command that runs the nodes not accepted in ``results_dir`` again, into a new directory."""
+    return "gpufleet validate -i INVENTORY --retest-failed %s --out NEW_DIR" % shlex.quote(results_dir)
+
+
+def next_step(verdict: Optional[str], host: str, results_dir: str, incomplete: Iterable[str] = ()) -> str:
+    """The next step for ``host`` judged ``verdict`` in ``results_dir``; "" for an accepted node. ``incomplete``: the
+    node's unverified items with why (coverage ``incomplete``)."""
+    if verdict in ("ACCEPT", "ACCEPT WITH WARNINGS"):
+        return ""
+    if verdict == "REJECT":
+        return "dispute it with its evidence: gpufleet bundle %s %s; after the seller's fix: %s" % (
+            shlex.quote(results_dir), shlex.quote(host), retest(results_dir))
+    if verdict == "UNREACHABLE":
+        return "make it reachable over ssh from the controller (see its reason), then: %s" % retest(results_dir)
+    if any(PROVISION_WORDS in str(reason) for reason in incomplete):
+        return "install the tools it lacks first: %s; then: %s" % (PROVISION, retest(results_dir))
+    return "measure what is missing: %s (at a level that measures it, e.g. --level standard)" % retest(results_dir)
