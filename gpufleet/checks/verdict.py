@@ -14,6 +14,7 @@ from __future__ import annotations
 import numbers
 
 from gpufleet.checks import profiles
+from gpufleet.checks.model import ACCEPT, ACCEPT_WITH_WARNINGS
 
 # Inventory variables handed to the checks as NodeContext.settings when a host defines them.
 SETTINGS_VARS = (
@@ -169,6 +170,19 @@ def validate(judge, choices):
         problems.extend(judge.validate_host(host, choices[host]))
     if problems:
         raise VerdictError("invalid claim or profile, nothing was run: " + "; ".join(problems))
+
+
+def fleet_words(verdict: str, counts: dict, label: str | None = None) -> str:
+    """The fleet's line, the same in the playbook and ``gpufleet validate``: ``fleet REJECT: 1 of 3 nodes acceptable;
+    1 ACCEPT, 1 INCOMPLETE, 1 REJECT``: how many nodes can be used first, the fleet's verdict being its worst node's;
+    ``label`` (level quick's "static checks only") after the verdict. ``counts``: verdict -> nodes, in the order
+    shown."""
+    shown = {name: count for name, count in counts.items() if count}
+    acceptable = sum(shown.get(name, 0) for name in (ACCEPT, ACCEPT_WITH_WARNINGS))
+    total = sum(shown.values())
+    return "fleet %s%s: %d of %d node%s acceptable; %s" % (
+        verdict, " (%s)" % label if label else "", acceptable, total, "" if total == 1 else "s",
+        ", ".join("%d %s" % (count, name) for name, count in shown.items()))
 
 
 def verdict_lines(report, profiles):

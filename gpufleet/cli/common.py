@@ -16,6 +16,7 @@ from typing import Any
 import jmespath
 from jmespath import exceptions as jmespath_errors
 
+from gpufleet.checks.verdict import fleet_words
 from gpufleet.report.next_steps import next_step
 from gpufleet.results.exit_codes import EXIT_FAILED, EXIT_OK, verdict_exit_code
 from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, utc_now
@@ -105,9 +106,16 @@ def sort_nodes(verdicts):
     return sorted(verdicts, key=lambda host: (VERDICT_ORDER.get(verdicts[host], 3), host))
 
 
+def verdict_cell(verdict, record):
+    """A node's verdict as the report shows it: an accepted node judged on its facts alone says so (its coverage's
+    label, ``static checks only`` at level quick)."""
+    label = ((record or {}).get("coverage") or {}).get("label") if verdict in ACCEPTED else None
+    return "%s (%s)" % (verdict, terminal_text(str(label), 40)) if label else (verdict or "NOT JUDGED")
+
+
 def summary_table(verdicts, hosts, width=160):
     """The summary table: one line per node (node, verdict, first reasons), failing nodes first."""
-    rows = [(terminal_text(host, 60), verdicts[host] or "NOT JUDGED",
+    rows = [(terminal_text(host, 60), verdict_cell(verdicts[host], hosts.get(host)),
              "; ".join(terminal_text(reason, 200) for reason in reasons(hosts.get(host), verdicts[host])))
             for host in sort_nodes(verdicts)]
     node_w = max([len("NODE")] + [len(row[0]) for row in rows])
@@ -120,9 +128,9 @@ def summary_table(verdicts, hosts, width=160):
 
 
 def fleet_line(verdicts, fleet: dict | None = None) -> str:
-    """``fleet REJECT: 1 ACCEPT, 2 REJECT`` from the node verdicts; ``fleet ACCEPT (static checks only): 3 ACCEPT``
-    when ``fleet`` (fleet.json) carries its level's label and the fleet is accepted, as the playbook's fleet line
-    says."""
+    """``fleet REJECT: 1 of 3 nodes acceptable; 1 ACCEPT, 2 REJECT`` from the node verdicts (how many can be used
+    first: the fleet's verdict is its worst node's); ``fleet ACCEPT (static checks only): 3 of 3 nodes acceptable; 3
+    ACCEPT`` when ``fleet`` (fleet.json) carries its level's label and the fleet is accepted."""
     counts = {}
     for verdict in verdicts.values():
         counts[verdict or "NOT JUDGED"] = counts.get(verdict or "NOT JUDGED", 0) + 1
@@ -141,8 +149,8 @@ def fleet_line(verdicts, fleet: dict | None = None) -> str:
     order = ["ACCEPT", "ACCEPT WITH WARNINGS", "INCOMPLETE", "REJECT", "UNREACHABLE", "NOT JUDGED"]
     # the label qualifies an ACCEPT only: nodes judged again since fleet.json was written may have made it a REJECT
     label = (fleet or {}).get("label") if verdict_text in ACCEPTED else None
-    return "fleet %s%s: %s" % (verdict_text, " (%s)" % terminal_text(str(label), 80) if label else "",
-                               ", ".join("%d %s" % (counts[name], name) for name in order if counts.get(name)))
+    return fleet_words(verdict_text, {name: counts.get(name, 0) for name in order},
+                       terminal_text(str(label), 80) if label else None)
 
 
 # At most this many nodes get their next step in the summary; the report names each node's.

@@ -1150,6 +1150,8 @@ def build_model(results, profiles=None, title=None, job=None):
                        (REJECT, UNREACHABLE, INCOMPLETE, ACCEPT_WITH_WARNINGS, ACCEPT)],
             "not_judged": counts.get(NOT_JUDGED, 0),
             "nodes": len(nodes),
+            # how many nodes can be used, first: the fleet's verdict is its worst node's
+            "acceptable": sum(1 for node in nodes if node["verdict"] in (ACCEPT, ACCEPT_WITH_WARNINGS)),
             "note": note,
             "level": _text((fleet or {}).get("level") or (run.get("settings") or {}).get("level")),
             "label": _text((fleet or {}).get("label")),

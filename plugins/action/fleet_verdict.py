@@ -17,7 +17,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 
 from gpufleet.checks.inputs import PREFIX, host_variable_problems
-from gpufleet.checks.verdict import SETTINGS_VARS, Judge, VerdictError, validate, verdict_lines
+from gpufleet.checks.verdict import SETTINGS_VARS, Judge, VerdictError, fleet_words, validate, verdict_lines
 from gpufleet.results.exit_codes import verdict_exit_code
 from gpufleet.results.store import ResultsError, RunDir, to_plain
 from gpufleet.results.verdicts import judge_run
@@ -118,7 +118,6 @@ class ActionModule(ActionBase):
             exit_code=verdict_exit_code({host: entry["verdict"] for host, entry in report["nodes"].items()}),
             level=fleet.get("level"),
             label=fleet.get("label"),
-            msg="fleet %s%s: %s" % (fleet["verdict"], " (%s)" % fleet["label"] if fleet.get("label") else "",
-                                    ", ".join("%d %s" % (count, name) for name, count in fleet["counts"].items() if count)),
+            msg=fleet_words(fleet["verdict"], fleet["counts"], fleet.get("label")),
         )
         return result

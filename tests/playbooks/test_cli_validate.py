@@ -128,9 +128,11 @@ def test_healthy_subset_exits_0_with_progress_per_phase(tmp_path):
                                                  "pcie-sold": _replayed(tmp_path, "sold-8x-nvlink-rtx4090-pcie", SOLD_CLAIM)}, **MEASURED)
     proc = _gpufleet(tmp_path, "validate", "-i", inventory, "--limit", "della-a,della-b", "--out", "healthy")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert _table(proc.stdout) == [("della-a", "ACCEPT", ""), ("della-b", "ACCEPT", "")]
-    # level quick (MEASURED): an accepted fleet judged on facts alone is labelled so
-    assert "\nfleet ACCEPT (static checks only): 2 ACCEPT\n" in proc.stdout
+    # level quick (MEASURED): an accepted node judged on facts alone is labelled so, in its row as in the report
+    assert _table(proc.stdout) == [("della-a", "ACCEPT (static checks only)", ""),
+                                   ("della-b", "ACCEPT (static checks only)", "")]
+    # and so is the accepted fleet
+    assert "\nfleet ACCEPT (static checks only): 2 of 2 nodes acceptable; 2 ACCEPT\n" in proc.stdout
     results = tmp_path / "healthy"
     assert "results: %s\n" % results in proc.stdout
     assert sorted(_json(results / "run.json")["hosts"]) == ["della-a", "della-b"]
@@ -161,7 +163,7 @@ def test_a_node_judged_on_topology_only_is_incomplete_and_exits_6(topology_only)
     (node, verdict, reasons), = _table(proc.stdout)
     assert (node, verdict) == ("rack1/node1", "INCOMPLETE")
     assert reasons.startswith("not verified: GPU model: no result from gpu.model: not run or not recorded"), reasons
-    assert "\nfleet INCOMPLETE: 1 INCOMPLETE\n" in proc.stdout
+    assert "\nfleet INCOMPLETE: 0 of 1 node acceptable; 1 INCOMPLETE\n" in proc.stdout
 
 
 def test_a_host_named_with_a_slash_is_run_as_ansible_playbook_runs_it(topology_only):
@@ -186,10 +188,10 @@ def test_rejected_and_unreachable_exit_3_then_retest_report_and_bundle(tmp_path)
     # a REJECT exits 3, also beside an UNREACHABLE node (gpufleet/results/exit_codes.py)
     assert first.returncode == 3, first.stdout + first.stderr
     rows = _table(first.stdout)
-    assert [row[:2] for row in rows] == [("pcie-sold", "REJECT"), ("gone", "UNREACHABLE"), ("della-a", "ACCEPT")]
+    assert [row[:2] for row in rows] == [("pcie-sold", "REJECT"), ("gone", "UNREACHABLE"), ("della-a", "ACCEPT (static checks only)")]
     assert rows[0][2] == "GPU0-GPU1: SYS, expected NVLink; GPU0-GPU2: SYS, expected NVLink; and 26 more"
     assert "port 1" in rows[1][2]
-    assert "fleet REJECT: 1 ACCEPT, 1 REJECT, 1 UNREACHABLE" in first.stdout
+    assert "fleet REJECT: 1 of 3 nodes acceptable; 1 ACCEPT, 1 REJECT, 1 UNREACHABLE" in first.stdout
 
     # the seller fixed the network of "gone" (now reachable, a healthy node); pcie-sold is unchanged
     inventory = _inventory(tmp_path, "inv2.yml", {"della-a": healthy, "pcie-sold": sold, "gone": healthy}, **MEASURED)
@@ -197,7 +199,7 @@ def test_rejected_and_unreachable_exit_3_then_retest_report_and_bundle(tmp_path)
     assert second.returncode == 3, second.stdout + second.stderr
     assert "retesting 2 node(s) that failed in %s: gone, pcie-sold" % (tmp_path / "first") in second.stderr
     assert sorted(_json(tmp_path / "second" / "run.json")["hosts"]) == ["gone", "pcie-sold"]  # della-a was not run again
-    assert [row[:2] for row in _table(second.stdout)] == [("pcie-sold", "REJECT"), ("gone", "ACCEPT")]
+    assert [row[:2] for row in _table(second.stdout)] == [("pcie-sold", "REJECT"), ("gone", "ACCEPT (static checks only)")]
     assert "retest against first: 1 fixed, 1 still failing, 0 newly failing" in second.stdout
     diff = _json(tmp_path / "second" / "retest.json")
     assert (diff["fixed"], diff["still_failing"], diff["newly_failing"]) == (["gone"], ["pcie-sold"], [])

@@ -158,3 +158,15 @@ def test_an_interrupted_run_is_99_or_143_through_both(tmp_path, signum, code):
     finally:
         # the slowed tool of an interrupted run sleeps on where its module was left: end it
         subprocess.run(["pkill", "-f", str(tmp_path / "fleet")], check=False)
+
+
+def test_an_inventory_without_hosts_is_64_through_both(tmp_path):
+    empty = tmp_path / "empty.yml"
+    empty.write_text("all:\n  hosts: {}\n", encoding="utf-8")
+    book = run(playbook_cmd(str(empty), str(tmp_path / "r1")), tmp_path)
+    assert book.returncode == 64, book.stdout[-3000:] + book.stderr[-3000:]
+    assert "no hosts to validate in the inventory %s" % empty in book.stdout
+    assert "No first item" not in book.stdout + book.stderr  # Ansible's words for what was not there
+    cli = run(cli_cmd(str(empty), str(tmp_path / "r2")), tmp_path)
+    assert cli.returncode == 64, cli.stdout + cli.stderr
+    assert "no hosts to validate in the inventory %s" % empty in cli.stderr

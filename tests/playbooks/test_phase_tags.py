@@ -40,6 +40,9 @@ VALIDATE_PREFLIGHT = [
     "Preflight | validate every claim and profile choice",
     "Preflight | create or reopen the results directory",
     "Preflight | say what a resumed run skips",
+    # the fact play's first tasks, on the controller: an inventory with no host to validate
+    "Preflight | no host to validate",
+    "Preflight | stop the run, naming the input",
 ]
 # benchmark_tasks/installed.yml: the install manifest, read by benchmark.yml and burn_in.yml
 INSTALLED = [

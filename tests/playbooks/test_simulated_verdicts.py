@@ -16,6 +16,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 
 import pytest
 import yaml
@@ -410,3 +411,17 @@ def test_the_two_priced_offers_as_judged_and_as_costed(run):
     assert all(not item["feasible"] for item in ranked["della-h100-1gpu"]["estimates"])
     not_accepted = sorted(host for host, (verdict, _failed) in EXPECTED.items() if verdict in (REJECT, INCOMPLETE))
     assert sorted(item["host"] for item in view["not_offers"]) == not_accepted
+
+
+def test_the_readme_caption_of_the_demo_report_holds_the_demo_fleets_verdicts(run):
+    """The README's screenshot caption says the demo fleet's verdicts: a change of them that leaves the caption (and
+    so the screenshot) stale fails here."""
+    with open(os.path.join(REPO_ROOT, "README.md"), encoding="utf-8") as handle:
+        readme = " ".join(handle.read().split())
+    caption = re.search(r"The demo fleet's first screen \(its verdicts: (\d+) nodes, (\d+) acceptable; ([^)]*)\)", readme)
+    assert caption, "README.md: no caption of the demo report's screenshot"
+    counts = {name: int(count) for count, name in re.findall(r"(\d+) ([A-Z][A-Z ]*[A-Z])", caption.group(3))}
+    fleet = run["fleet"]
+    assert {name: count for name, count in fleet["counts"].items() if count} == counts
+    assert int(caption.group(1)) == fleet["nodes"]
+    assert int(caption.group(2)) == counts.get("ACCEPT", 0) + counts.get("ACCEPT WITH WARNINGS", 0)

@@ -228,7 +228,7 @@ def test_level_quick_accept_is_labelled_static_checks_only(accepted_quick):
     assert node["verdict"] == "ACCEPT" and node["coverage"]["level"] == "quick" and node["coverage"]["label"] == "static checks only"
     assert _json(results / "fleet.json")["label"] == "static checks only"
     assert "della-h100-1gpu: ACCEPT (profile " in proc.stdout and "; static checks only)" in proc.stdout
-    assert "fleet ACCEPT (static checks only): 1 ACCEPT" in proc.stdout
+    assert "fleet ACCEPT (static checks only): 1 of 1 node acceptable; 1 ACCEPT" in proc.stdout
     assert "static checks only" in (results / "report.md").read_text(encoding="utf-8")
     assert 'id="fleet-label">static checks only<' in (results / "report.html").read_text(encoding="utf-8")
     assert _json(results / "results.json")["fleet"]["label"] == "static checks only"

@@ -45,7 +45,7 @@ def test_summary_table_puts_failing_nodes_first_with_their_first_reasons(tmp_pat
         "node-a                  ACCEPT WITH WARNINGS  could not verify ACS",
         "node-b                  ACCEPT",
     ]
-    assert common.fleet_line(verdicts) == "fleet REJECT: 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 1 REJECT, 1 UNREACHABLE"
+    assert common.fleet_line(verdicts) == "fleet REJECT: 2 of 4 nodes acceptable; 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 1 REJECT, 1 UNREACHABLE"
     assert common.exit_code_for(verdicts) == 3
 
 
@@ -125,7 +125,7 @@ def test_report_rerenders_an_existing_run(tmp_path, capsys, monkeypatch):
     code = cli.main(["report", results, "--out", str(tmp_path / "elsewhere")])
     out, _err = capsys.readouterr()
     assert code == 0 and calls == [(results, str(tmp_path / "elsewhere"))]
-    assert out.splitlines()[1].startswith("node-c ") and "fleet REJECT: 1 ACCEPT" in out
+    assert out.splitlines()[1].startswith("node-c ") and "fleet REJECT: 2 of 4 nodes acceptable; 1 ACCEPT, " in out
     assert out.endswith("report: %s\n" % os.path.join(str(tmp_path / "elsewhere"), "report.html"))
 
 
@@ -139,7 +139,7 @@ def test_report_says_a_static_accept_in_its_fleet_line(tmp_path, capsys, monkeyp
         json.dump(fleet, handle)
     monkeypatch.setattr(common, "renderer", lambda: (lambda results_dir, out_dir: {"files": {}}, ValueError, None))
     assert cli.main(["report", results]) == 0
-    assert "\nfleet ACCEPT (static checks only): 2 ACCEPT\n" in capsys.readouterr().out
+    assert "\nfleet ACCEPT (static checks only): 2 of 2 nodes acceptable; 2 ACCEPT\n" in capsys.readouterr().out
 
 
 def test_report_refuses_what_is_not_a_finished_run(tmp_path, capsys):
@@ -194,3 +194,12 @@ def test_version_names_the_library_the_collection_and_ansible_core(capsys):
     assert lines[0] == "gpufleet 0.1.0"
     assert lines[1].startswith("collection gpufleet.acceptance 0.1.0 at ")
     assert lines[2] == "ansible-core %s" % importlib.metadata.version("ansible-core")
+
+
+def test_an_accepted_node_judged_on_facts_alone_keeps_its_label_in_the_table():
+    quick = {"coverage": {"label": "static checks only"}}
+    assert common.verdict_cell("ACCEPT", quick) == "ACCEPT (static checks only)"
+    assert common.verdict_cell("ACCEPT WITH WARNINGS", quick) == "ACCEPT WITH WARNINGS (static checks only)"
+    assert common.verdict_cell("REJECT", quick) == "REJECT"  # a label qualifies an acceptance only
+    assert common.verdict_cell("ACCEPT", {"coverage": {"label": None}}) == "ACCEPT"
+    assert common.verdict_cell(None, None) == "NOT JUDGED"

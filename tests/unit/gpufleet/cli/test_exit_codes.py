@@ -55,17 +55,17 @@ def test_the_table_in_help_lists_every_code_once():
 def test_incomplete_in_the_summary():
     verdicts = {"a": "ACCEPT", "b": "INCOMPLETE", "c": "REJECT"}
     assert sort_nodes(verdicts) == ["c", "b", "a"]
-    assert fleet_line(verdicts) == "fleet REJECT: 1 ACCEPT, 1 INCOMPLETE, 1 REJECT"
-    assert fleet_line({"a": "ACCEPT", "b": "INCOMPLETE"}) == "fleet INCOMPLETE: 1 ACCEPT, 1 INCOMPLETE"
+    assert fleet_line(verdicts) == "fleet REJECT: 1 of 3 nodes acceptable; 1 ACCEPT, 1 INCOMPLETE, 1 REJECT"
+    assert fleet_line({"a": "ACCEPT", "b": "INCOMPLETE"}) == "fleet INCOMPLETE: 1 of 2 nodes acceptable; 1 ACCEPT, 1 INCOMPLETE"
     # fleet.json's label (level quick, nothing measured required) is said as the playbook's fleet line says it
     static = {"verdict": "ACCEPT", "level": "quick", "label": "static checks only"}
-    assert fleet_line({"a": "ACCEPT", "b": "ACCEPT"}, static) == "fleet ACCEPT (static checks only): 2 ACCEPT"
+    assert fleet_line({"a": "ACCEPT", "b": "ACCEPT"}, static) == "fleet ACCEPT (static checks only): 2 of 2 nodes acceptable; 2 ACCEPT"
     assert fleet_line({"a": "ACCEPT", "b": "ACCEPT WITH WARNINGS"}, static) == (
-        "fleet ACCEPT WITH WARNINGS (static checks only): 1 ACCEPT, 1 ACCEPT WITH WARNINGS")
+        "fleet ACCEPT WITH WARNINGS (static checks only): 2 of 2 nodes acceptable; 1 ACCEPT, 1 ACCEPT WITH WARNINGS")
     # a fleet not accepted (its nodes judged again since) is no static ACCEPT
-    assert fleet_line({"a": "ACCEPT", "b": "REJECT"}, static) == "fleet REJECT: 1 ACCEPT, 1 REJECT"
+    assert fleet_line({"a": "ACCEPT", "b": "REJECT"}, static) == "fleet REJECT: 1 of 2 nodes acceptable; 1 ACCEPT, 1 REJECT"
     standard = {"verdict": "ACCEPT", "level": "standard", "label": None}
-    assert fleet_line({"a": "ACCEPT"}, standard) == "fleet ACCEPT: 1 ACCEPT"
+    assert fleet_line({"a": "ACCEPT"}, standard) == "fleet ACCEPT: 1 of 1 node acceptable; 1 ACCEPT"
     record = {
         "coverage": {
             "incomplete": [

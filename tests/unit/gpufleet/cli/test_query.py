@@ -53,7 +53,7 @@ def test_report_query_prints_the_rejected_nodes_of_a_run_and_writes_nothing(tmp_
     assert code == 0
     assert json.loads(out) == ["gpu-02", "gpu-03"]  # by host name, as results.json orders them
     # stdout is the JSON alone; the fleet line goes to stderr; nothing was rendered or written
-    assert err.splitlines() == ["fleet REJECT: 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 2 REJECT, 1 UNREACHABLE"]
+    assert err.splitlines() == ["fleet REJECT: 2 of 5 nodes acceptable; 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 2 REJECT, 1 UNREACHABLE"]
     assert calls == []
     assert {name: os.stat(os.path.join(results, name)).st_mtime_ns for name in os.listdir(results)} == before
 
@@ -93,7 +93,7 @@ def test_report_output_table_stays_the_default(tmp_path, capsys, monkeypatch):
     assert cli.main(["report", results, "--output", "table"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("NODE ")
-    assert "fleet REJECT: 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 2 REJECT, 1 UNREACHABLE\n" in out
+    assert "fleet REJECT: 2 of 5 nodes acceptable; 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 2 REJECT, 1 UNREACHABLE\n" in out
 
 
 def test_parse_query_selects_from_the_parsed_output(capsys):
@@ -175,7 +175,7 @@ def test_validate_summary_in_json_mode_keeps_stdout_for_the_json(tmp_path, capsy
     retest = "gpufleet validate -i INVENTORY --retest-failed %s --out NEW_DIR" % results
     # each node not accepted, failing first (by name among equals), with its next step (gpufleet/report/next_steps.py)
     assert err.splitlines() == [
-        "fleet REJECT: 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 2 REJECT, 1 UNREACHABLE",
+        "fleet REJECT: 2 of 5 nodes acceptable; 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 2 REJECT, 1 UNREACHABLE",
         "next: gpu-02: dispute it with its evidence: gpufleet bundle %s gpu-02; after the seller's fix: %s"
         % (results, retest),
         "next: gpu-03: dispute it with its evidence: gpufleet bundle %s gpu-03; after the seller's fix: %s"
