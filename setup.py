@@ -25,7 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BUNDLE_DIR = os.path.join("gpufleet", "_collection", "ansible_collections", "gpufleet", "acceptance")
 # The collection as an installed wheel needs it: the collection itself, and for `gpufleet demo` the
 # demo inventory, the replay tooling and the recordings it replays.
-COLLECTION_FILES = ("galaxy.yml", "README.md", "COPYING")
+# ansible.cfg: the settings gpufleet validate gives ansible-playbook where the user has none (cli/validate.py
+# ansible_settings): forks, pipelining, the ssh keepalives that end a dropped node's task, the exit-code callback
+COLLECTION_FILES = ("galaxy.yml", "README.md", "COPYING", "ansible.cfg")
 COLLECTION_DIRS = ("meta", "plugins", "roles", "playbooks", "inventories", os.path.join("tests", "fixtures"))
 REPLAY_DIR = os.path.join("tests", "replay")
 

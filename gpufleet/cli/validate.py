@@ -96,6 +96,8 @@ RESULT_EVENTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runne
 # The playbook's last task: it fails each node that is not accepted, after the verdicts and the report are written
 # (gpufleet_fail_on_verdict); its failures mean "judged", not "the run failed".
 VERDICT_GATE = "Verdict | fail the run for a node that is not accepted"
+# Tasks Ansible adds itself (a role's meta/argument_specs.yml check): no step of the run, never shown as progress
+ANSIBLE_INTERNAL_TASKS = ("Validating arguments against arg spec",)
 # The preflight's task that stops a run whose input it refused (exit 64, also where Ansible's own code stands)
 PREFLIGHT_REFUSED = "Preflight | stop the run, naming the input"
 # ansible-playbook's exit status when hosts failed (2) or were unreachable (4), where the callback
@@ -187,6 +189,9 @@ class Progress:
         self.hosts = None
         self.phase = None
         self.task = None
+        # whether any host ran the task (a task every host skipped, as the burn-in at a level without one, says
+        # nothing)
+        self.ran = False
         self.done = set()
         self.dropped = set()
         self.shown = None
@@ -207,7 +212,7 @@ class Progress:
             self.hosts = [str(host) for host in hosts]
 
     def _show(self, force=False):
-        if self.phase is None or self.hosts is None or self.task is None:
+        if self.phase is None or self.hosts is None or self.task is None or not self.ran:
             return
         total = len(self.hosts)
         done = len((self.done | self.dropped) & set(self.hosts))
@@ -244,7 +249,9 @@ class Progress:
             self._advance(self.plays.get(str(data.get("play") or data.get("name") or "")))
         if kind == "playbook_on_task_start":
             self._advance(task.split("|", 1)[0].strip() if "|" in task else None)
-            self.task = task
+            # Ansible's own tasks (a role's argument check) are no step of the run to report
+            self.task = None if task.startswith(ANSIBLE_INTERNAL_TASKS) else task
+            self.ran = False
             self.done = set()
             self.shown = None
             self.gate_started = self.gate_started or task.startswith(VERDICT_GATE)
@@ -252,6 +259,7 @@ class Progress:
             host = str(data.get("host") or "")
             if self.hosts is None and task.startswith("Preflight") and kind == "runner_on_ok":
                 self._load_hosts()
+            self.ran = self.ran or kind != "runner_on_skipped"
             if task in self.once:
                 self.done = set(self.hosts or [host])
             else:
@@ -296,14 +304,39 @@ def runner_env():
     env["ANSIBLE_NOCOLOR"] = "1"
     env["ANSIBLE_RETRY_FILES_ENABLED"] = "False"
     env["ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED"] = os.environ.get("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED", "True")
-    # ansible-playbook runs in runner's private directory: keep the ansible.cfg of where the user stands
-    if "ANSIBLE_CONFIG" not in os.environ and os.path.isfile("ansible.cfg"):
-        env["ANSIBLE_CONFIG"] = os.path.abspath("ansible.cfg")
+    # ansible-playbook runs in runner's private directory: the ansible.cfg of where the user stands, else the
+    # collection's when the user has none (ansible_settings)
+    config, _why = ansible_settings()
+    if config is not None:
+        env["ANSIBLE_CONFIG"] = config
     # ansible-runner sets ANSIBLE_HOST_KEY_CHECKING=False unless the environment names it: a node whose host key
     # changed (an impostor) would be judged. Ansible's own policy (its default, ansible.cfg) is passed on instead.
     if "ANSIBLE_HOST_KEY_CHECKING" not in os.environ:
         env["ANSIBLE_HOST_KEY_CHECKING"] = host_key_checking(env.get("ANSIBLE_CONFIG") or os.environ.get("ANSIBLE_CONFIG"))
     return env
+
+
+# Where Ansible looks for a user's ansible.cfg besides ANSIBLE_CONFIG and the current directory.
+USER_CONFIGS = ("~/.ansible.cfg", "/etc/ansible/ansible.cfg")
+
+
+def ansible_settings() -> tuple[str | None, str]:
+    """``(ANSIBLE_CONFIG to set or None, which settings the run uses, in words)``. The user's own ansible.cfg wins
+    (ANSIBLE_CONFIG, ./ansible.cfg, ~/.ansible.cfg, /etc/ansible/ansible.cfg, as Ansible looks); without one, the
+    collection's (forks 25, pipelining, the ssh keepalives that end a dropped node's task, the exit-code callback),
+    which an installed wheel or a Galaxy install would otherwise lose: ansible-playbook runs in ansible-runner's
+    private directory, where none is found."""
+    if os.environ.get("ANSIBLE_CONFIG"):
+        return None, "%s (ANSIBLE_CONFIG)" % os.environ["ANSIBLE_CONFIG"]
+    if os.path.isfile("ansible.cfg"):
+        return os.path.abspath("ansible.cfg"), "%s (the current directory's)" % os.path.abspath("ansible.cfg")
+    for path in USER_CONFIGS:
+        if os.path.isfile(os.path.expanduser(path)):
+            return None, "%s (yours)" % os.path.expanduser(path)
+    shipped = os.path.join(collection.collection_root(), "ansible.cfg")
+    if os.path.isfile(shipped):
+        return shipped, "%s (the collection's: no ansible.cfg of yours was found)" % shipped
+    return None, "Ansible's defaults (no ansible.cfg found)"
 
 
 def host_key_checking(config_file: str | None) -> str:
@@ -453,6 +486,7 @@ def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None,
     import ansible_runner  # pylint: disable=import-outside-toplevel
 
     private_dir = tempfile.mkdtemp(prefix="gpufleet-runner-")
+    say("gpufleet: Ansible settings from %s" % ansible_settings()[1])
     kwargs = runner_kwargs(private_dir, inventories, results_dir, limit=limit, profile=profile, forks=forks,
                            options=options)
     interruption = interruption or Interruption()

@@ -92,6 +92,10 @@ fi
 grep -qE '\bACCEPT\b' "$work/demo.out" || fail "the demo summary shows no ACCEPT verdict"
 grep -qE '\bREJECT\b' "$work/demo.out" || fail "the demo summary shows no REJECT verdict"
 grep -qE '^fleet (ACCEPT|REJECT)' "$work/demo.out" || fail "the demo printed no fleet line"
+# no ansible.cfg where it ran: the collection's own settings (forks, pipelining, ssh keepalives, the exit-code
+# callback) are used, from the wheel's copy, and said
+grep -qE "^gpufleet: Ansible settings from $venv/.*/gpufleet/_collection/ansible_collections/gpufleet/acceptance/ansible\.cfg \(the collection's" \
+    "$work/demo.err" || fail "gpufleet demo did not use the collection's ansible.cfg: $(grep -m1 'Ansible settings' "$work/demo.err")"
 demo_workdir=$elsewhere/gpufleet-demo
 demo_inventory=$demo_workdir/inventories/simulated/hosts.yml
 [[ -f $demo_inventory ]] || fail "no demo inventory copied to $demo_inventory"
@@ -111,7 +115,8 @@ for pattern in 'gpufleet/profiles/[^/]+\.yml$' \
     'gpufleet/report/templates/[^/]+\.j2$' \
     "$bundle_prefix/playbooks/validate_cluster\\.yml\$" \
     "$bundle_prefix/plugins/modules/node_facts\\.py\$" \
-    "$bundle_prefix/galaxy\\.yml\$"; do
+    "$bundle_prefix/galaxy\\.yml\$" \
+    "$bundle_prefix/ansible\\.cfg\$"; do
     grep -qE "$pattern" "$work/wheel.txt" || fail "the wheel has no file matching $pattern"
 done
 # Every file of the library (a package-data pattern pyproject.toml lacks leaves one out).

@@ -11,6 +11,10 @@ named with a ``/`` is run there too, on the run its topology-only test makes (on
 
 from __future__ import annotations
 
+import configparser
+import os
+
+from gpufleet import collection
 from gpufleet.cli import validate
 
 
@@ -30,6 +34,29 @@ def test_runner_keeps_ansibles_host_key_policy_and_fact_cache(tmp_path, monkeypa
     assert "ANSIBLE_HOST_KEY_CHECKING" not in validate.runner_env()
     kwargs = validate.runner_kwargs(str(tmp_path / "private"), ["inv.yml"], str(tmp_path / "run"))
     assert kwargs["fact_cache_type"] != "jsonfile"
+
+
+def test_the_collections_settings_apply_where_the_user_has_none(tmp_path, monkeypatch):
+    """Run from a directory without an ansible.cfg (as after ``pip install``), ansible-playbook gets the collection's
+    (forks, pipelining, the ssh keepalives, the exit-code callback), and the CLI says which file; the user's own
+    wins."""
+    monkeypatch.delenv("ANSIBLE_CONFIG", raising=False)
+    monkeypatch.setattr(validate, "USER_CONFIGS", (str(tmp_path / "home" / ".ansible.cfg"),))
+    monkeypatch.chdir(tmp_path)
+    shipped = os.path.join(collection.collection_root(), "ansible.cfg")
+    assert validate.ansible_settings() == (shipped, "%s (the collection's: no ansible.cfg of yours was found)" % shipped)
+    assert validate.runner_env()["ANSIBLE_CONFIG"] == shipped
+    config = configparser.ConfigParser(interpolation=None)
+    config.read(shipped)
+    assert config.get("defaults", "forks") == "25"
+    assert "ServerAliveInterval=15" in config.get("ssh_connection", "ssh_args")
+    # the user's own: in the current directory, then in their home
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".ansible.cfg").write_text("[defaults]\nforks = 5\n")
+    assert validate.ansible_settings() == (None, "%s (yours)" % (tmp_path / "home" / ".ansible.cfg"))
+    assert "ANSIBLE_CONFIG" not in validate.runner_env()
+    (tmp_path / "ansible.cfg").write_text("[defaults]\nforks = 5\n")
+    assert validate.ansible_settings()[0] == str(tmp_path / "ansible.cfg")
 
 
 def test_playbook_outcome_in_words():

@@ -60,6 +60,30 @@ def _event(kind, task=None, host=None, **data):
     return {"event": kind, "event_data": dict(data, task=task, host=host)}
 
 
+def test_progress_says_nothing_of_a_task_every_host_skipped(tmp_path):
+    """The burn-in's tasks at a level without one, the verdict gate in a run that exits 0: skipped by every host, they
+    are no progress."""
+    results = write_run(tmp_path / "run", [host_record(name, None) for name in ("n1", "n2")], finished=False)
+    lines = []
+    progress = validate.Progress(results, write=lines.append)
+    events = [
+        _event("playbook_on_task_start", "Preflight | create"),  # the run's hosts are read from run.json here
+        _event("runner_on_ok", "Preflight | create", "n1"),
+        _event("runner_on_ok", "Preflight | create", "n2"),
+        _event("playbook_on_task_start", "Burn-in | GPU load"),
+        _event("runner_on_skipped", "Burn-in | GPU load", "n1"),
+        _event("runner_on_skipped", "Burn-in | GPU load", "n2"),
+        _event("playbook_on_task_start", "Verdict | fail the run for a node that is not accepted"),
+        _event("runner_on_skipped", "Verdict | fail the run for a node that is not accepted", "n1"),
+        _event("runner_on_ok", "Verdict | fail the run for a node that is not accepted", "n2"),
+        _event("playbook_on_stats"),
+    ]
+    assert all(progress(event) is True for event in events)
+    # the gate ran on n2 (a node it fails would be runner_on_failed): shown; the burn-in: not
+    assert lines == ["gpufleet validate: Preflight 2/2 hosts done: create",
+                     "gpufleet validate: Verdict 2/2 hosts done: fail the run for a node that is not accepted"]
+
+
 def test_progress_lines_per_phase_with_hosts_done_over_total(tmp_path):
     results = write_run(tmp_path / "run", [host_record(name, None) for name in ("n1", "n2", "n3")], finished=False)
     lines = []
@@ -94,7 +118,7 @@ def test_progress_lines_per_phase_with_hosts_done_over_total(tmp_path):
         "gpufleet validate: Preflight 3/3 hosts done: validate",  # run.json is already there (a resumed run)
         "gpufleet validate: Preflight 3/3 hosts done: create",
         "gpufleet validate: Facts 3/3 hosts done: GPU topology",
-        "gpufleet validate: Facts 3/3 hosts done: Validating arguments against arg spec 'main'",
+        # Ansible's own argument check is no step of the run: not shown
         "gpufleet validate: Results 3/3 hosts done: record",
         "gpufleet validate: Verdict 3/3 hosts done: judge",
         "gpufleet validate: Report 3/3 hosts done: render",
