@@ -5,21 +5,30 @@ VENV := .venv
 BIN := $(VENV)/bin
 LINK := collections/ansible_collections/gpufleet/acceptance
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 SANITY_PYTHON ?= 3.11
 
-.PHONY: demo test venv link unit unit-timed static static-timed shipped-defaults sanity lint imports install-check clean molecule molecule-provision timing system-packages
+.PHONY: demo test venv test-venv link unit unit-timed static static-timed shipped-defaults sanity lint imports install-check clean molecule molecule-provision timing system-packages
 
 link: $(LINK)
 $(LINK):
 	mkdir -p $(dir $(LINK))
 	ln -sfn ../../.. $(LINK)
 
+# The CLI and its collection alone: what `make demo` runs.
 venv: $(STAMP)
 $(STAMP): pyproject.toml | $(LINK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e .
 	touch $(STAMP)
+
+# The same environment with the test extras (pytest, ansible-lint, molecule, the cuBLAS wheel, ...): `make test`
+# and its parts. `make demo` does not install them.
+test-venv: $(TEST_STAMP)
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(TEST_STAMP)
 
 # The replayed demo fleet (inventories/simulated/): `gpufleet demo` builds the replay wrappers
 # and sysfs trees of every host (tests/output/simulated, rebuilt each time: fast and idempotent), runs
@@ -35,37 +44,37 @@ demo: venv
 # with the most tests first, and the longest file, with two tests, started last and ran alone for its last 45 s).
 # No test asserts on CPU load: `make test` runs this beside `static`.
 UNIT_WORKERS ?= 3
-unit: venv
+unit: test-venv
 	$(BIN)/pytest -q -n $(UNIT_WORKERS) --dist loadfile --no-loadscope-reorder -m "not shipped_defaults" --durations=15
 
 # The end-to-end run with the shipped defaults (root, SSH fleet): provision.yml builds nccl-tests from a source
 # archive, then validate_cluster.yml at level standard with nothing overridden, one host throttled and the others the
 # control (tests/sshfleet/test_shipped_defaults.py). Alone, after `unit`: it times links, so it runs when nothing else
 # loads this machine (about 4 minutes); -rP prints its rounds, the named host and each phase's wall time.
-shipped-defaults: venv
+shipped-defaults: test-venv
 	$(BIN)/pytest -q -p no:xdist -rP -m shipped_defaults tests/sshfleet/test_shipped_defaults.py
 
 # ansible-test runs on a copy of the tracked tree (see the script for why).
-sanity: venv
+sanity: test-venv
 	tests/tools/ansible_test_sanity.sh $(BIN) $(SANITY_PYTHON)
 
-lint: venv
+lint: test-venv
 	$(BIN)/ansible-lint --profile production
 
 # The import layers of gpufleet/ (pyproject.toml [tool.importlinter]): a stage imports only the stages
 # below it. No cache: it would be written into the working tree.
-imports: venv
+imports: test-venv
 	$(BIN)/lint-imports --no-cache
 
 # The Molecule scenario (root: network namespaces, sshd, tc): a 3-host SSH fleet, gather_facts
 # over SSH, facts checked against the recordings (molecule/default).
-molecule: venv
+molecule: test-venv
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/molecule test -s default
 
 # Provisioning on the SSH fleet (root): provision.yml converges, a second converge changes
 # nothing, then the all-reduce stand-in runs across 3 hosts with the generated mpirun launcher
 # (molecule/provision).
-molecule-provision: venv
+molecule-provision: test-venv
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/molecule test -s provision
 
 # The system programs the suite needs (tests/tools/system_packages.sh has the list): silent when all are
@@ -75,12 +84,12 @@ system-packages:
 
 # Both install routes from a clean copy of the tree (docs/install.md): `pip install .` then `gpufleet demo`
 # elsewhere; the wheel's contents; ansible-galaxy build + install, then the playbook by its FQCN.
-install-check: venv
+install-check: test-venv
 	PYTHON=$(PYTHON) tests/install/check_install.sh
 
 # The static checks, the install check and the Molecule scenarios, one after the other (each is mostly one process on
 # one core, or waits on SSH).
-static: venv
+static: test-venv
 	$(MAKE) --no-print-directory -j1 imports lint sanity install-check molecule molecule-provision
 
 # `make test`: the pytest suite beside `static` (each part's output printed whole when it ends), then the end-to-end
@@ -91,9 +100,9 @@ test: system-packages
 	$(TIMED) "unit+static" $(MAKE) --no-print-directory -j2 --output-sync=target unit-timed static-timed
 	$(TIMED) shipped-defaults $(MAKE) --no-print-directory shipped-defaults
 
-unit-timed: venv
+unit-timed: test-venv
 	$(TIMED) unit $(MAKE) --no-print-directory unit
-static-timed: venv
+static-timed: test-venv
 	$(TIMED) static $(MAKE) --no-print-directory static
 
 # Speed at fleet scale (not part of `make test`; root for the SSH fleet; about an hour on
@@ -101,7 +110,7 @@ static-timed: venv
 # 3 runs each, the report of 1,024 synthetic nodes, the bad-node search; writes its tables into
 # docs/performance.md. TIMING_ARGS=--quick is the few-minute smoke run. (gather_facts.yml alone,
 # stock vs Mitogen: benchmarks/time_gather_facts.py --update-doc docs/performance.md.)
-timing: venv
+timing: test-venv
 	$(BIN)/python benchmarks/fleet_scale.py --update-doc docs/performance.md $(TIMING_ARGS)
 
 clean:
