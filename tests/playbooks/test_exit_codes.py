@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -36,8 +34,10 @@ import yaml
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIMULATED = os.path.join(REPO_ROOT, "inventories", "simulated")
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "replay"))
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "tools"))
 
 import build_fleet  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from slow_tool import slow_down  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 NODE = "della-h100-1gpu"
 BIN = os.path.dirname(sys.executable)
@@ -69,7 +69,8 @@ def env(tmp_path):
 
 def playbook_cmd(inv, out, *extra):
     book = os.path.join(REPO_ROOT, "playbooks", "validate_cluster.yml")
-    return [os.path.join(BIN, "ansible-playbook"), "-i", inv, book, "-e", json.dumps({"gpufleet_results_dir": out})] + list(extra)
+    extra_vars = json.dumps({"gpufleet_results_dir": out})
+    return [os.path.join(BIN, "ansible-playbook"), "-i", inv, book, "-e", extra_vars] + list(extra)
 
 
 def cli_cmd(inv, out, *extra):
@@ -108,17 +109,10 @@ def test_a_refused_claim_is_64_through_both(tmp_path):
 
 
 def slow_nvidia_smi(inv_path, marker):
-    """Replace the node's nvidia-smi replay wrapper by one that creates ``marker``, then sleeps TOOL_SLEEP_S before
-    replaying as before (the recorded output, never invented)."""
+    """The node's nvidia-smi, slowed: it creates ``marker``, then sleeps TOOL_SLEEP_S before replaying."""
     with open(inv_path, encoding="utf-8") as handle:
         wrapper = yaml.safe_load(handle)["all"]["hosts"][NODE]["gpufleet_nvidia_smi_path"]
-    replay = wrapper + ".replay"
-    os.rename(wrapper, replay)
-    with open(wrapper, "w", encoding="utf-8") as handle:
-        handle.write("#!/bin/sh\n# test double: the replayed tool, slowed (tests/playbooks/test_exit_codes.py)\n"
-                     ": > %s\ntrap 'kill $! 2>/dev/null; exit 143' TERM\nsleep %d &\nwait $!\nexec %s \"$@\"\n"
-                     % (shlex.quote(marker), TOOL_SLEEP_S, shlex.quote(replay)))
-    os.chmod(wrapper, os.stat(replay).st_mode | stat.S_IXUSR)
+    slow_down(wrapper, marker, TOOL_SLEEP_S, by="tests/playbooks/test_exit_codes.py")
 
 
 def interrupted(cmd, tmp_path, marker, signum):

@@ -36,8 +36,6 @@ from __future__ import annotations
 import configparser
 import json
 import os
-import shlex
-import stat
 import subprocess
 import sys
 import time
@@ -50,6 +48,10 @@ from conftest import (  # pylint: disable=import-error
     FLEET_NODES, REPO_ROOT, fleet_id, fleet_sh, leftovers, require_fleet)
 
 from gpufleet.facts.connection import RECONNECT_TIMEOUT_S
+
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "tools"))
+
+from slow_tool import slow_down  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 HOSTS = 4
 # hosts 1 and 4 replay gpu-h100-590-1gpu.yml (node files are used in turn): it has nvidia-smi recordings
@@ -88,18 +90,6 @@ def scaled_ssh_args() -> Tuple[str, float]:
         if args[index - 1] == "-o" and name in scaled:
             out[index] = "%s=%d" % (name, scaled[name])
     return " ".join(out), float(KEEPALIVE_INTERVAL_S * (KEEPALIVE_COUNT + 1))
-
-
-def slow_down_tool(wrapper: str, started_marker: str) -> None:
-    """Replace the replay wrapper ``wrapper`` by one that creates ``started_marker``, sleeps TOOL_SLEEP_S, then
-    replays as before (the recorded output, never invented)."""
-    replay = wrapper + ".replay"
-    os.rename(wrapper, replay)
-    with open(wrapper, "w", encoding="utf-8") as handle:
-        handle.write("#!/bin/sh\n# test double: the replayed tool, slowed (tests/sshfleet/test_network_loss.py)\n"
-                     ": > %s\nsleep %d\nexec %s \"$@\"\n"
-                     % (shlex.quote(started_marker), TOOL_SLEEP_S, shlex.quote(replay)))
-    os.chmod(wrapper, os.stat(replay).st_mode | stat.S_IXUSR)
 
 
 def signal_namespace(namespace: str, sig: str) -> List[int]:
@@ -152,7 +142,8 @@ def test_network_loss_mid_module_ends_the_run_in_bounded_time(tmp_path, tmp_path
             inventory = yaml.safe_load(handle)["all"]["children"]["sshfleet"]["hosts"]
         markers = {host: str(tmp_path / ("nvidia-smi-started-%s" % host)) for host in silent}
         for host, marker in markers.items():
-            slow_down_tool(inventory[host]["gpufleet_nvidia_smi_path"], marker)
+            slow_down(inventory[host]["gpufleet_nvidia_smi_path"], marker, TOOL_SLEEP_S,
+                      by="tests/sshfleet/test_network_loss.py")
 
         run_dir = str(tmp_path / "run")
         cmd = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import stat
 import subprocess
 import sys
 import time
@@ -39,24 +38,15 @@ from conftest import REPO_ROOT, fleet_id, fleet_sh, leftovers, require_fleet  # 
 
 from gpufleet.results.store import RunDir
 
+sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "tools"))
+
+from slow_tool import slow_down  # noqa: E402  pylint: disable=import-error,wrong-import-position
+
 NODE_FILE = "gpu-h100-590-1gpu.yml"  # a replayed node with nvidia-smi recordings
 # the first nvidia-smi call sleeps this long: far longer than the test needs to kill the master during it
 TOOL_SLEEP_S = 20
 BENCH_SLEEP_S = 120
 JOB_ID = "reconnect-test-1"
-
-
-def slow_first_call(wrapper: str, marker: str) -> None:
-    """Replace the replay wrapper ``wrapper`` by one whose FIRST call creates ``marker`` and sleeps TOOL_SLEEP_S before
-    replaying as before (the recorded output, never invented); later calls replay at once."""
-    replay = wrapper + ".replay"
-    os.rename(wrapper, replay)
-    with open(wrapper, "w", encoding="utf-8") as handle:
-        handle.write("#!/bin/sh\n# test double: the replayed tool, slowed on its first call "
-                     "(tests/sshfleet/test_reconnect.py)\n"
-                     "if [ ! -e %s ]; then : > %s; sleep %d; fi\nexec %s \"$@\"\n"
-                     % (shlex.quote(marker), shlex.quote(marker), TOOL_SLEEP_S, shlex.quote(replay)))
-    os.chmod(wrapper, os.stat(replay).st_mode | stat.S_IXUSR)
 
 
 def playbook(path: str, host: str, run_dir: str, bench_marker: str) -> None:
@@ -115,7 +105,8 @@ def test_a_killed_connection_master_gets_one_reconnect_and_the_node_is_not_lost(
         with open(os.path.join(state, "inventory.yml"), "r", encoding="utf-8") as handle:
             inventory = yaml.safe_load(handle)["all"]["children"]["sshfleet"]["hosts"]
         tool_marker, bench_marker = str(tmp_path / "nvidia-smi-started"), str(tmp_path / "bench-started")
-        slow_first_call(inventory[host]["gpufleet_nvidia_smi_path"], tool_marker)
+        slow_down(inventory[host]["gpufleet_nvidia_smi_path"], tool_marker, TOOL_SLEEP_S, first_call_only=True,
+                  by="tests/sshfleet/test_reconnect.py")
         run_dir = str(tmp_path / "run")
         RunDir.create(run_dir, hosts=[host])
         book = str(tmp_path / "play.yml")
