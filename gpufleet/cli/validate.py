@@ -294,6 +294,56 @@ def _inventories(values):
     return sources, None
 
 
+# The variable folders Ansible reads beside an inventory, and the files in them it parses as YAML.
+VARS_DIRS = ("host_vars", "group_vars")
+VARS_SUFFIXES = ("", ".yml", ".yaml", ".json")
+
+
+class _AnyTagLoader(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+    """YAML as Ansible reads it for its syntax: its own tags (``!vault``, ``!unsafe``) are not errors."""
+
+
+_AnyTagLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def vars_yaml_problem(sources: list[str]) -> str | None:
+    """The first ``host_vars``/``group_vars`` file beside an inventory that is not valid YAML, by file, line and
+    column, with the fix: ansible-core 2.19 says only that a variable could not be read, naming no file."""
+    for source in sources:
+        if "," in source:
+            continue  # an inline host list has no folders
+        base = source if os.path.isdir(source) else os.path.dirname(source)
+        for folder in VARS_DIRS:
+            for current, dirs, names in os.walk(os.path.join(base, folder)):
+                dirs.sort()
+                for name in sorted(names):
+                    if os.path.splitext(name)[1] not in VARS_SUFFIXES or name.startswith("."):
+                        continue
+                    problem = _yaml_problem(os.path.join(current, name))
+                    if problem:
+                        return problem
+    return None
+
+
+def _yaml_problem(path: str) -> str | None:
+    try:
+        with open(path, "r", encoding="utf-8", errors="replace") as handle:
+            text = handle.read(4 * 1024 * 1024)
+    except OSError as exc:
+        return "inventory variables %s cannot be read: %s" % (path, exc.strerror or exc)
+    if text.lstrip().startswith("$ANSIBLE_VAULT;"):
+        return None  # a vault-encrypted file: Ansible decrypts it
+    try:
+        yaml.load(text, Loader=_AnyTagLoader)  # noqa: S506 - a SafeLoader that ignores Ansible's tags
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = ", line %d column %d" % (mark.line + 1, mark.column + 1) if mark else ""
+        return "inventory variables %s%s: not valid YAML: %s; fix the file" % (path, where, exc.problem or exc.context)
+    except yaml.YAMLError as exc:
+        return "inventory variables %s: not valid YAML: %s; fix the file" % (path, exc)
+    return None
+
+
 def runner_env():
     """Environment for ansible-playbook: this collection first on the collections path, the
     interpreter's own ansible-playbook first on PATH, an unparsable inventory fatal."""
@@ -639,7 +689,7 @@ def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, 
         return EXIT_USAGE
     inventories, problem = _inventories(inventory)
     results_dir = os.path.abspath(out or os.path.join("results", default_run_id()))
-    problem = problem or out_problem(results_dir, force)
+    problem = problem or vars_yaml_problem(inventories or []) or out_problem(results_dir, force)
     if problem:
         say("gpufleet %s: %s" % (command, terminal_text(problem)))
         return EXIT_INPUT

@@ -227,3 +227,24 @@ def test_an_accepted_node_judged_on_facts_alone_keeps_its_label_in_the_table():
     assert common.verdict_cell("REJECT", quick) == "REJECT"  # a label qualifies an acceptance only
     assert common.verdict_cell("ACCEPT", {"coverage": {"label": None}}) == "ACCEPT"
     assert common.verdict_cell(None, None) == "NOT JUDGED"
+
+
+def test_a_yaml_error_in_host_vars_is_named_by_file_and_line_before_anything_runs(tmp_path, capsys):
+    # ansible-core 2.19 names no file for it, even at -vvv
+    (tmp_path / "host_vars").mkdir()
+    (tmp_path / "group_vars").mkdir()
+    (tmp_path / "hosts.yml").write_text("all:\n  hosts:\n    n1:\n", encoding="utf-8")
+    # Ansible's own tags and a vault file are no errors
+    (tmp_path / "group_vars" / "all.yml").write_text("secret: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\n"
+                                                     "raw: !unsafe '{{ x }}'\n", encoding="utf-8")
+    (tmp_path / "group_vars" / "vaulted.yml").write_text("$ANSIBLE_VAULT;1.1;AES256\n6162\n", encoding="utf-8")
+    bad = tmp_path / "host_vars" / "n1.yml"
+    bad.write_text("gpufleet_claim:\n  gpu_count: 8\n   gpu_model: H100\n", encoding="utf-8")
+    code = cli.main(["validate", "-i", str(tmp_path / "hosts.yml"), "--out", str(tmp_path / "r")])
+    assert code == 64
+    assert capsys.readouterr().err == (
+        "gpufleet validate: inventory variables %s, line 3 column 13: not valid YAML: mapping values are not allowed "
+        "here; fix the file\n" % bad)
+    assert not (tmp_path / "r").exists()
+    bad.write_text("gpufleet_claim:\n  gpu_count: 8\n", encoding="utf-8")
+    assert validate.vars_yaml_problem([str(tmp_path)]) is None  # fixed: nothing to say
