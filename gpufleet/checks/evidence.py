@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpufleet.checks.fixes import fix_for
 from gpufleet.checks.model import ERROR, FAIL, PASS, SKIP, WARN
 from gpufleet.checks.profiles import expectation, profile_value
 from gpufleet.facts import FACT_GROUPS
@@ -396,7 +397,8 @@ def coverage(node, results: list[dict[str, Any]]) -> dict[str, Any]:
     """The node's evidence coverage from its check results.
 
     ``{claim, required, judged, verified, failed, skipped, items, incomplete, level, label}``: counts of the
-    required items, each item with its status and reason, and ``incomplete`` the reasons the node
+    required items, each item with its status and reason (an unverified one also its ``fix``, checks/fixes.py), and
+    ``incomplete`` the reasons the node
     cannot be accepted for want of evidence (``"NVLink GPU3: nvlink -s listed no link"``). A node
     with no judged result at all is incomplete even when nothing was required of it, and so is one whose
     fact phase overran (:func:`fact_phase_overruns`, first in ``incomplete``). ``level``: the
@@ -406,7 +408,8 @@ def coverage(node, results: list[dict[str, Any]]) -> dict[str, Any]:
     items = []
     for item in required_items(node):
         status, reason = item_status(item, results)
-        items.append(dict(item, status=status, reason=reason))
+        fixed = {"fix": fix_for(reason or "")} if status == UNVERIFIED else {}
+        items.append(dict(item, status=status, reason=reason, **fixed))
     unverified = [item for item in items if item["status"] == UNVERIFIED]
     # the fact phase overran first: it is why the items after it may be unverified
     overran = fact_phase_overruns(node)

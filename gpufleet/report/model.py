@@ -468,6 +468,8 @@ def coverage_view(record):
             continue
         label, subject = str(item.get("label") or item.get("item")), item.get("subject")
         reason = _text(item.get("reason"))
+        # the fix rides on the reason, so alike GPUs still fold into one row
+        reason = "%s (fix: %s)" % (reason, item["fix"]) if item.get("fix") else reason
         if subject and label.endswith(" " + str(subject)):
             base = label[:-len(str(subject)) - 1]
             # the reason's own GPU prefix ("GPU3: nvlink -s listed no link") is dropped so alike reasons fold

@@ -4,8 +4,9 @@ summary (``gpufleet validate``, ``gpufleet report``) and in the report (its fold
 - REJECT: the measured fault is the seller's to fix: dispute it with the node's evidence (``gpufleet bundle``), then
   retest it after the fix (``gpufleet validate --retest-failed``).
 - UNREACHABLE: nothing was measured; make it reachable (its reason is ssh's), then retest.
-- INCOMPLETE, or not judged: what is missing was not measured; where a reason names a tool to install (the benchmark
-  preflight's "provision first"), provision first, then retest.
+- INCOMPLETE, or not judged: what is missing was not measured; the fix of each unverified item's reason
+  (gpufleet/checks/fixes.py: provision first where a tool is missing, gather the fact group left out, ...), then
+  retest.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ from __future__ import annotations
 import shlex
 from typing import Iterable, Optional
 
-PROVISION = "ansible-playbook -i INVENTORY gpufleet.acceptance.provision"
-# The words of the benchmark preflight's record for a tool the node lacks (playbooks/benchmark_tasks/preflight.yml)
-PROVISION_WORDS = "provision first"
+from gpufleet.checks.fixes import distinct_fixes
+
 
 
 def retest(results_dir: str) -> str:
@@ -33,6 +33,7 @@ def next_step(verdict: Optional[str], host: str, results_dir: str, incomplete: I
             shlex.quote(results_dir), shlex.quote(host), retest(results_dir))
     if verdict == "UNREACHABLE":
         return "make it reachable over ssh from the controller (see its reason), then: %s" % retest(results_dir)
-    if any(PROVISION_WORDS in str(reason) for reason in incomplete):
-        return "install the tools it lacks first: %s; then: %s" % (PROVISION, retest(results_dir))
-    return "measure what is missing: %s (at a level that measures it, e.g. --level standard)" % retest(results_dir)
+    fixes = distinct_fixes(incomplete)
+    if not fixes:
+        return "measure what is missing: %s (at a level that measures it, e.g. --level standard)" % retest(results_dir)
+    return "%s; then: %s" % ("; ".join(fixes), retest(results_dir))

@@ -27,6 +27,7 @@ import json
 import os
 import shlex
 import shutil
+import re
 import signal
 import subprocess
 import sys
@@ -140,7 +141,9 @@ def test_healthy_subset_exits_0_with_progress_per_phase(tmp_path):
     # the fact task records each host itself: there is no separate Results phase
     for phase, task in (("Preflight", "create or reopen the results directory"), ("Facts", "every fact group, one module run per node"),
                         ("Verdict", "judge the whole fleet and write the verdicts")):
-        assert "gpufleet validate: %s 2/2 hosts done: %s" % (phase, task) in progress, proc.stderr
+        # each line with the phase's elapsed time (Progress)
+        line = r"gpufleet validate: %s 2/2 hosts done \((\d+ min )?\d+ s\): %s" % (phase, re.escape(task))
+        assert any(re.fullmatch(line, text) for text in progress), proc.stderr
     phases = [line.split()[2] for line in progress]
     assert phases.index("Preflight") < phases.index("Facts") < phases.index("Verdict") < phases.index("Report")
 

@@ -186,6 +186,10 @@ def test_dgx_a100_nv12_incomplete_naming_what_was_not_measured(run):
     assert unverified["nvlink.GPU3"] == "not judged: gpu facts not gathered"
     assert unverified["rdma"] == "not judged: nic facts not gathered"
     assert "GPU model: not judged: gpu facts not gathered" in coverage["incomplete"]
+    # each with its fix: its host_vars set gpufleet_fact_groups [topology]
+    fixes = {item["item"]: item["fix"] for item in coverage["items"] if item["status"] == "unverified"}
+    assert fixes["gpu.model"] == "gather the gpu facts: gpufleet_fact_groups must include gpu"
+    assert fixes["rdma"] == "gather the nic facts: gpufleet_fact_groups must include nic"
     assert run["fleet"]["node_verdicts"]["dgx-a100-nv12"]["coverage"]["skipped"] == 14
     assert "dgx-a100-nv12: INCOMPLETE (profile" in run["stdout"]
     assert "not verified: GPU model: not judged" in run["stdout"]
@@ -220,6 +224,17 @@ def test_della_h100_single_gpu_healthy(run):
     assert _one(record, "gpu.throttle", "pass")["measured"] == []
     # topo/princeton-pli-1gpu-slurm-alloc-6nic-cpu-affinity-0.txt: GPU0 PIX to NIC0 (mlx5_0) and NIC1
     assert _one(record, "numa.nearest_nic", "pass")["measured"] == "PIX"
+
+
+def test_reasons_speak_of_the_node_not_the_simulation(run):
+    # a call a node file has no recording for answers as a real tool that printed nothing would: no simulation words
+    # (replay_tool.py, node file paths) reach a reason
+    text = json.dumps(run["hosts"])
+    assert "has no recording" not in text and "replay: " not in text and "inventories/simulated/nodes" not in text
+    # sold-8x-nvlink-rtx4090-pcie: only `topo -m` and `nvidia-smi -q` of it were recorded
+    nvlink = _results(run["hosts"]["sold-8x-nvlink-rtx4090-pcie"], "nvlink.link_active", "skip")
+    assert nvlink and all("exited 127: nvidia-smi: no output for `nvidia-smi nvlink -s`" in item["message"]
+                          for item in nvlink)
 
 
 def test_rtx4090_sold_as_nvlink(run):

@@ -6,7 +6,9 @@
 Usage: ``replay_tool.py [--bin-dir DIR] NODE_FILE TOOL [ARG...]``. The command line ``TOOL ARG...``
 (joined by single spaces) is looked up in the node file's ``commands:`` map; the recorded output
 file is printed byte for byte and the recorded exit code returned. A command the node file
-lacks exits 127 naming the node file and the command: a replayed node never invents output.
+lacks exits 127 with no output and the line ``TOOL: no output for `COMMAND``` on stderr: a replayed node never
+invents output, and its words are what an operator reads of a real node's tool that printed nothing (the report's
+reasons carry them; the simulation's own file names stay out of them).
 
 ``{bin}`` in a ``commands:`` key stands for ``DIR``, the built node's ``bin/`` (build_fleet.py
 passes it): a launcher's recorded command line names the benchmark binary by the absolute path
@@ -105,7 +107,7 @@ def main(argv):
     command = " ".join([tool] + args)
     entry = find_entry(node["commands"], command, bin_dir)
     if entry is None:
-        sys.stderr.write("replay: %s has no recording for `%s`\n" % (node_file, command))
+        sys.stderr.write("%s: no output for `%s`\n" % (tool, command))
         return 127
     entry = answer_of(entry, bin_dir, command)
     if entry.get("stdout"):

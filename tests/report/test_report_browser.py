@@ -214,13 +214,17 @@ def test_dom_shows_coverage_and_incomplete_reasons(demo_report, tmp_path):
     nv12 = rows["dgx-a100-nv12"]
     assert nv12["verdict"].strip() == "INCOMPLETE"
     assert nv12["coverage"].strip() == "1 of 15 required judged, 14 not verified"
-    assert nv12["incomplete"].strip() == "not verified: GPU model: not judged: gpu facts not gathered"
+    assert nv12["incomplete"].strip() == ("not verified: GPU model: not judged: gpu facts not gathered (fix: gather the "
+                                          "gpu facts: gpufleet_fact_groups must include gpu)")
     # della-h100-1gpu: every required item measured
     assert rows["della-h100-1gpu"]["coverage"].strip() == "3 of 3 required judged"
-    # the node's details list every reason, the 8 alike NVLink items folded into one
+    # the node's details list every reason with its fix (its host_vars gather topology only), the 8 alike NVLink
+    # items folded into one
     text = _text_of(proc.stdout)
-    assert "NVLink GPU0\u20137: not judged: gpu facts not gathered" in text
-    assert "RDMA ports: not judged: nic facts not gathered" in text
+    assert ("NVLink GPU0\u20137: not judged: gpu facts not gathered (fix: gather the gpu facts: gpufleet_fact_groups "
+            "must include gpu)") in text
+    assert ("RDMA ports: not judged: nic facts not gathered (fix: gather the nic facts: gpufleet_fact_groups must "
+            "include nic)") in text
     # its folded details say how many items were not verified, not "0 reasons"
     assert "dgx-a100-nv12 \u2014 14 not verified " in " ".join(text.split())
     assert "dgx-a100-nv12 \u2014 0 reasons" not in " ".join(text.split())

@@ -65,7 +65,7 @@ def test_progress_says_nothing_of_a_task_every_host_skipped(tmp_path):
     are no progress."""
     results = write_run(tmp_path / "run", [host_record(name, None) for name in ("n1", "n2")], finished=False)
     lines = []
-    progress = validate.Progress(results, write=lines.append)
+    progress = validate.Progress(results, write=lines.append, clock=lambda: 0.0)
     events = [
         _event("playbook_on_task_start", "Preflight | create"),  # the run's hosts are read from run.json here
         _event("runner_on_ok", "Preflight | create", "n1"),
@@ -80,14 +80,14 @@ def test_progress_says_nothing_of_a_task_every_host_skipped(tmp_path):
     ]
     assert all(progress(event) is True for event in events)
     # the gate ran on n2 (a node it fails would be runner_on_failed): shown; the burn-in: not
-    assert lines == ["gpufleet validate: Preflight 2/2 hosts done: create",
-                     "gpufleet validate: Verdict 2/2 hosts done: fail the run for a node that is not accepted"]
+    assert lines == ["gpufleet validate: Preflight 2/2 hosts done (0 s): create",
+                     "gpufleet validate: Verdict 2/2 hosts done (0 s): fail the run for a node that is not accepted"]
 
 
 def test_progress_lines_per_phase_with_hosts_done_over_total(tmp_path):
     results = write_run(tmp_path / "run", [host_record(name, None) for name in ("n1", "n2", "n3")], finished=False)
     lines = []
-    progress = validate.Progress(results, once={"Preflight | create"}, write=lines.append)
+    progress = validate.Progress(results, once={"Preflight | create"}, write=lines.append, clock=lambda: 0.0)
     events = [
         _event("playbook_on_task_start", "Preflight | validate"),
         _event("runner_on_ok", "Preflight | validate", "n1"),
@@ -115,26 +115,26 @@ def test_progress_lines_per_phase_with_hosts_done_over_total(tmp_path):
     ]
     assert all(progress(event) is True for event in events)
     assert lines == [
-        "gpufleet validate: Preflight 3/3 hosts done: validate",  # run.json is already there (a resumed run)
-        "gpufleet validate: Preflight 3/3 hosts done: create",
-        "gpufleet validate: Facts 3/3 hosts done: GPU topology",
+        "gpufleet validate: Preflight 3/3 hosts done (0 s): validate",  # run.json is already there (a resumed run)
+        "gpufleet validate: Preflight 3/3 hosts done (0 s): create",
+        "gpufleet validate: Facts 3/3 hosts done (0 s): GPU topology",
         # Ansible's own argument check is no step of the run: not shown
-        "gpufleet validate: Results 3/3 hosts done: record",
-        "gpufleet validate: Verdict 3/3 hosts done: judge",
-        "gpufleet validate: Report 3/3 hosts done: render",
-        "gpufleet validate: Report 3/3 hosts done: the results directory is a gpufleet run",
+        "gpufleet validate: Results 3/3 hosts done (0 s): record",
+        "gpufleet validate: Verdict 3/3 hosts done (0 s): judge",
+        "gpufleet validate: Report 3/3 hosts done (0 s): render",
+        "gpufleet validate: Report 3/3 hosts done (0 s): the results directory is a gpufleet run",
     ]
     assert progress.failures == ["n2: Results | record: disk full"]
 
 
 def test_progress_on_a_large_fleet_shows_tenths():
     lines = []
-    progress = validate.Progress("/nonexistent", write=lines.append)
+    progress = validate.Progress("/nonexistent", write=lines.append, clock=lambda: 0.0)
     progress.hosts = ["h%03d" % number for number in range(100)]
     progress({"event": "playbook_on_task_start", "event_data": {"task": "Facts | GPUs"}})
     for number in range(100):
         progress({"event": "runner_on_ok", "event_data": {"task": "Facts | GPUs", "host": "h%03d" % number}})
-    assert lines == ["gpufleet validate: Facts %d/100 hosts done: GPUs" % done for done in range(10, 101, 10)]
+    assert lines == ["gpufleet validate: Facts %d/100 hosts done (0 s): GPUs" % done for done in range(10, 101, 10)]
 
 
 def test_report_rerenders_an_existing_run(tmp_path, capsys, monkeypatch):

@@ -75,7 +75,7 @@ def test_a_full_results_directory_fails_the_run_for_the_controller(tmp_path, cap
 
 
 def test_progress_keeps_each_failed_write_once_ignored_or_not(tmp_path):
-    progress = validate.Progress(str(tmp_path), write=lambda line: None)
+    progress = validate.Progress(str(tmp_path), write=lambda line: None, clock=lambda: 0.0)
     said = _full("/r", "node-a")
     for event in (
         _event("playbook_on_task_start", FACT_TASK),

@@ -48,7 +48,7 @@ def test_other_exit_statuses_are_a_failed_run():
 
 def test_progress_records_the_gate_its_failures_and_the_unreachable_hosts():
     lines = []
-    progress = validate.Progress("/nonexistent", write=lines.append)
+    progress = validate.Progress("/nonexistent", write=lines.append, clock=lambda: 0.0)
     progress.hosts = ["ok", "rejected", "gone"]
     for event in (
         _event("playbook_on_task_start", "Facts | every fact group, one module run per node"),
@@ -67,6 +67,6 @@ def test_progress_records_the_gate_its_failures_and_the_unreachable_hosts():
     assert progress.failed_tasks == {GATE}
     assert progress.unreachable == {"gone"}
     # the unreachable host left the play: later tasks count it done
-    assert lines[-1] == "gpufleet validate: Verdict 3/3 hosts done: fail the run for a node that is not accepted " \
+    assert lines[-1] == "gpufleet validate: Verdict 3/3 hosts done (0 s): fail the run for a node that is not accepted " \
         "(gpufleet_fail_on_verdict)"
     assert validate.judged_despite_rc(4, progress.gate_started, progress.failed_tasks, progress.unreachable)

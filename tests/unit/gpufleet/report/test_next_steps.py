@@ -24,10 +24,11 @@ def test_an_incomplete_node_provisions_first_where_a_tool_is_missing():
     missing = ["single-node all-reduce: not run: all_reduce_perf not found on the node; provision first: "
                "`ansible-playbook gpufleet.acceptance.provision`"]
     assert next_step("INCOMPLETE", "n1", "/r/run", missing) == (
-        "install the tools it lacks first: ansible-playbook -i INVENTORY gpufleet.acceptance.provision; then: "
+        "install the tools it lacks: ansible-playbook -i INVENTORY gpufleet.acceptance.provision; then: "
         "gpufleet validate -i INVENTORY --retest-failed /r/run --out NEW_DIR")
-    not_gathered = ["GPU model: not judged: gpu facts not gathered"]
+    # two items of one cause: its fix once
+    not_gathered = ["GPU model: not judged: gpu facts not gathered", "GPU count: not judged: gpu facts not gathered"]
     assert next_step("INCOMPLETE", "n1", "/r/run", not_gathered) == (
-        "measure what is missing: gpufleet validate -i INVENTORY --retest-failed /r/run --out NEW_DIR (at a level "
-        "that measures it, e.g. --level standard)")
+        "gather the gpu facts: gpufleet_fact_groups must include gpu; then: "
+        "gpufleet validate -i INVENTORY --retest-failed /r/run --out NEW_DIR")
     assert next_step(None, "n1", "/r/run").startswith("measure what is missing: ")

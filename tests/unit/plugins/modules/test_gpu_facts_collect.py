@@ -49,7 +49,7 @@ def test_collects_everything_in_one_call(node_bin):
     assert raw["nvlink_status"]["stdout"].startswith("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5269b708-678a-b1a8-60f0-c90406537486)")
     # This node has no -q text and no nvlink -e recording: the replay answers 127 and says so.
     assert raw["query_text"]["rc"] == 127
-    assert "has no recording for `nvidia-smi -q`" in raw["query_text"]["stderr"]
+    assert "nvidia-smi: no output for `nvidia-smi -q`" in raw["query_text"]["stderr"]
     assert raw["nvlink_errors"]["rc"] == 127
     for entry in raw.values():
         assert entry["error"] is None
