@@ -8,7 +8,8 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 SANITY_PYTHON ?= 3.11
 
-.PHONY: demo test venv test-venv link unit unit-timed static static-timed shipped-defaults sanity lint imports install-check clean molecule molecule-provision timing system-packages
+.PHONY: demo test venv test-venv link unit unit-timed static static-timed shipped-defaults sanity lint imports
+.PHONY: install-check clean molecule molecule-provision timing system-packages ee slurm
 
 link: $(LINK)
 $(LINK):
@@ -112,6 +113,20 @@ static-timed: test-venv
 # stock vs Mitogen: benchmarks/time_gather_facts.py --update-doc docs/performance.md.)
 timing: test-venv
 	$(BIN)/python benchmarks/fleet_scale.py --update-doc docs/performance.md $(TIMING_ARGS)
+
+# The execution environment for AWX / Automation Platform (execution-environment.yml): the library's wheel and the
+# collection's archive into build/ee/artifacts, then ansible-builder's build context in build/ee/context (no container
+# engine needed; `podman build -f build/ee/context/Containerfile build/ee/context` builds the image).
+ee: test-venv
+	rm -rf build/ee && mkdir -p build/ee/artifacts
+	$(BIN)/pip wheel -q --no-deps -w build/ee/artifacts .
+	$(BIN)/ansible-galaxy collection build --output-path build/ee/artifacts . >/dev/null
+	$(BIN)/ansible-builder create -f execution-environment.yml -c build/ee/context --output-filename Containerfile
+
+# The real Slurm on an SSH fleet (root; tests/sshfleet/slurm.sh): srun as the benchmarks' launcher, the verdicts as
+# drains, the health check program and the prolog gate. Part of `make test` (its files run in `unit`).
+slurm: test-venv
+	$(BIN)/pytest -q -p no:xdist tests/sshfleet/test_bench_allreduce.py tests/sshfleet/test_slurm_drain.py
 
 clean:
 	rm -rf $(VENV) tests/output collections/ansible_collections

@@ -64,6 +64,7 @@ import re
 
 from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, best, infer, measurements, pair_key
 from gpufleet.checks.engine import fleet_check, node_check
+from gpufleet.checks.fixes import launcher_fix
 from gpufleet.checks.fleet import cohort_relative, cohorts, median
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.network import num, rdma_rails
@@ -165,8 +166,9 @@ def outcome_problem(record):
     reason = " ".join(str(record.get("reason") or "").split())[:200]
     if outcome == "hang" and HUNG_WORD.search(reason):
         return "%s did not finish: %s" % (name, reason)
-    return "%s %s: %s%s" % (name, "did not finish" if outcome == "hang" else "failed", outcome,
-                            " (%s)" % reason if reason else "")
+    fix = launcher_fix(reason) if outcome == "launcher_error" else None
+    return "%s %s: %s%s%s" % (name, "did not finish" if outcome == "hang" else "failed", outcome,
+                              " (%s)" % reason if reason else "", "; fix: %s" % fix if fix else "")
 
 
 def run_problem(record):

@@ -11,7 +11,7 @@ read the fix from here only.
 from __future__ import annotations
 
 import re
-from typing import Iterable, List, Pattern, Tuple
+from typing import Iterable, List, Optional, Pattern, Tuple
 
 PROVISION = "ansible-playbook -i INVENTORY gpufleet.acceptance.provision"
 
@@ -36,6 +36,32 @@ FIXES: Tuple[Tuple[Pattern[str], str], ...] = (
     (re.compile(r"nothing was judged"), "gather facts the checks can judge (gpufleet_fact_groups)"),
 )
 GENERIC_FIX = "remove the cause its reason names"
+
+# (pattern of a launcher's words, fix): a benchmark whose launcher could not start the job (outcome launcher_error,
+# plugins/module_utils/bench_process.py LAUNCHER_PATTERNS). Slurm 22.05's srun words as it printed them on the test
+# Slurm (tests/sshfleet/slurm.sh); the fix after the launcher's own words in the benchmark check's message.
+LAUNCHER_FIXES: Tuple[Tuple[Pattern[str], str], ...] = (
+    (re.compile(r"Required node not available|Requested nodes are busy|ReqNodeNotAvail"),
+     "a node of the run is drained, down or reserved in Slurm (sinfo -N -l): resume it once its cause is fixed, "
+     "or leave it out (--limit)"),
+    (re.compile(r"Invalid node name specified"),
+     "a node is not known to Slurm by that name (sinfo -N): set gpufleet_slurm_node, or provision again (role "
+     "mpi_fabric records each node's Slurm name)"),
+    (re.compile(r"PMI|pmix|pmi2", re.IGNORECASE),
+     "srun's MPI plugin is not the one Open MPI was built with: mpi_fabric_srun_mpi pmix (Debian's Open MPI has "
+     "PMIx and no PMI-1/2), or the cluster's MpiDefault"),
+    (re.compile(r"Unable to contact slurm controller|Connection refused|Unable to resolve"),
+     "the node reaches no slurmctld: its SLURM_CONF (or /etc/slurm/slurm.conf) and slurmctld"),
+    (re.compile(r"^ssh: |Host key verification failed|Permission denied \(publickey"),
+     "the launcher's ssh between the nodes fails: provision again (role mpi_fabric writes its keys and known_hosts)"),
+    (re.compile(r"not enough slots", re.IGNORECASE),
+     "more ranks than the hostfile's slots: gpufleet_gpus_per_node, or provision again"),
+)
+
+
+def launcher_fix(words: str) -> Optional[str]:
+    """The fix of a launcher's words (:data:`LAUNCHER_FIXES`), or None when no row knows them."""
+    return next((fix for pattern, fix in LAUNCHER_FIXES if pattern.search(words)), None)
 
 
 def fix_for(reason: str) -> str:

@@ -26,6 +26,9 @@ INPUT_VARIABLES = frozenset((
     "gpufleet_claim", "gpufleet_profile", "gpufleet_profile_overrides", "gpufleet_profiles_dir",
     "gpufleet_check_families", "gpufleet_results_dir", "gpufleet_resume", "gpufleet_hosts", "gpufleet_level",
     "gpufleet_fail_on_verdict", "gpufleet_report_title",
+    # the verdicts as Slurm drains (playbooks/validate_cluster.yml, roles/slurm_gate, docs/slurm.md)
+    "gpufleet_slurm_drain", "gpufleet_slurm_node", "gpufleet_slurm_conf", "gpufleet_slurm_verdict_file",
+    "gpufleet_gate_baseline", "gpufleet_gate_baseline_file",
     # the report's cost to train (gpufleet/report/cost.py; recorded in run.json settings.reference_job)
     "gpufleet_reference_job",
     # judging settings handed to the checks (gpufleet/checks/verdict.py SETTINGS_VARS)
@@ -75,7 +78,8 @@ INPUT_VARIABLES = frozenset((
 # What the playbooks and roles set themselves (registered results, set_fact, play vars, loop variables,
 # the facts the fact modules return): known, so never refused, but never suggested to a user.
 SET_BY_THE_COLLECTION = frozenset((
-    "gpufleet_run", "gpufleet_verdict", "gpufleet_fact_summary",
+    "gpufleet_run", "gpufleet_slurm", "gpufleet_gate", "gpufleet_single_kind", "gpufleet_multi_slots", "gpufleet_multi_addresses",
+    "gpufleet_pair_launch", "gpufleet_verdict", "gpufleet_fact_summary",
     "gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host", "gpufleet_nccl_tests",
     "gpufleet_bench_open", "gpufleet_bench_dir", "gpufleet_bench_job", "gpufleet_bench_known",
     "gpufleet_bench_selected", "gpufleet_bench_env", "gpufleet_bench_sweep", "gpufleet_single_result",

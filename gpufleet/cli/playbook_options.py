@@ -44,6 +44,8 @@ _BLOCK_TASK_LISTS = ("block", "rescue", "always")
 COLLECTION_PREFIX = "gpufleet.acceptance."
 LEVELS = ("quick", "standard", "full")
 LEVEL_VAR = "gpufleet_level"
+# --slurm-drain: the verdicts as Slurm drains (playbooks/validate_cluster.yml, gpufleet/results/slurm_drain.py)
+SLURM_DRAIN_VAR = "gpufleet_slurm_drain"
 RESULTS_DIR_VAR = "gpufleet_results_dir"
 REFERENCE_JOB_VAR = "gpufleet_reference_job"
 REFERENCE_JOB_HELP = ("the cost view's reference job as JSON, e.g. '{\"mfu\": 0.45, \"tokens\": 2e12}' "
@@ -254,6 +256,10 @@ class PlaybookOptions:
     skip_tags: list[str] = field(default_factory=list)
     check: bool = False
     level: str | None = None
+    slurm_drain: bool = False
+    # --ee IMAGE: the playbook runs in that execution environment (cli/ee.py), with these paths mounted too
+    ee: str | None = None
+    ee_mounts: list[str] = field(default_factory=list)
     # the cost view's reference job (the extra var gpufleet_reference_job), already checked
     reference_job: dict | None = None
 
@@ -263,6 +269,8 @@ class PlaybookOptions:
         return cls(extra_vars=extra_vars_arguments(getattr(args, "extra_vars", None) or []),
                    tags=list(getattr(args, "tags", None) or []), skip_tags=list(getattr(args, "skip_tags", None) or []),
                    check=bool(getattr(args, "check", False)), level=getattr(args, "level", None),
+                   slurm_drain=bool(getattr(args, "slurm_drain", False)), ee=getattr(args, "ee", None),
+                   ee_mounts=list(getattr(args, "ee_mounts", None) or []),
                    reference_job=reference_job_option(getattr(args, "reference_job", None)))
 
     def cmdline(self) -> list[str]:
@@ -277,6 +285,8 @@ class PlaybookOptions:
     def extravars(self) -> dict[str, Any]:
         """The CLI's own extra vars these options add (``gpufleet_level``, ``gpufleet_reference_job``)."""
         extravars: dict[str, Any] = {LEVEL_VAR: self.level} if self.level else {}
+        if self.slurm_drain:
+            extravars[SLURM_DRAIN_VAR] = True
         if self.reference_job is not None:
             extravars[REFERENCE_JOB_VAR] = self.reference_job
         return extravars
@@ -297,6 +307,12 @@ class PlaybookOptions:
         arguments = []
         if self.level:
             arguments += ["--level", self.level]
+        if self.slurm_drain:
+            arguments.append("--slurm-drain")
+        if self.ee:
+            arguments += ["--ee", self.ee]
+        for path in self.ee_mounts:
+            arguments += ["--ee-mount", path]
         if self.reference_job is not None:
             arguments += ["--reference-job", json.dumps(self.reference_job, sort_keys=True)]
         for value in self.extra_vars:
@@ -328,6 +344,17 @@ def add_playbook_arguments(parser: argparse.ArgumentParser) -> None:
                              "is refused)")
     parser.add_argument("--check", action="store_true",
                         help="ansible-playbook --check: modules that support it change nothing on the nodes")
+    parser.add_argument("--slurm-drain", action="store_true",
+                        help="drain each REJECT node in Slurm (reason 'gpufleet: <first reason>'), resume a node "
+                             "gpufleet drained once it passes, leave an administrator's drain alone (the extra var "
+                             "%s; docs/slurm.md)" % SLURM_DRAIN_VAR)
+    parser.add_argument("--ee", metavar="IMAGE",
+                        help="run the playbook in this execution environment image (execution-environment.yml, "
+                             "make ee) with podman or docker: ansible-runner's process isolation, the results "
+                             "directory, the inventories' folders and ~/.ssh mounted at their own paths")
+    parser.add_argument("--ee-mount", action="append", metavar="PATH", dest="ee_mounts",
+                        help="with --ee: another path the run reads (keys, claims files), mounted read-only at the "
+                             "same path (repeatable)")
     add_reference_job_argument(parser)
 
 

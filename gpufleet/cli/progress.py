@@ -172,5 +172,3 @@ class Progress:
                 self.failures.append("%s: %s: %s" % (terminal_text(host), task, terminal_text(res.get("msg") or "failed", 2000)))
             self._show()
         return True
-
-

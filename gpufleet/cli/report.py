@@ -7,7 +7,10 @@ again from its results directory, without contacting any node, and print its sum
 selects; both only read the directory, never render or write into it). Exit 0 when done, 64 (gpufleet/results/
 exit_codes.py) when the directory is not a gpufleet results directory, 1 when the run did not finish, ``--out`` is a
 symbolic link or a directory of other files (without ``--force``), the report could not be rendered or the query
-cannot be used."""
+cannot be used.
+
+``gpufleet report SLICE1 SLICE2 ... --out MERGED``: the results directories of a sliced run (AWX job slicing) merged
+into MERGED (results/merge.py: each node keeps its slice's verdict), then its report rendered as above."""
 
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ from gpufleet.cli.common import (
 )
 from gpufleet.cli.playbook_options import OptionsError, add_reference_job_argument, reference_job_option
 from gpufleet.results.exit_codes import EXIT_INPUT
+from gpufleet.results.merge import merge_slices
 from gpufleet.results.store import RUN_FILE, SCHEMA, ResultsError, foreign_contents, read_json
 
 # What the renderer writes: a directory holding its results.json holds an earlier report, which it may replace.
@@ -56,11 +60,36 @@ def out_problem(out_dir: str, force: bool) -> str | None:
             "or --force to write into it anyway" % (out_dir, found))
 
 
+def merged_dir(args) -> tuple[str | None, int]:
+    """The one results directory to report: the only one given, or the slices merged into ``--out``."""
+    if len(args.results_dir) == 1:
+        return os.path.abspath(args.results_dir[0]), EXIT_OK
+    if not args.out:
+        say("gpufleet report: %d results directories are slices to merge: name the merged one with --out DIR"
+            % len(args.results_dir))
+        return None, EXIT_INPUT
+    out_dir = os.path.abspath(args.out)
+    problem = out_problem(out_dir, args.force)
+    if problem:
+        say("gpufleet report: %s" % terminal_text(problem))
+        return None, EXIT_FAILED
+    try:
+        merge_slices([os.path.abspath(path) for path in args.results_dir], out_dir)
+    except (ResultsError, OSError) as exc:
+        say("gpufleet report: merging the slices: %s" % terminal_text(exc))
+        return None, EXIT_INPUT
+    say("gpufleet report: %d slices merged into %s (each node keeps its slice's verdict)" % (
+        len(args.results_dir), out_dir))
+    return out_dir, EXIT_OK
+
+
 def cmd_report(args):
     output = json_output(args, "report")
     if output is None:
         return EXIT_FAILED
-    results_dir = os.path.abspath(args.results_dir)
+    results_dir, code = merged_dir(args)
+    if results_dir is None:
+        return code
     if not os.path.isfile(os.path.join(results_dir, RUN_FILE)):
         say("gpufleet report: %s is not a gpufleet results directory (it has no %s): give the --out directory of a "
             "gpufleet validate run" % (terminal_text(results_dir), RUN_FILE))
@@ -111,7 +140,9 @@ def add_parser(commands):
                     "is not a gpufleet results directory, 1 when the run did not finish, rendering failed or the "
                     "query cannot be used.",
     )
-    parser.add_argument("results_dir", metavar="RESULTS_DIR", help="the run's results directory")
+    parser.add_argument("results_dir", metavar="RESULTS_DIR", nargs="+",
+                        help="the run's results directory; several: the slices of one sliced run (AWX job slicing), "
+                             "merged into --out first (each node keeps its slice's verdict)")
     parser.add_argument("--out", metavar="DIR",
                         help="write the report here (default: RESULTS_DIR); a symbolic link, or a directory that holds "
                              "neither a gpufleet run nor an earlier report, is refused without --force")

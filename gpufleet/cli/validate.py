@@ -49,8 +49,10 @@ import yaml
 
 from gpufleet import collection
 from gpufleet.cli import retest, run_processes
+from gpufleet.cli.ee import EEError, ee_kwargs
+from gpufleet.cli.ee import engine as ee_engine
 from gpufleet.cli.interrupt import Interruption, signal_name
-from gpufleet.cli.progress import ANSIBLE_INTERNAL_TASKS, PHASES, RESULT_EVENTS, VERDICT_GATE, Progress
+from gpufleet.cli.progress import PHASES, VERDICT_GATE, Progress
 from gpufleet.cli.playbook_options import (
     OptionsError,
     PlaybookOptions,
@@ -426,6 +428,7 @@ def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None,
         return progress(event) if progress is not None else True
 
     kwargs["event_handler"] = on_event
+
     def cancel():
         # ansible-runner calls this every few seconds: the heartbeat of a quiet phase rides on it
         if progress is not None and hasattr(progress, "tick"):
@@ -433,6 +436,8 @@ def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None,
         return interruption.cancel()
 
     kwargs["cancel_callback"] = cancel
+    if options is not None and options.ee:
+        kwargs = ee_kwargs(kwargs, options.ee, results_dir, options.ee_mounts)
     ended = {}
     with interruption.installed(), run_processes.guarded(results_dir) as launch, child_signal_recorded(ended):
         kwargs["envvars"].update(launch.environment())
@@ -740,6 +745,12 @@ def cmd_validate(args):
     except OptionsError as exc:
         say("gpufleet validate: %s" % exc)
         return EXIT_FAILED
+    if options.ee:
+        try:
+            ee_engine()
+        except EEError as exc:
+            say("gpufleet validate: %s" % exc)
+            return EXIT_INPUT
     return validate(args.inventory, limit=args.limit, profile=args.profile, out=args.out,
                     retest_failed=args.retest_failed, forks=args.forks, output=output, options=options,
                     force=args.force)

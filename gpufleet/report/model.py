@@ -39,7 +39,9 @@ import json
 import math
 import os
 import re
+import shlex
 from collections import Counter
+from typing import Any
 
 from gpufleet.checks.benchmarks import ALLREDUCE_KINDS, benchmark_kind, hosts_of, size_words
 from gpufleet.checks.profiles import load_profiles, profile_value
@@ -49,6 +51,7 @@ from gpufleet.report.next_steps import next_step
 from gpufleet.report.offers import largest_busbw
 from gpufleet.report.throughput import throughput_rows
 from gpufleet.results.gpu_compute import DTYPES, HBM_KERNELS
+from gpufleet.results.slurm_drain import SLURM_FILE
 from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, read_json
 from gpufleet.text import one_line
 
@@ -145,7 +148,14 @@ def load_results(path):
             raise ReportError(str(exc)) from None
         if not isinstance(fleet, dict) or fleet.get("schema") != SCHEMA:
             raise ReportError("%s: schema %r, this gpufleet reads %s" % (fleet_path, (fleet or {}).get("schema"), SCHEMA))
-    return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": run_dir.host_records()}
+    slurm = None
+    slurm_path = os.path.join(run_dir.path, SLURM_FILE)
+    if os.path.exists(slurm_path):
+        try:
+            slurm = read_json(slurm_path)
+        except ResultsError as exc:
+            raise ReportError(str(exc)) from None
+    return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": run_dir.host_records(), "slurm": slurm}
 
 
 def results_document(results, generated=None, model=None):
@@ -158,6 +168,8 @@ def results_document(results, generated=None, model=None):
         "fleet": results["fleet"],
         "hosts": {name: results["hosts"][name] for name in sorted(results["hosts"])},
     }
+    if results.get("slurm") is not None:
+        document["slurm"] = results["slurm"]
     if model is not None:
         document["cost_to_train"] = cost_document(model.get("cost"))
         throughput = model.get("throughput") or {}
@@ -1108,6 +1120,19 @@ def _section(problems, what, build, empty=None):
         return empty
 
 
+def slurm_words(slurm: Any, host: str) -> str:
+    """What ``--slurm-drain`` did to the host's node, with the command as run (slurm.json); "" for nothing."""
+    for action in (slurm or {}).get("actions") or [] if isinstance(slurm, dict) else []:
+        if not isinstance(action, dict) or action.get("host") != host:
+            continue
+        command = action.get("command")
+        if command:
+            done = "" if action.get("rc") == 0 else " (failed, exit %s: %s)" % (action.get("rc"), action.get("output"))
+            return "%s: %s%s" % (_text(action.get("action")), shlex.join(str(word) for word in command), done)
+        return "%s: %s" % (_text(action.get("action")), _text(action.get("why")))
+    return ""
+
+
 def build_model(results, profiles=None, title=None, job=None):
     """The render model of ``results`` (from :func:`load_results`); ``job``: the reference job of the cost view
     (report/cost.py), else run.json ``settings.reference_job``, else the defaults. ``problems`` names a view left
@@ -1126,6 +1151,7 @@ def build_model(results, profiles=None, title=None, job=None):
     where = str(results.get("path") or "RESULTS_DIR")
     for node in nodes:
         node["next_step"] = next_step(node["verdict"], node["host"], where, node["coverage"].get("incomplete") or [])
+        node["slurm"] = slurm_words(results.get("slurm"), node["host"])
         node["gpu_rows"] = gpu_rows.get(node["host"], [])
         node["flagged"] = sum(1 for item in flagged if item["host"] == node["host"])
         node["error"] = "; ".join(text for text in [node["error"]] + errors.get(node["host"], []) if text)

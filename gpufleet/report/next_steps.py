@@ -17,7 +17,6 @@ from typing import Iterable, Optional
 from gpufleet.checks.fixes import distinct_fixes
 
 
-
 def retest(results_dir: str) -> str:
     """The command that runs the nodes not accepted in ``results_dir`` again, into a new directory."""
     return "gpufleet validate -i INVENTORY --retest-failed %s --out NEW_DIR" % shlex.quote(results_dir)

@@ -65,6 +65,8 @@ LAUNCHER_PATTERNS = (
     re.compile(r"PRTE has lost communication|PRTE was unable"),
     re.compile(r"mpirun was unable to start the specified application"),
     re.compile(r"A request was made to bind to that would result in binding more"),
+    # srun --immediate and a drained, down or reserved node: this line, before "Unable to allocate resources"
+    re.compile(r"srun: Required node not available"),
     re.compile(r"srun: error: (Unable to|Invalid|.*allocation|.*Job step creation)"),
     re.compile(r"srun: error: .*(Connection refused|Unable to resolve|invalid partition)", re.IGNORECASE),
     re.compile(r"HYDU_create_process|HYD_pmcd_pmiserv|\[mpiexec@.*\] (HYDT|HYD)_"),

@@ -39,6 +39,12 @@ def mpirun_installed_fixture():
     require_programs(["mpirun"], "Open MPI launches the all-reduce stand-in's ranks")
 
 
+@pytest.fixture(name="slurm_installed", scope="session")
+def slurm_installed_fixture():
+    """A real Slurm on the fleet (fleet.sh --slurm, slurm.sh): Debian's slurmctld, slurmd, slurm-client and munge."""
+    require_programs(["slurmctld", "slurmd", "srun", "sinfo", "scontrol", "munged"], "the Slurm fleet runs them")
+
+
 def fleet_sh(*args, check=True, env=None, timeout=120):
     proc = subprocess.run([FLEET_SH] + list(args), capture_output=True, text=True, timeout=timeout, check=False, env=env)
     if check and proc.returncode != 0:

@@ -5,6 +5,7 @@
 # Test double: a multi-host SSH fleet on this machine (root only).
 #
 #   fleet.sh up --hosts N --state DIR [--node-files F1,F2,...] [--own-files]
+#                [--slurm [--slurm-health PROGRAM] [--slurm-prolog PROGRAM]]
 #   fleet.sh down --state DIR
 #   fleet.sh throttle --state DIR --host I --rate 1gbit [--delay 5ms]
 #   fleet.sh throttle --state DIR --host I --peer J --rate 200mbit   (only the link I-J, both ways)
@@ -22,6 +23,10 @@
 # writes with its default paths (/opt/gpufleet, /etc/nccl.conf, /var/lib/gpufleet, ~/.ssh) stays on that
 # host, as on separate machines, and never touches this machine's files; the host's sshd also reads
 # ~/.ssh/authorized_keys (sshd's default) besides the fleet key, and its host key is in /etc/ssh too.
+# --slurm (implies --own-files): a real Slurm cluster on the fleet (slurm.sh: munged, slurmctld, one slurmd per host),
+# and SLURM_CONF=/etc/slurm/slurm.conf in every SSH session of a host (no Slurm command looks a configuration up
+# over DNS); the controller's is in DIR/slurm/slurm.env. --slurm-health PROGRAM: slurmd's HealthCheckProgram,
+# --slurm-prolog PROGRAM: its Prolog (slurm.sh).
 # `down` removes everything `up` made, by name and by pid, also after a failed `up`; it is
 # idempotent. Traffic only ever goes to these namespaces.
 set -euo pipefail
@@ -54,7 +59,7 @@ controller_python() {
 }
 
 usage() {
-    sed -n '5,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -143,6 +148,8 @@ do_down() {
     fi
     local -a pids=()
     local file ns sock link
+    # Slurm's daemons first (slurmctld and munged by pid; slurmd also go with the namespaces below)
+    "$HERE/slurm.sh" down --state "$STATE" || log "slurm.sh down failed"
     for file in "$STATE"/pids/*.pid "$STATE"/h*/sshd.pid; do
         [[ -e "$file" ]] || continue
         while read -r pid; do pids+=("$pid"); done < <(pid_from_file "$file")
@@ -300,7 +307,7 @@ do_up() {
         # about 70 processes and 0.1 CPU-s per command: every module run over SSH paid it, a rented node's does not.
         cat > "$STATE/h$i/sshd_config" <<EOF
 # gpufleet test fleet $FLEET_ID, host $i (written by tests/sshfleet/fleet.sh)
-SetEnv TMPDIR=/tmp/gf${FLEET_ID}h$i SHLVL=1
+SetEnv TMPDIR=/tmp/gf${FLEET_ID}h$i SHLVL=1${SLURM:+ SLURM_CONF=/etc/slurm/slurm.conf}
 ListenAddress $addr
 Port 22
 HostKey $STATE/h$i/ssh_host_ed25519_key
@@ -341,6 +348,10 @@ HOSTS=$HOSTS
 NET=$net
 BRIDGE=$br
 EOF
+    if [[ -n "$SLURM" ]]; then
+        "$HERE/slurm.sh" up --state "$STATE" ${SLURM_HEALTH:+--health-check "$SLURM_HEALTH"} \
+            ${SLURM_PROLOG:+--prolog "$SLURM_PROLOG"}
+    fi
     UP_DONE=1
     log "fleet $FLEET_ID up: $HOSTS hosts on $net.0/24, inventory $STATE/inventory.yml"
 }
@@ -433,7 +444,7 @@ do_throttle() {
 [[ $# -ge 1 ]] || usage
 ACTION="$1"
 shift
-STATE="" HOSTS="" NODE_FILES="" HOST="" PEER="" RATE="" DELAY="" FLEET_ID="" UP_DONE=0 UP_STARTED=0 OWN_FILES=""
+STATE="" HOSTS="" NODE_FILES="" HOST="" PEER="" RATE="" DELAY="" FLEET_ID="" UP_DONE=0 UP_STARTED=0 OWN_FILES="" SLURM="" SLURM_HEALTH="" SLURM_PROLOG=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --state) STATE="${2:?--state needs a value}"; shift 2 ;;
@@ -444,6 +455,9 @@ while [[ $# -gt 0 ]]; do
         --rate) RATE="${2:?--rate needs a value}"; shift 2 ;;
         --delay) DELAY="${2:?--delay needs a value}"; shift 2 ;;
         --own-files) OWN_FILES=1; shift ;;
+        --slurm) OWN_FILES=1; SLURM=1; shift ;;
+        --slurm-health) OWN_FILES=1; SLURM=1; SLURM_HEALTH="${2:?--slurm-health needs a value}"; shift 2 ;;
+        --slurm-prolog) OWN_FILES=1; SLURM=1; SLURM_PROLOG="${2:?--slurm-prolog needs a value}"; shift 2 ;;
         -h|--help) usage ;;
         *) die "unknown argument $1" ;;
     esac

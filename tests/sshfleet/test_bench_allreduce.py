@@ -1,8 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""playbooks/benchmark.yml run for real on a 6-host SSH fleet (fleet.sh): the all-reduce across the
-fleet and the bad-node search, through validate_cluster.yml (benchmarks imported, gpufleet_benchmarks set).
+"""playbooks/benchmark.yml run for real on a 6-host SSH fleet with a real Slurm (fleet.sh --slurm): the single-node
+all-reduce, the all-reduce across the fleet and the bad-node search through srun with Open MPI's PMIx (the cluster's
+MpiDefault), through validate_cluster.yml (benchmarks imported, gpufleet_benchmarks set). The mpirun launcher is
+proved end to end by test_shipped_defaults.py (a fleet without Slurm, where the same default picks mpirun).
+
+provision.yml runs with the launcher's default (mpi_fabric_launcher: auto): on this fleet it finds srun and sinfo, and
+every node in `sinfo -N`, so it picks srun; the benchmarks name their hosts with --nodelist (gpufleet/plan/launch.py).
 
 The fleet is provisioned ONCE with Ansible's jsonfile fact cache on: provision.yml itself, which does not include the
 two roles the fleet switches off (nccl_tests, gpu_bench: no CUDA toolkit here), so each scenario then runs only
@@ -85,7 +90,21 @@ RATE = "25mbit"
 THROTTLED_MAX = 0.005
 TOLERANCE = 0.9
 
-pytestmark = pytest.mark.usefixtures("mpirun_installed")
+pytestmark = pytest.mark.usefixtures("slurm_installed")
+
+# The all_reduce_perf this test gives the benchmarks (gpufleet_all_reduce_perf_path): the node's python running the
+# stand-in. MPI's part of nccl-tests (rank 0's control address) is where Slurm puts task 0: the first node of the step
+# (block distribution), its address from slurm.conf's NodeAddr; the port from the job and step ids, so two pairs of
+# a round never share one.
+SLURM_WRAPPER = """#!/bin/sh
+if [ -z "${GPUFLEET_STANDIN_BOOTSTRAP:-}" ] && [ -n "${SLURM_STEP_NODELIST:-}" ]; then
+    first=$(scontrol show hostnames "$SLURM_STEP_NODELIST" | head -n 1)
+    addr=$(scontrol show node "$first" | sed -n 's/.*NodeAddr=\\([0-9.]*\\).*/\\1/p')
+    GPUFLEET_STANDIN_BOOTSTRAP="$addr:$((20000 + (${SLURM_JOB_ID:-0} * 16 + ${SLURM_STEP_ID:-0}) %% 20000))"
+    export GPUFLEET_STANDIN_BOOTSTRAP
+fi
+exec %s %s "$@"
+"""
 
 
 def ansible_env(base, state):
@@ -112,7 +131,7 @@ def fleet_fixture(tmp_path_factory):
     require_fleet()
     base = tmp_path_factory.mktemp("benchallreduce")
     state = str(base / "fleet")
-    fleet_sh("up", "--hosts", str(HOSTS), "--state", state, "--node-files", NODE_FILE)
+    fleet_sh("up", "--hosts", str(HOSTS), "--state", state, "--node-files", NODE_FILE, "--slurm")
     try:
         with open(os.path.join(state, "fleet_id"), "r", encoding="utf-8") as handle:
             number = int(handle.read().strip())
@@ -120,13 +139,13 @@ def fleet_fixture(tmp_path_factory):
             inventory = yaml.safe_load(handle)["all"]["children"]["sshfleet"]["hosts"]
         python = inventory["gf%dh1" % number]["ansible_python_interpreter"]
         wrapper = base / "all_reduce_perf"
-        wrapper.write_text("#!/bin/sh\nexec %s %s \"$@\"\n" % (python, STANDIN))
+        wrapper.write_text(SLURM_WRAPPER % (python, STANDIN))
         wrapper.chmod(0o755)
         fleet = {"state": state, "id": number, "inventory": inventory, "base": base, "wrapper": str(wrapper)}
-        # mpirun named (the role's option; auto finds it here too): no srun/sinfo probe on each host. The fleet
-        # switches nccl_tests and gpu_bench off (molecule/provision/vars/fleet.yml): provision.yml includes neither
+        # the launcher's default (auto): srun here. The fleet switches nccl_tests and gpu_bench off
+        # (molecule/provision/vars/fleet.yml): provision.yml includes neither
         provision = os.path.join(REPO_ROOT, "playbooks", "provision.yml")
-        took = playbook(fleet, ["-e", "mpi_fabric_launcher=mpirun", provision])
+        took = playbook(fleet, [provision])
         print("provision.yml (facts, nccl_env and mpi_fabric) once: %.0f s" % took)
         yield fleet
     finally:
@@ -152,10 +171,9 @@ def run_validate(fleet, label, benchmarks, seed, mode="adaptive", hosts=HOSTS):
         "gpufleet_pair_sequential": False,
         "gpufleet_pair_search": mode,
         "gpufleet_pair_search_seed": seed,
-        # rank 0's address for the stand-in's control connection (MPI's part of nccl-tests), from the
-        # launcher's cluster addresses; the runner forwards every variable of the env to the ranks with -x
-        "gpufleet_allreduce_env": {"NCCL_DEBUG": "INFO", "GPUFLEET_STANDIN_BOOTSTRAP": "{{ gpufleet_launcher.addresses[inventory_hostname] }}:29741",
-                                   "GPUFLEET_STANDIN_TIMEOUT": "60"},
+        # rank 0's address for the stand-in's control connection (MPI's part of nccl-tests) comes from Slurm's own
+        # variables in the wrapper (SLURM_WRAPPER); srun --export=ALL hands the env to every task
+        "gpufleet_allreduce_env": {"NCCL_DEBUG": "INFO", "GPUFLEET_STANDIN_TIMEOUT": "60"},
         "gpufleet_benchmark_timeout": 120,
         # see the module docstring: the stand-in is CPU-bound here
         "gpufleet_pair_search_tolerance": TOLERANCE,
@@ -264,6 +282,28 @@ def assert_read_from_json(records, run_dir):
             assert parsed["rows"][0][half]["wrong"] == text["rows"][0][half]["wrong"] == 0
 
 
+def assert_through_srun(records, names):
+    """provision.yml's auto launcher is srun here: every run went through it, naming exactly its own Slurm nodes (the
+    hostnames, which sinfo -N lists), one task per GPU, and the cluster's MpiDefault (pmix) left to Slurm."""
+    runs = [bench for record in records.values() for bench in record["benchmarks"]
+            if bench["kind"].startswith("allreduce_")]
+    kinds = {bench["kind"] for bench in runs}
+    assert kinds == {"allreduce_single", "allreduce_multi", "allreduce_pair"}, kinds
+    for bench in runs:
+        argv = bench["command"]
+        srun = [word for word in argv if word.endswith("srun")]
+        assert srun and "mpirun" not in " ".join(argv), argv
+        nodelist = [word for word in argv if word.startswith("--nodelist=")]
+        assert nodelist == ["--nodelist=" + ",".join(bench["hosts"])], (argv, bench["hosts"])
+        assert "--nodes=%d" % len(bench["hosts"]) in argv and "--ntasks-per-node=1" in argv, argv
+        assert "--export=ALL" in argv and not [word for word in argv if word.startswith("--mpi=")], argv
+        # a node Slurm cannot give (drained, down) ends the run with Slurm's words, not the benchmark's timeout
+        assert "--immediate=120" in argv, argv
+    singles = [bench for bench in runs if bench["kind"] == "allreduce_single"]
+    assert sorted({bench["hosts"][0] for bench in singles}) == sorted(names)
+    assert all(bench["outcome"] == "ok" for bench in singles), [bench["reason"] for bench in singles]
+
+
 def summary(records):
     items = next(iter(checks_of(records, "benchmarks.pair_search").values()))
     return items[0]["message"].split("search: ")[-1]
@@ -283,10 +323,12 @@ def test_two_throttled_hosts_named_and_the_ring_bound(fleet):
     for host in victims:
         fleet_sh("throttle", "--state", fleet["state"], "--host", str(host), "--rate", RATE)
     try:
-        records = host_records(run_validate(fleet, "two-throttled", ["allreduce_multi", "allreduce_pairs"], seed))
+        records = host_records(run_validate(fleet, "two-throttled", ["allreduce_single", "allreduce_multi",
+                                                                     "allreduce_pairs"], seed))
     finally:
         for host in victims:
             fleet_sh("unthrottle", "--state", fleet["state"], "--host", str(host))
+    assert_through_srun(records, names)
     runs = pair_runs(records)
     print("pairs: %s" % describe(runs))
     rounds = check_schedule(runs, "adaptive", seed, names)

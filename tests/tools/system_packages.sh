@@ -39,6 +39,11 @@ SYSTEM_PROGRAMS=(
     libc6-dev:libc6-dev
     promtool:prometheus
     sqlite3:sqlite3
+    slurmctld:slurmctld
+    slurmd:slurmd
+    srun:slurm-client
+    munged:munge
+    libpmix:libpmix-dev
 )
 
 me=tests/tools/system_packages.sh
@@ -49,6 +54,8 @@ present() {
         venv) "${PYTHON:-python3}" -c 'import ensurepip, venv' >/dev/null 2>&1 ;;
         ca-certificates) [ -e /etc/ssl/certs/ca-certificates.crt ] ;;
         libc6-dev) [ -e /usr/include/stdio.h ] ;;
+        # Slurm's mpi/pmix plugin loads the unversioned library (without it --mpi=pmix steps fail)
+        libpmix) compgen -G "/usr/lib/*/libpmix.so" >/dev/null ;;
         *) command -v "$1" >/dev/null 2>&1 ;;
     esac
 }

@@ -5,7 +5,7 @@
 program is missing (tests/tools/system_programs.py).
 
 The script runs with a PATH of empty stand-in executables, so which programs are "installed" is chosen
-here. sshd, ca-certificates, libc6-dev's headers and python's ensurepip are checked at fixed paths (or
+here. sshd, ca-certificates, libc6-dev's headers, libpmix-dev's library and python's ensurepip are checked at fixed paths (or
 through PYTHON, set to this interpreter): present once `make system-packages` has run.
 """
 
@@ -29,7 +29,7 @@ from system_programs import (  # noqa: E402  pylint: disable=import-error,wrong-
     missing_programs_message, program_packages, require_programs)
 
 ON_PATH = ("make", "git", "ip", "tc", "ss", "ssh", "ssh-keygen", "unshare", "iperf3", "mpirun", "shellcheck",
-           "chromium", "gcc", "promtool", "sqlite3")
+           "chromium", "gcc", "promtool", "sqlite3", "slurmctld", "slurmd", "srun", "munged")
 
 
 def fake_bin(folder: Path, names: Iterable[str]) -> str:

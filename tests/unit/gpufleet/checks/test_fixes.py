@@ -4,11 +4,17 @@ The reasons are ones the product writes: the demo fleet's records (make demo), t
 (docs/facts/node_facts.md) and the benchmark preflight's missing tool (playbooks/benchmark_tasks/preflight.yml).
 """
 
+import os
+
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import classify
+
+from gpufleet.checks.benchmarks import outcome_problem
 from gpufleet.checks.evidence import coverage
-from gpufleet.checks.fixes import GENERIC_FIX, distinct_fixes, fix_for
+from gpufleet.checks.fixes import GENERIC_FIX, distinct_fixes, fix_for, launcher_fix
 from gpufleet.checks.model import NodeContext
 
 PROVISION = "ansible-playbook -i INVENTORY gpufleet.acceptance.provision"
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 
 
 def test_a_fact_group_left_out_names_the_setting():
@@ -64,3 +70,24 @@ def test_coverage_gives_each_unverified_item_its_fix_and_a_verified_one_none():
     judged = [{"id": "gpu.model", "status": "pass", "subject": None, "message": "ok"}]
     model = [item for item in coverage(node, judged + skipped[1:])["items"] if item["item"] == "gpu.model"][0]
     assert model["status"] == "verified" and "fix" not in model
+
+
+def _launcher_words(name):
+    """(outcome, reason) the node-side runner gives srun's stderr of a recording (tests/fixtures/slurm/SOURCES.md)."""
+    with open(os.path.join(REPO, "tests", "fixtures", "slurm", name), encoding="utf-8") as handle:
+        return classify(1, "", handle.read())
+
+
+def test_a_launcher_failure_names_slurms_words_and_the_fix():
+    outcome, drained = _launcher_words("srun-immediate-drained-node-22.05.8.txt")
+    assert (outcome, drained) == ("launcher_error", "srun: Required node not available (down, drained or reserved)")
+    record = {"name": "multi-node all-reduce", "outcome": "launcher_error", "reason": drained}
+    assert outcome_problem(record) == (
+        "multi-node all-reduce failed: launcher_error (srun: Required node not available (down, drained or reserved)); "
+        "fix: a node of the run is drained, down or reserved in Slurm (sinfo -N -l): resume it once its cause is "
+        "fixed, or leave it out (--limit)")
+    _outcome, invalid = _launcher_words("srun-invalid-node-name-22.05.8.txt")
+    assert launcher_fix(invalid).startswith("a node is not known to Slurm by that name")
+    assert launcher_fix("srun: error: Couldn't find the specified plugin name for mpi/pmi2 looking at all files") \
+        .startswith("srun's MPI plugin")
+    assert launcher_fix("some words no row knows") is None

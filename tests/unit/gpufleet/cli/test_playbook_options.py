@@ -66,6 +66,14 @@ def test_the_ansible_playbook_command_runner_builds(tmp_path):
         "-e", '{"gpufleet_results_dir":"/results/r1","gpufleet_level":"quick"}', "--tags", "facts,report", PLAYBOOK]
 
 
+def test_slurm_drain_is_the_playbooks_switch_and_kept_by_the_resume(tmp_path):
+    options = _options("--slurm-drain", "--level", "quick")
+    kwargs = validate.runner_kwargs(str(tmp_path), ["/inv"], "/results/r1", options=options)
+    assert kwargs["extravars"] == {"gpufleet_results_dir": "/results/r1", "gpufleet_level": "quick",
+                                   "gpufleet_slurm_drain": True}
+    assert options.arguments() == ["--level", "quick", "--slurm-drain"]
+
+
 def test_no_options_add_nothing(tmp_path):
     kwargs = validate.runner_kwargs(str(tmp_path), ["/inv"], "/results/r1")
     assert kwargs["extravars"] == {"gpufleet_results_dir": "/results/r1"}
