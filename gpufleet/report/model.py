@@ -126,6 +126,18 @@ class ReportError(Exception):
 # -- reading -------------------------------------------------------------------------------
 
 
+def _optional_json(directory: str, name: str) -> Any:
+    """The JSON document ``name`` of the results directory, None where it is not there (a run still going: no
+    fleet.json; no --slurm-drain: no slurm.json); ReportError naming the file when it cannot be read."""
+    path = os.path.join(directory, name)
+    if not os.path.exists(path):
+        return None
+    try:
+        return read_json(path)
+    except ResultsError as exc:
+        raise ReportError(str(exc)) from None
+
+
 def load_results(path):
     """``{"path", "run", "fleet", "hosts"}`` of the run directory at ``path``.
 
@@ -139,22 +151,11 @@ def load_results(path):
         run = run_dir.read_run()
     except ResultsError as exc:
         raise ReportError("%s is not a gpufleet results directory: %s" % (path, exc)) from None
-    fleet = None
-    fleet_path = os.path.join(run_dir.path, FLEET_FILE)
-    if os.path.exists(fleet_path):
-        try:
-            fleet = read_json(fleet_path)
-        except ResultsError as exc:
-            raise ReportError(str(exc)) from None
-        if not isinstance(fleet, dict) or fleet.get("schema") != SCHEMA:
-            raise ReportError("%s: schema %r, this gpufleet reads %s" % (fleet_path, (fleet or {}).get("schema"), SCHEMA))
-    slurm = None
-    slurm_path = os.path.join(run_dir.path, SLURM_FILE)
-    if os.path.exists(slurm_path):
-        try:
-            slurm = read_json(slurm_path)
-        except ResultsError as exc:
-            raise ReportError(str(exc)) from None
+    fleet = _optional_json(run_dir.path, FLEET_FILE)
+    if fleet is not None and (not isinstance(fleet, dict) or fleet.get("schema") != SCHEMA):
+        raise ReportError("%s: schema %r, this gpufleet reads %s" % (
+            os.path.join(run_dir.path, FLEET_FILE), (fleet or {}).get("schema"), SCHEMA))
+    slurm = _optional_json(run_dir.path, SLURM_FILE)
     return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": run_dir.host_records(), "slurm": slurm}
 
 

@@ -15,16 +15,13 @@ import shutil
 from typing import Any, Dict, List, Sequence
 
 from gpufleet.checks.model import fleet_verdict
-from gpufleet.results.store import (FLEET_FILE, HOSTS_DIR, RUN_FILE, SCHEMA, ResultsError, RunDir, read_json,
+from gpufleet.results.store import (FLEET_FILE, HOSTS_DIR, RUN_FILE, SCHEMA, ResultsError, RunDir, read_judged_run,
                                     utc_now, write_json_atomic)
 
 
 def _slice(path: str) -> Dict[str, Any]:
-    run_dir = RunDir.open(path)
-    fleet_path = os.path.join(run_dir.path, FLEET_FILE)
-    if not os.path.exists(fleet_path):
-        raise ResultsError("%s has no fleet.json: that slice did not finish (resume it first)" % run_dir.path)
-    return {"dir": run_dir, "run": run_dir.read_run(), "fleet": read_json(fleet_path), "hosts": run_dir.host_records()}
+    run_dir, fleet, hosts = read_judged_run(path)
+    return {"dir": run_dir, "run": run_dir.read_run(), "fleet": fleet, "hosts": hosts}
 
 
 def _copy_host(source: RunDir, out: str, host: str, record: Dict[str, Any]) -> None:

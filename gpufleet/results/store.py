@@ -1041,3 +1041,13 @@ class RunDir:
         os.replace(path, target)
         _fsync_dir(os.path.dirname(path))
         return self.relative(target)
+
+
+def read_judged_run(path):
+    """``(RunDir, fleet.json, {host: record})`` of a finished run at ``path``; ResultsError naming what is missing (a
+    run that did not finish has no fleet.json)."""
+    run = RunDir.open(path)
+    fleet_path = os.path.join(run.path, FLEET_FILE)
+    if not os.path.exists(fleet_path):
+        raise ResultsError("%s has no fleet.json: the run did not finish (resume it first)" % run.path)
+    return run, read_json(fleet_path), run.host_records()

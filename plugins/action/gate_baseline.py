@@ -10,12 +10,10 @@ Controller only; writes nothing.
 
 from __future__ import annotations
 
-import os
-
 from ansible.plugins.action import ActionBase
 
 from gpufleet.results.gate_baseline import accepted_baselines
-from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, to_plain, utc_now
+from gpufleet.results.store import ResultsError, read_judged_run, to_plain, utc_now
 
 # The options of plugins/modules/gate_baseline.py (its DOCUMENTATION says what each means).
 ARGUMENT_SPEC = {"run_dir": {"type": "path", "required": True}}
@@ -34,9 +32,8 @@ class ActionModule(ActionBase):
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
         args = to_plain(args)
         try:
-            run = RunDir.open(args["run_dir"])
-            baselines = accepted_baselines(read_json(os.path.join(run.path, FLEET_FILE)), run.host_records(),
-                                           utc_now())
+            _run, fleet, records = read_judged_run(args["run_dir"])
+            baselines = accepted_baselines(fleet, records, utc_now())
         except (ResultsError, OSError) as exc:
             return dict(result, failed=True, msg="gate_baseline: %s" % exc)
         return dict(result, changed=False, baselines=baselines,

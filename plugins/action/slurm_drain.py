@@ -19,7 +19,7 @@ from ansible.plugins.action import ActionBase
 
 from gpufleet.results.slurm_drain import (
     SINFO_ARGV, SLURM_FILE, action_record, parse_sinfo, plan_drains, run_verdicts, verdict_file)
-from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, to_plain, utc_now, write_json_atomic
+from gpufleet.results.store import ResultsError, read_judged_run, to_plain, utc_now, write_json_atomic
 
 # The options of plugins/modules/slurm_drain.py (its DOCUMENTATION says what each means).
 ARGUMENT_SPEC = {
@@ -57,9 +57,8 @@ class ActionModule(ActionBase):
         if args.get("slurm_conf"):
             env["SLURM_CONF"] = args["slurm_conf"]
         try:
-            run = RunDir.open(args["run_dir"])
-            fleet = read_json(os.path.join(run.path, FLEET_FILE))
-            verdicts = run_verdicts(fleet, run.host_records())
+            run, fleet, records = read_judged_run(args["run_dir"])
+            verdicts = run_verdicts(fleet, records)
         except (ResultsError, OSError) as exc:
             return dict(result, failed=True, msg="slurm_drain: %s" % exc)
         # what each node's health check program acts on where this controller reaches no Slurm (roles/slurm_gate)
