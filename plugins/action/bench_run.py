@@ -48,15 +48,17 @@ from gpufleet.results.store import BENCHMARK_KINDS, ResultsError, to_plain
 # The options of plugins/modules/bench_run.py: the node's (defaults left to the module), then the controller's.
 NODE_SPEC = {
     "argv": {"type": "list", "elements": "str", "required": True},
-    "env": {"type": "dict"},
-    "timeout": {"type": "float"},
-    "grace": {"type": "float"},
+    "env": {"type": "dict", "default": {}},
+    "timeout": {"type": "float", "default": 600},
+    "grace": {"type": "float", "default": 10},
     "job_id": {"type": "str", "required": True},
     "cwd": {"type": "path"},
     "node": {"type": "str"},
-    "max_output": {"type": "int"},
+    # set by this plugin on its one second attempt after a lost connection (module documentation)
+    "end_earlier": {"type": "bool", "default": False},
+    "max_output": {"type": "int", "default": 4194304},
     "json_binary": {"type": "str", "aliases": ["nccl_json_binary"]},
-    "json_format": {"type": "str", "choices": ["nccl-tests", "perftest"]},
+    "json_format": {"type": "str", "choices": ["nccl-tests", "perftest"], "default": "nccl-tests"},
     "json_supported": {"type": "bool"},
     "json_cached": {"type": "dict", "aliases": ["nccl_json_cached"]},
 }

@@ -18,7 +18,7 @@ from gpufleet.results.store import ResultsError, to_plain, utc_now
 
 # The options of plugins/modules/ib_counters.py: the node's, then the controller's (which never reach the node).
 NODE_SPEC = {
-    "sysfs_root": {"type": "path"},
+    "sysfs_root": {"type": "path", "default": "/sys"},
     "devices": {"type": "list", "elements": "str"},
 }
 CONTROLLER_SPEC = {

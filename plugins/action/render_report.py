@@ -22,7 +22,7 @@ ARGUMENT_SPEC = {
     "output_dir": {"type": "path"},
     "formats": {"type": "list", "elements": "str", "choices": list(FORMATS), "default": list(FORMATS)},
     "profiles_dir": {"type": "path"},
-    "title": {"type": "str"},
+    "title": {"type": "str", "default": "gpufleet acceptance report"},
 }
 
 

@@ -32,7 +32,8 @@ options:
       - The record's C(kind).
     type: str
     required: true
-    choices: [allreduce_single, allreduce_multi, allreduce_pair, iperf3, iperf3_concurrent, ib_write_bw, ib_write_lat, nvbandwidth]
+    choices: [allreduce_single, allreduce_multi, allreduce_pair, iperf3, iperf3_concurrent, ib_write_bw, ib_write_lat,
+              nvbandwidth, ib_counters, gpu_compute]
   name:
     description:
       - The record's C(name). Defaults to O(kind) (C(iperf3 concurrent) for V(iperf3_concurrent)).
