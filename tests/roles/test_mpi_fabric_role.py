@@ -386,7 +386,9 @@ def test_slurm_detected_or_not(flavours, fleet):
     # every node of the play by its Slurm name (both are this machine here), GPUs per node as tasks
     assert launcher["argv_prefix"] == ["env", "NCCL_IB_DISABLE=1", "NCCL_SOCKET_IFNAME==lo", site["srun"],
                                        "--nodelist=%s,%s" % (site["short"], site["short"]),
-                                       "--nodes=2", "--ntasks-per-node=8", "--export=ALL", "--mpi=pmix"]
+                                       "--nodes=2", "--ntasks-per-node=8", "--export=ALL", "--mpi=pmix",
+                                       # a node Slurm cannot give ends the run at once, in Slurm's words
+                                       "--immediate=120"]
     # the fleet's playbook run: sinfo answers, but without this node: mpirun
     other = fleet["run"]
     assert other.rc == 0, other.stdout + other.stderr
