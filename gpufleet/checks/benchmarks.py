@@ -314,7 +314,8 @@ def pair_ranks_problem(by_name, record) -> str | None:
 def _launch_words(record):
     """How a single-node run was launched, from its ``group`` label (``single_node launch=mpirun gpus=8``)."""
     fields = dict(word.split("=", 1) for word in str(record.get("group") or "").split() if "=" in word)
-    return {"mpirun": "one rank per GPU through mpirun", "threads": "one process, -g per GPU"}.get(fields.get("launch"), "")
+    return {"mpirun": "one rank per GPU through mpirun", "srun": "one task per GPU through srun",
+            "threads": "one process, -g per GPU"}.get(fields.get("launch"), "")
 
 
 def nic_aggregate(node) -> dict | None:

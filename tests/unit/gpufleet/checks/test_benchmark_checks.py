@@ -268,6 +268,10 @@ def test_four_gpu_run_on_an_8_gpu_node_fails_naming_4_of_8(fixture_text):
     full = record(fixture_text, SINGLE, "allreduce_single", ["node005"], group="single_node launch=mpirun gpus=8")
     item, = benchmarks.check_allreduce_single(gpu_node("node005", [full]))
     assert item["status"] == PASS and "over 8 of 8 GPUs (one rank per GPU through mpirun)" in item["message"]
+    # the same run as srun launched it (playbooks/benchmark.yml's group label on a Slurm fleet)
+    srun = record(fixture_text, SINGLE, "allreduce_single", ["node005"], group="single_node launch=srun gpus=8")
+    item, = benchmarks.check_allreduce_single(gpu_node("node005", [srun]))
+    assert item["status"] == PASS and "over 8 of 8 GPUs (one task per GPU through srun)" in item["message"]
 
 
 def _multi(fixture_text, hosts, busbw=None):
