@@ -136,10 +136,6 @@ options:
         V(ib-bw) and V(ib-lat) read perftest's JSON report first the same way (O(perftest_json)); the record's
         C(parsed.parsed_from) says which (C(docs/benchmarks.md)).
     type: str
-    choices: [dcgmi-diag, ethtool, ethtool-driver, gpubench, ib-bw, ib-lat, ibdev2netdev, ibstat, ibstatus, ibv-devinfo,
-              ip-addr, iperf3, kernel-log, kernel-modules, limits, lspci, lspci-acs, nccl, nccl-debug, nccl-json,
-              nvbandwidth, nvidia-smi-q, nvidia-smi-xml, nvlink-errors, nvlink-status, p2p-bandwidth, perftest-json,
-              query-gpu, topo, topo-p2p, ulimit-l]
   nccl_json:
     description:
       - Action plugin only. With O(parse_kind=nccl), ask the nccl-tests binary for its JSON document
@@ -414,7 +410,7 @@ def main():
             "record_host": {"type": "str"},
             "name": {"type": "str"},
             "kind": {"type": "str", "choices": ["allreduce_single", "allreduce_multi", "allreduce_pair", "iperf3", "iperf3_concurrent",
-                                                "ib_write_bw", "ib_write_lat", "nvbandwidth", "gpu_compute"]},
+                                                "ib_write_bw", "ib_write_lat", "nvbandwidth", "ib_counters", "gpu_compute"]},
             "hosts": {"type": "list", "elements": "str"},
             "message_size_bytes": {"type": "int"},
             "algorithm": {"type": "str"},
