@@ -168,6 +168,20 @@ do_down() {
     fi
     while read -r pid; do pids+=("$pid"); done < <(ssh_masters)
     kill_pids "${pids[@]+"${pids[@]}"}"
+    # a process of the namespaces may have started a child between the listing and its end (a module run that a
+    # thawed or reconnected node resumes spawns its next tool): list the namespaces again until nothing runs there
+    local round
+    for round in 1 2 3 4 5; do
+        pids=()
+        if [[ -n "$FLEET_ID" ]]; then
+            for ns in $(fleet_namespaces); do
+                while read -r pid; do pids+=("$pid"); done < <(ip netns pids "$ns" 2>/dev/null || true)
+            done
+        fi
+        [[ ${#pids[@]} -gt 0 ]] || break
+        log "round $round: ${#pids[@]} process(es) started during the teardown, ending them"
+        kill_pids "${pids[@]}"
+    done
     if [[ -n "$FLEET_ID" ]]; then
         for ns in $(fleet_namespaces); do
             ip netns del "$ns" 2>/dev/null || log "could not delete namespace $ns"
