@@ -55,22 +55,22 @@ class Progress:
         # {play name: phase} of the imported playbooks (imported_play_phases)
         self.plays = dict(plays or {})
         self.write = write
-        self.hosts = None
-        self.phase = None
-        self.task = None
+        self.hosts: list[str] | None = None
+        self.phase: str | None = None
+        self.task: str | None = None
         # whether any host ran the task (a task every host skipped, as the burn-in at a level without one, says
         # nothing)
         self.ran = False
-        self.done = set()
-        self.dropped = set()
-        self.shown = None
-        self.failures = []
+        self.done: set[str] = set()
+        self.dropped: set[str] = set()
+        self.shown: int | None = None
+        self.failures: list[str] = []
         # what the exit status of ansible-playbook is made of (judged_despite_rc)
         self.gate_started = False
-        self.failed_tasks = set()
-        self.unreachable = set()
+        self.failed_tasks: set[str] = set()
+        self.unreachable: set[str] = set()
         # the writes into the results directory that failed (results_write_error): the controller's failure
-        self.write_failures = []
+        self.write_failures: list[str] = []
 
     def _load_hosts(self):
         try:

@@ -54,8 +54,8 @@ def _rdma_ports(nic_facts: Optional[Mapping[str, Any]]) -> Optional[List[Dict[st
 
 def gate_baseline(record: Mapping[str, Any], run_id: Optional[str], written: str) -> Dict[str, Any]:
     """The baseline of one host record (its facts as this run gathered them)."""
-    facts = record.get("facts") if isinstance(record.get("facts"), Mapping) else {}
-    host_facts = facts.get("host") if isinstance(facts.get("host"), Mapping) else {}
+    facts: Mapping[str, Any] = record["facts"] if isinstance(record.get("facts"), Mapping) else {}
+    host_facts: Mapping[str, Any] = facts["host"] if isinstance(facts.get("host"), Mapping) else {}
     return {"schema": SCHEMA, "host": record.get("host"), "run_id": run_id, "written": written,
             "gpus": _gpus(facts.get("gpu")), "interfaces": _interfaces(facts.get("nic")),
             "rdma_ports": _rdma_ports(facts.get("nic")),
