@@ -23,6 +23,8 @@ UNREACHABLE = "UNREACHABLE"
 INCOMPLETE = "INCOMPLETE"
 # Every verdict, worst first: the fleet's verdict is its worst node's.
 VERDICTS = (REJECT, UNREACHABLE, INCOMPLETE, ACCEPT_WITH_WARNINGS, ACCEPT)
+# The verdicts of a node that can be used
+ACCEPTED = (ACCEPT, ACCEPT_WITH_WARNINGS)
 
 
 def result(check_id, status, message, measured=None, expected=None, threshold_source=None, subject=None):

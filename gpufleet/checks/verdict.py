@@ -14,7 +14,7 @@ from __future__ import annotations
 import numbers
 
 from gpufleet.checks import profiles
-from gpufleet.checks.model import ACCEPT, ACCEPT_WITH_WARNINGS
+from gpufleet.checks.model import ACCEPTED
 
 # Inventory variables handed to the checks as NodeContext.settings when a host defines them.
 SETTINGS_VARS = (
@@ -178,7 +178,7 @@ def fleet_words(verdict: str, counts: dict, label: str | None = None) -> str:
     ``label`` (level quick's "static checks only") after the verdict. ``counts``: verdict -> nodes, in the order
     shown."""
     shown = {name: count for name, count in counts.items() if count}
-    acceptable = sum(shown.get(name, 0) for name in (ACCEPT, ACCEPT_WITH_WARNINGS))
+    acceptable = sum(shown.get(name, 0) for name in ACCEPTED)
     total = sum(shown.values())
     return "fleet %s%s: %d of %d node%s acceptable; %s" % (
         verdict, " (%s)" % label if label else "", acceptable, total, "" if total == 1 else "s",
@@ -202,7 +202,7 @@ def verdict_lines(report, profiles):
             reasons = ["not verified: %s" % reason for reason in covered.get("incomplete") or []] + reasons
         text = "%s: %s (profile %s%s)" % (host, entry["verdict"], profiles.get(host, {}).get("name"),
                                           "" if covered.get("claim", True) else "; judged against no claim")
-        if covered.get("label") and entry["verdict"] in ("ACCEPT", "ACCEPT WITH WARNINGS"):
+        if covered.get("label") and entry["verdict"] in ACCEPTED:
             # level quick: nothing was measured, the facts alone were judged
             text = text[:-1] + "; %s)" % covered["label"]
         if reasons:

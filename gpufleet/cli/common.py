@@ -16,15 +16,15 @@ from typing import Any
 import jmespath
 from jmespath import exceptions as jmespath_errors
 
+from gpufleet.checks.model import ACCEPTED
 from gpufleet.checks.verdict import fleet_words
 from gpufleet.report.next_steps import next_step
-from gpufleet.results.exit_codes import EXIT_FAILED, EXIT_OK, verdict_exit_code
+from gpufleet.results.exit_codes import EXIT_FAILED, EXIT_OK
 from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, utc_now
 from gpufleet.text import one_line
 
 # Exit codes of validate / demo / report / bundle: the one table of both entry points (gpufleet/results/exit_codes.py).
 
-ACCEPTED = ("ACCEPT", "ACCEPT WITH WARNINGS")
 FAILING = ("REJECT", "UNREACHABLE", "INCOMPLETE")
 # Failing nodes first in every listing: what a reader must act on.
 VERDICT_ORDER = {"REJECT": 0, "UNREACHABLE": 1, "INCOMPLETE": 2, None: 3, "ACCEPT WITH WARNINGS": 4, "ACCEPT": 5}
@@ -170,12 +170,6 @@ def next_step_lines(verdicts, hosts, results_dir):
         lines.append("next: and %d more node(s) not accepted: the report names the next step of each"
                      % (len(waiting) - NEXT_STEPS_SHOWN))
     return lines
-
-
-def exit_code_for(verdicts):
-    """The exit code of a judged run (gpufleet/results/exit_codes.py verdict_exit_code): 0 every node accepted, 3 some
-    REJECT, 4 some UNREACHABLE (none rejected), 6 some INCOMPLETE or never judged; no node at all is 64."""
-    return verdict_exit_code(verdicts)
 
 
 def renderer():

@@ -23,13 +23,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Dict, List, Optional, Tuple
 
-from gpufleet.checks.model import ACCEPT, ACCEPT_WITH_WARNINGS, INCOMPLETE, UNREACHABLE, VERDICTS
+from gpufleet.checks.model import ACCEPTED, INCOMPLETE, UNREACHABLE, VERDICTS
 from gpufleet.plan import training
 from gpufleet.report import offers
 from gpufleet.report.estimate import estimate_fields
 from gpufleet.report.offers import Input, fig, largest_busbw
 
-ACCEPTED = (ACCEPT, ACCEPT_WITH_WARNINGS)
 NOT_JUDGED = "NOT JUDGED"
 
 # The defaults, each with its published source in docs/baselines.md section 13: Llama 2 7B and 70B (Touvron et al.

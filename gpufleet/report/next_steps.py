@@ -15,6 +15,7 @@ import shlex
 from typing import Iterable, Optional
 
 from gpufleet.checks.fixes import distinct_fixes
+from gpufleet.checks.model import ACCEPTED
 
 
 def retest(results_dir: str) -> str:
@@ -25,7 +26,7 @@ def retest(results_dir: str) -> str:
 def next_step(verdict: Optional[str], host: str, results_dir: str, incomplete: Iterable[str] = ()) -> str:
     """The next step for ``host`` judged ``verdict`` in ``results_dir``; "" for an accepted node. ``incomplete``: the
     node's unverified items with why (coverage ``incomplete``)."""
-    if verdict in ("ACCEPT", "ACCEPT WITH WARNINGS"):
+    if verdict in ACCEPTED:
         return ""
     if verdict == "REJECT":
         return "dispute it with its evidence: gpufleet bundle %s %s; after the seller's fix: %s" % (

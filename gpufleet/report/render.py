@@ -34,6 +34,7 @@ import xml.etree.ElementTree as ET
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from gpufleet.checks.model import ACCEPTED
 from gpufleet.report.cost import ReferenceJobError, validate_job
 from gpufleet.report.model import (ReportError, build_model, error_words, load_profile_thresholds, load_results,
                                    results_document)
@@ -179,7 +180,7 @@ def render_junit(results):
         for key, value in (("verdict", record.get("verdict")), ("profile", (record.get("profile") or {}).get("name")),
                            ("level", level)):
             ET.SubElement(props, "property", name=key, value=xml_text(value or ""))
-        if coverage.get("label") and record.get("verdict") in ("ACCEPT", "ACCEPT WITH WARNINGS"):
+        if coverage.get("label") and record.get("verdict") in ACCEPTED:
             # "static checks only": an ACCEPT that rests on facts alone, for CI to tell from a measured one
             ET.SubElement(props, "property", name="label", value=xml_text(coverage["label"]))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}

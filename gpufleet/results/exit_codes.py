@@ -15,6 +15,8 @@ from __future__ import annotations
 import textwrap
 from typing import Iterable, Mapping, NamedTuple, Optional
 
+from gpufleet.checks.model import ACCEPTED
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -27,7 +29,6 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 # The custom statistic (ansible.builtin.set_stats) in which the playbook records its code for the callback.
 STATS_KEY = "acceptance_exit_code"
-ACCEPTED = ("ACCEPT", "ACCEPT WITH WARNINGS")
 
 
 class ExitCode(NamedTuple):

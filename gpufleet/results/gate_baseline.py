@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional
 
+from gpufleet.checks.model import ACCEPTED
+
 SCHEMA = "gpufleet.gate-baseline/v1"
 
 
@@ -60,9 +62,6 @@ def gate_baseline(record: Mapping[str, Any], run_id: Optional[str], written: str
             "gpus": _gpus(facts.get("gpu")), "interfaces": _interfaces(facts.get("nic")),
             "rdma_ports": _rdma_ports(facts.get("nic")),
             "uptime_s": host_facts.get("uptime_s")}
-
-
-ACCEPTED = ("ACCEPT", "ACCEPT WITH WARNINGS")
 
 
 def accepted_baselines(fleet: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]],

@@ -22,13 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from gpufleet.checks.model import ACCEPTED, REJECT
+
 PREFIX = "gpufleet: "
 # What the controller did, in the results directory (the report names each command)
 SLURM_FILE = "slurm.json"
 REASON_MAX = 200
 SINFO_ARGV = ("sinfo", "--noheader", "--Node", "--Format=NodeList:0|,StateLong:0|,Reason:0")
-DRAIN_VERDICTS = ("REJECT",)
-RESUME_VERDICTS = ("ACCEPT", "ACCEPT WITH WARNINGS")
 
 
 @dataclass(frozen=True)
@@ -98,12 +98,12 @@ def _action(host: str, verdict: str, first_reason: Optional[str], node: str,
         return DrainAction(host, node, "absent", "not a node of this Slurm (sinfo -N lists no %s)" % node)
     if state.reason and not state.ours:
         return DrainAction(host, node, "keep", "an administrator's reason (%s): left as it is" % state.reason)
-    if verdict in DRAIN_VERDICTS:
+    if verdict == REJECT:
         reason = drain_reason(first_reason)
         if state.drained and state.reason == reason:
             return DrainAction(host, node, "keep", "REJECT: already drained with this reason", reason)
         return DrainAction(host, node, "drain", "REJECT", reason)
-    if verdict in RESUME_VERDICTS and state.drained and state.ours:
+    if verdict in ACCEPTED and state.drained and state.ours:
         return DrainAction(host, node, "resume", "%s after gpufleet drained it (%s)" % (verdict, state.reason))
     if state.drained and state.ours:
         return DrainAction(host, node, "keep", "%s: gpufleet's drain stays until a passing retest" % verdict)
@@ -149,7 +149,7 @@ VERDICT_FILE_SCHEMA = "gpufleet.slurm-verdict/v1"
 def verdict_file(verdict: str, first_reason: Optional[str], run_id: Optional[str], written: str) -> Dict[str, object]:
     """The verdict file a node keeps for the health check program (roles/slurm_gate): what to do and with which
     reason, so that the program reads nothing else and decides as :func:`plan_drains` does."""
-    drain = verdict in DRAIN_VERDICTS
+    drain = verdict == REJECT
     return {"schema": VERDICT_FILE_SCHEMA, "verdict": verdict, "drain": drain,
-            "resume": verdict in RESUME_VERDICTS, "reason": drain_reason(first_reason) if drain else None,
+            "resume": verdict in ACCEPTED, "reason": drain_reason(first_reason) if drain else None,
             "prefix": PREFIX, "run_id": run_id, "written": written}

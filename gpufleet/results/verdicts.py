@@ -17,7 +17,7 @@ from typing import Any
 from gpufleet.checks.after_stress import FACTS_READ_SETTING, READINGS_SETTING
 from gpufleet.checks.engine import run_checks
 from gpufleet.checks.evidence import LEVEL_SETTING, REQUIRED_AFTER_STRESS_SETTING, REQUIRED_BENCHMARKS_SETTING, STATIC_SETTING
-from gpufleet.checks.model import ACCEPT, ACCEPT_WITH_WARNINGS, NodeContext
+from gpufleet.checks.model import ACCEPTED, NodeContext
 from gpufleet.facts import FACT_GROUPS
 from gpufleet.plan import levels
 from gpufleet.plan.network import rail_hcas
@@ -102,7 +102,7 @@ def after_stress_settings(record: dict | None) -> dict[str, Any]:
 def fleet_label(report) -> str | None:
     """:data:`levels.STATIC_LABEL` when the fleet is accepted and no node of it had anything measured required."""
     nodes = report.get("nodes") or {}
-    if (report.get("fleet") or {}).get("verdict") not in (ACCEPT, ACCEPT_WITH_WARNINGS) or not nodes:
+    if (report.get("fleet") or {}).get("verdict") not in ACCEPTED or not nodes:
         return None
     labels = {(entry.get("coverage") or {}).get("label") for entry in nodes.values()}
     return levels.STATIC_LABEL if labels == {levels.STATIC_LABEL} else None
