@@ -83,13 +83,16 @@ class Progress:
     def _show(self, force=False):
         if self.phase is None or self.hosts is None or self.task is None or not self.ran:
             return
-        total = len(self.hosts)
-        done = len((self.done | self.dropped) & set(self.hosts))
+        total, done = len(self.hosts), self._done_count()
         step = max(total // 10, 1) if total >= 20 else total
         if done == self.shown or (not force and done < total and (done == 0 or done % step)):
             return
         self.shown = done
         self._line("%s %d/%d hosts done (%s): %s" % (self.phase, done, total, self._elapsed(), self._task_words()))
+
+    def _done_count(self) -> int:
+        """The play's hosts done with the task: they have a result, or have left the play."""
+        return len((self.done | self.dropped) & set(self.hosts or ()))
 
     def _task_words(self) -> str:
         return terminal_text(str(self.task).split("|", 1)[-1].strip(), 80)
@@ -110,8 +113,7 @@ class Progress:
             return
         if self.clock() - self.last_line < HEARTBEAT_S:
             return
-        total = len(self.hosts)
-        done = len((self.done | self.dropped) & set(self.hosts))
+        total, done = len(self.hosts), self._done_count()
         self._line("%s still running (%s): %d/%d hosts done, %d running: %s" % (
             self.phase, self._elapsed(), done, total, total - done, self._task_words()))
 
@@ -123,7 +125,7 @@ class Progress:
             return
         if len(self.done) == 1 and len(self.hosts) > 1:
             self.done = set(self.hosts)
-        if self.shown != len((self.done | self.dropped) & set(self.hosts)):
+        if self.shown != self._done_count():
             self._show(force=True)
 
     def _advance(self, phase: str | None) -> None:

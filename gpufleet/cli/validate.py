@@ -66,7 +66,6 @@ from gpufleet.cli.common import (
     EXIT_OK,
     JsonOutput,
     add_output_arguments,
-    exit_code_for,
     fleet_line,
     json_output,
     load_run,
@@ -79,7 +78,7 @@ from gpufleet.cli.common import (
     summary_table,
     terminal_text,
 )
-from gpufleet.results.exit_codes import EXIT_INPUT, EXIT_USAGE, VERDICT_CODES, table_text
+from gpufleet.results.exit_codes import EXIT_INPUT, EXIT_USAGE, VERDICT_CODES, table_text, verdict_exit_code
 from gpufleet.results.store import (
     FLEET_FILE,
     RUN_FILE,
@@ -733,7 +732,7 @@ def summarise(request: Request, run: dict, fleet: dict | None, hosts: dict) -> i
                                output=output, document=run_document, command=request.command, fleet=fleet)
     if shown != EXIT_OK:
         return EXIT_FAILED
-    return exit_code_for(verdicts)
+    return verdict_exit_code(verdicts)
 
 
 def cmd_validate(args):

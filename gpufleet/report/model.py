@@ -44,6 +44,7 @@ from collections import Counter
 from typing import Any
 
 from gpufleet.checks.benchmarks import ALLREDUCE_KINDS, benchmark_kind, hosts_of, size_words
+from gpufleet.checks.model import ACCEPTED
 from gpufleet.checks.profiles import load_profiles, profile_value
 from gpufleet.report.charts_series import burn_in_view
 from gpufleet.report.cost import NOT_JUDGED, ReferenceJobError, cost_document, cost_view, validate_job, verdict_of
@@ -151,10 +152,11 @@ def load_results(path):
         run = run_dir.read_run()
     except ResultsError as exc:
         raise ReportError("%s is not a gpufleet results directory: %s" % (path, exc)) from None
+    fleet_path = os.path.join(run_dir.path, FLEET_FILE)
     fleet = _optional_json(run_dir.path, FLEET_FILE)
-    if fleet is not None and (not isinstance(fleet, dict) or fleet.get("schema") != SCHEMA):
-        raise ReportError("%s: schema %r, this gpufleet reads %s" % (
-            os.path.join(run_dir.path, FLEET_FILE), (fleet or {}).get("schema"), SCHEMA))
+    # a fleet.json that is there but not this schema's document (null included) is refused, never read as absent
+    if os.path.exists(fleet_path) and (not isinstance(fleet, dict) or fleet.get("schema") != SCHEMA):
+        raise ReportError("%s: schema %r, this gpufleet reads %s" % (fleet_path, (fleet or {}).get("schema"), SCHEMA))
     slurm = _optional_json(run_dir.path, SLURM_FILE)
     return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": run_dir.host_records(), "slurm": slurm}
 
@@ -544,7 +546,7 @@ def _node(index, record):
         # a node judged against no claim says so wherever its verdict is shown
         "claim_note": "" if coverage["claim"] else "judged against no claim",
         # level quick: an ACCEPT rests on the facts alone ("static checks only", gpufleet/plan/levels.py)
-        "level_label": coverage.get("label") or "" if verdict in (ACCEPT, ACCEPT_WITH_WARNINGS) else "",
+        "level_label": coverage.get("label") or "" if verdict in ACCEPTED else "",
         "checks": [_reason(item) for item in sorted(checks, key=lambda item: STATUS_ORDER.get(item.get("status"), 9))],
         "other_checks": _other_checks(checks),
         "status_counts": dict(Counter(str(item.get("status")) for item in checks)),
@@ -1180,7 +1182,7 @@ def build_model(results, profiles=None, title=None, job=None):
             "not_judged": counts.get(NOT_JUDGED, 0),
             "nodes": len(nodes),
             # how many nodes can be used, first: the fleet's verdict is its worst node's
-            "acceptable": sum(1 for node in nodes if node["verdict"] in (ACCEPT, ACCEPT_WITH_WARNINGS)),
+            "acceptable": sum(1 for node in nodes if node["verdict"] in ACCEPTED),
             "note": note,
             "level": _text((fleet or {}).get("level") or (run.get("settings") or {}).get("level")),
             "label": _text((fleet or {}).get("label")),

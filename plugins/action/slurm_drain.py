@@ -71,16 +71,18 @@ class ActionModule(ActionBase):
             why = "%s: %s" % (" ".join(sinfo), output or "exit %s" % rc)
             return dict(result, changed=False, reached=False, actions=[], msg="Slurm not reached (%s)" % why)
         states, foreign = parse_sinfo(output)
+        check_mode = self._play_context.check_mode
         records = []
         for action in plan_drains(verdicts, states, args["node_names"]):
             argv = action.argv(args["scontrol_path"])
-            done = (None, "check mode: not run") if argv and self._play_context.check_mode else (None, "")
-            if argv and not self._play_context.check_mode:
+            if argv and not check_mode:
                 done = run_command(argv, env, args["timeout"])
+            else:
+                done = (None, "check mode: not run" if argv else "")
             records.append(action_record(action, args["scontrol_path"], *done))
-        failed = [item for item in records if item["command"] and item["rc"] != 0 and not self._play_context.check_mode]
+        failed = [item for item in records if item["command"] and item["rc"] != 0 and not check_mode]
         document = {"reached": True, "actions": records, "sinfo_foreign_lines": foreign}
-        if not self._play_context.check_mode:
+        if not check_mode:
             write_json_atomic(os.path.join(run.path, SLURM_FILE), document, root=run.path)
         changed = any(item["command"] and item["rc"] == 0 for item in records)
         words = ", ".join("%s %s" % (item["action"], item["node"]) for item in records if item["command"]) or "nothing"

@@ -16,6 +16,7 @@ import pytest
 from gpufleet import collection
 from gpufleet.cli import common, demo, validate
 from gpufleet.cli import main as cli
+from gpufleet.results.exit_codes import verdict_exit_code
 
 _SPEC = importlib.util.spec_from_file_location("cli_results", os.path.join(os.path.dirname(__file__), "cli_results.py"))
 cli_results = importlib.util.module_from_spec(_SPEC)
@@ -46,7 +47,7 @@ def test_summary_table_puts_failing_nodes_first_with_their_first_reasons(tmp_pat
         "node-b                  ACCEPT",
     ]
     assert common.fleet_line(verdicts) == "fleet REJECT: 2 of 4 nodes acceptable; 1 ACCEPT, 1 ACCEPT WITH WARNINGS, 1 REJECT, 1 UNREACHABLE"
-    assert common.exit_code_for(verdicts) == 3
+    assert verdict_exit_code(verdicts) == 3
 
 
 def test_long_reasons_are_cut_to_the_width():

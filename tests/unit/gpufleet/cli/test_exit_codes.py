@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpufleet.cli.common import exit_code_for, fleet_line, reasons, sort_nodes
+from gpufleet.cli.common import fleet_line, reasons, sort_nodes
+from gpufleet.results.exit_codes import verdict_exit_code
 from gpufleet.results.exit_codes import recorded_exit_code, table_text
 
 
@@ -28,7 +29,7 @@ from gpufleet.results.exit_codes import recorded_exit_code, table_text
     ],
 )
 def test_exit_code_per_verdict_mix(verdicts, code):
-    assert exit_code_for(verdicts) == code
+    assert verdict_exit_code(verdicts) == code
 
 
 @pytest.mark.parametrize(

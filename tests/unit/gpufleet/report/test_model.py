@@ -147,6 +147,11 @@ def test_unfinished_run_and_foreign_directories(small_run, tmp_path):
     (tmp_path / "other" / "run.json").write_text('{"schema": "someone-else/v9"}')
     with pytest.raises(ReportError, match="someone-else/v9"):
         load_results(str(tmp_path / "other"))
+    # a fleet.json that is there but holds no fleet document is refused, not read as a run still going
+    with open(os.path.join(small_run, "fleet.json"), "w", encoding="utf-8") as handle:
+        handle.write("null")
+    with pytest.raises(ReportError, match="fleet.json: schema None, this gpufleet reads"):
+        load_results(small_run)
 
 
 def test_multi_node_runs_one_row_each_with_the_checks_floor(multi_run):
