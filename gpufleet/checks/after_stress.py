@@ -37,7 +37,7 @@ import datetime
 from collections import Counter
 from typing import Any
 
-from gpufleet.checks.engine import node_check
+from gpufleet.checks.registry import node_check
 from gpufleet.checks.evidence import REQUIRED_AFTER_STRESS_SETTING
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.gpu import pcie_replay_growth

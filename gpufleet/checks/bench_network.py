@@ -40,7 +40,7 @@ from __future__ import annotations
 import statistics
 
 from gpufleet.checks.benchmarks import benchmark_kind
-from gpufleet.checks.engine import fleet_check, node_check
+from gpufleet.checks.registry import fleet_check, node_check
 from gpufleet.checks.model import ERROR, FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.network import COUNTER_MAX, COUNTER_SOURCE, num
 from gpufleet.checks.profiles import profile_value

@@ -63,7 +63,7 @@ from __future__ import annotations
 import re
 
 from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, best, infer, measurements, pair_key
-from gpufleet.checks.engine import fleet_check, node_check
+from gpufleet.checks.registry import fleet_check, node_check
 from gpufleet.checks.fixes import launcher_fix
 from gpufleet.checks.fleet import cohort_relative, cohorts, median
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result

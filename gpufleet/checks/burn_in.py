@@ -20,7 +20,7 @@ with neither gets one ``burn_in`` skip. A record whose samples cannot be read is
 from __future__ import annotations
 
 from gpufleet.checks.burn_in_flags import SETTING, ThresholdError, check_load, judge
-from gpufleet.checks.engine import node_check
+from gpufleet.checks.registry import node_check
 from gpufleet.checks.model import ERROR, FAIL, SKIP, STATUSES, WARN, result
 
 

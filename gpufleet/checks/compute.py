@@ -42,7 +42,7 @@ import yaml
 from gpufleet.checks.benchmarks import NOT_RUN_OUTCOMES, VOTE_SETTING, benchmark_kind, median, records_of, vote
 from gpufleet.checks.burn_in_flags import DEFAULTS as SAMPLE_LIMITS
 from gpufleet.checks.burn_in_flags import THERMAL_EVENTS
-from gpufleet.checks.engine import fleet_check, node_check
+from gpufleet.checks.registry import fleet_check, node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, result
 from gpufleet.checks.profiles import PROFILE_DIR
 from gpufleet.facts import nvml_samples as nvml

@@ -17,34 +17,15 @@ from types import ModuleType
 
 from gpufleet.checks.evidence import coverage
 from gpufleet.checks.model import ERROR, FAIL, SKIP, fleet_verdict, node_verdict, result
+from gpufleet.checks.registry import FLEET_CHECKS, NODE_CHECKS, fleet_check, node_check
 from gpufleet.facts.raw import is_overrun
 
-# The families run by default, in report order.
-DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "network", "software", "fleet", "benchmarks", "bench_network",
-                    "burn_in", "compute", "after_stress")
+__all__ = ["DEFAULT_FAMILIES", "fleet_check", "node_check", "run_checks"]
 
-_NODE_CHECKS = {}
-_FLEET_CHECKS = {}
-
-
-def node_check(check_id, requires=()):
-    """Register ``func(node) -> [result, ...]`` as check ``check_id`` needing fact groups ``requires``."""
-
-    def register(func):
-        _NODE_CHECKS[check_id] = (tuple(requires), func)
-        return func
-
-    return register
-
-
-def fleet_check(check_id, requires=()):
-    """Register ``func(nodes) -> {node_name: [result, ...]}`` as fleet-wide check ``check_id``."""
-
-    def register(func):
-        _FLEET_CHECKS[check_id] = (tuple(requires), func)
-        return func
-
-    return register
+# The families run by default, in report order: each is the module checks/<name>.py, which declares its checks with
+# checks/registry.py (so it imports no engine, and this list is the one place the families are named).
+DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "network", "software", "fleet", "benchmarks",
+                    "bench_network", "burn_in", "compute", "after_stress")
 
 
 def load_families(families=None):
@@ -67,31 +48,8 @@ def load_families(families=None):
 
 
 def family_modules() -> dict[str, ModuleType]:
-    """The package's check families by short name (``"topology"``), imported here.
-
-    Imported inside the function: each family module imports :func:`node_check` from this one.
-    """
-    # pylint: disable=import-outside-toplevel
-    from gpufleet.checks import (
-        after_stress,
-        bench_network,
-        benchmarks,
-        burn_in,
-        compute,
-        fleet,
-        gpu,
-        host,
-        network,
-        numa,
-        nvlink,
-        pcie,
-        software,
-        topology,
-    )
-
-    return {module.__name__.rsplit(".", 1)[-1]: module
-            for module in (topology, nvlink, pcie, gpu, host, numa, network, software, fleet, benchmarks, bench_network, burn_in,
-                           compute, after_stress)}
+    """The package's check families by short name (``"topology"``), imported here."""
+    return {name: importlib.import_module("gpufleet.checks." + name) for name in DEFAULT_FAMILIES}
 
 
 def _checks_of(registry, modules):
@@ -129,8 +87,8 @@ def run_checks(nodes, families=None):
     ``fleet`` holds the fleet verdict and counts. Unreachable nodes are judged by nothing.
     """
     names = load_families(families)
-    node_checks = _checks_of(_NODE_CHECKS, names)
-    fleet_checks = _checks_of(_FLEET_CHECKS, names)
+    node_checks = _checks_of(NODE_CHECKS, names)
+    fleet_checks = _checks_of(FLEET_CHECKS, names)
     reachable = [node for node in nodes if not node.unreachable]
     per_node = {node.name: [] for node in nodes}
 

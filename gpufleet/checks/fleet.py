@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpufleet.checks.engine import fleet_check
+from gpufleet.checks.registry import fleet_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.network import num
 from gpufleet.checks.profiles import profile_value

@@ -72,7 +72,7 @@ from collections import Counter
 
 from typing import Any, Dict, List
 
-from gpufleet.checks.engine import node_check
+from gpufleet.checks.registry import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.plausible import CEILINGS, implausible
 from gpufleet.checks.profiles import expectation, profile_value

@@ -11,7 +11,7 @@ warning that says why ("could not verify"), never a pass.
 
 from __future__ import annotations
 
-from gpufleet.checks.engine import node_check
+from gpufleet.checks.registry import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.network import active_rdma_ports, rdma_rails
 from gpufleet.checks.profiles import profile_value

@@ -11,6 +11,8 @@ comes from (``threshold_source``), so a report can show the evidence behind ever
 
 from __future__ import annotations
 
+from typing import Any, Optional, TypedDict
+
 from gpufleet.facts import FACT_GROUPS
 
 PASS, WARN, FAIL, SKIP, ERROR = "pass", "warn", "fail", "skip", "error"
@@ -27,7 +29,20 @@ VERDICTS = (REJECT, UNREACHABLE, INCOMPLETE, ACCEPT_WITH_WARNINGS, ACCEPT)
 ACCEPTED = (ACCEPT, ACCEPT_WITH_WARNINGS)
 
 
-def result(check_id, status, message, measured=None, expected=None, threshold_source=None, subject=None):
+class CheckResult(TypedDict):
+    """One check result, as results.json holds it under ``hosts.<name>.checks`` (docs/results-schema.md)."""
+
+    id: str
+    status: str  # one of STATUSES
+    subject: Any  # what was judged (a GPU index, an interface, a pair): None for the node as a whole
+    measured: Any  # the figure judged; None where nothing was measured
+    expected: Any  # what it was held against
+    threshold_source: Optional[str]  # where the expectation comes from
+    message: str
+
+
+def result(check_id: str, status: str, message: str, measured: Any = None, expected: Any = None,
+           threshold_source: Optional[str] = None, subject: Any = None) -> CheckResult:
     """One check result in the results schema (see docs/results-schema.md)."""
     if status not in STATUSES:
         raise ValueError("unknown check status %r" % (status,))

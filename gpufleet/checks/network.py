@@ -10,7 +10,7 @@ or RoCE with its Ethernet netdev folded in) or a physical Ethernet interface wit
 
 from __future__ import annotations
 
-from gpufleet.checks.engine import node_check
+from gpufleet.checks.registry import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.profiles import profile_value
 # CLAIM_LINK_LAYER: the claim's NIC type -> the RDMA link layer it needs (``ethernet`` needs none).

@@ -9,7 +9,7 @@ the machine has beyond the GPUs' own, the NICs' ``numa_node`` in ``gpufleet_nic`
 
 from __future__ import annotations
 
-from gpufleet.checks.engine import node_check
+from gpufleet.checks.registry import node_check
 from gpufleet.checks.model import PASS, SKIP, WARN, result
 
 TOPO_SOURCE = "nvidia-smi topo -m legend: PIX/PXB behind PCIe switches, PHB/NODE within a NUMA node, SYS across the CPU interconnect"

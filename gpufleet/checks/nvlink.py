@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from gpufleet.checks.engine import fleet_check, node_check
+from gpufleet.checks.registry import fleet_check, node_check
 from gpufleet.checks.evidence import NVLINK_INTERCONNECTS
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.profiles import expectation, profile_value

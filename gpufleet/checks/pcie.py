@@ -19,7 +19,7 @@ only ``nvlink -s``) it says "not measured", naming why (gpufleet/checks/gpu.py `
 
 from __future__ import annotations
 
-from gpufleet.checks.engine import node_check
+from gpufleet.checks.registry import node_check
 from gpufleet.checks.gpu import query_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.profiles import profile_value

@@ -12,7 +12,7 @@ versions is unsupported). Versions come from ``gpufleet_gpu`` (driver, CUDA) and
 
 from __future__ import annotations
 
-from gpufleet.checks.engine import fleet_check
+from gpufleet.checks.registry import fleet_check
 from gpufleet.checks.fleet import cohorts, majority
 from gpufleet.checks.model import PASS, SKIP, WARN, result
 

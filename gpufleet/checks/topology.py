@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from gpufleet.checks.engine import node_check
+from gpufleet.checks.registry import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
 from gpufleet.checks.profiles import expectation, profile_value
 
