@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 SANITY_PYTHON ?= 3.11
 
-.PHONY: demo test venv test-venv link unit unit-timed static static-timed shipped-defaults sanity lint imports
+.PHONY: demo test venv test-venv link unit unit-timed static static-timed shipped-defaults sanity lint imports types
 .PHONY: install-check clean molecule molecule-provision timing system-packages ee slurm
 
 link: $(LINK)
@@ -67,6 +67,11 @@ lint: test-venv
 imports: test-venv
 	$(BIN)/lint-imports --no-cache
 
+# mypy on the library ([tool.mypy] in pyproject.toml): every stage at mypy's default settings, and parsers, facts and
+# checks at the --strict flags. Its cache goes to a temporary directory, not into the working tree.
+types: test-venv
+	cache="$$(mktemp -d)" && trap 'rm -rf "$$cache"' EXIT && $(BIN)/mypy --cache-dir "$$cache"
+
 # The Molecule scenario (root: network namespaces, sshd, tc): a 3-host SSH fleet, gather_facts
 # over SSH, facts checked against the recordings (molecule/default).
 molecule: test-venv
@@ -88,8 +93,8 @@ system-packages:
 install-check: test-venv
 	PYTHON=$(PYTHON) tests/install/check_install.sh
 
-# The static checks, the install check and the Molecule scenarios, one after the other (each is mostly one process on
-# one core, or waits on SSH).
+# The static checks (import layers, types, ansible-lint, ansible-test sanity), the install check and the Molecule
+# scenarios, one after the other (each is mostly one process on one core, or waits on SSH).
 static: test-venv
 	$(MAKE) --no-print-directory -j1 imports lint sanity install-check molecule molecule-provision
 

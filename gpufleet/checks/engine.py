@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any, Callable, Iterable, Mapping
 
 from gpufleet.checks.evidence import coverage
-from gpufleet.checks.model import ERROR, FAIL, SKIP, fleet_verdict, node_verdict, result
+from gpufleet.checks.model import ERROR, FAIL, SKIP, CheckResult, NodeContext, fleet_verdict, node_verdict, result
 from gpufleet.checks.registry import FLEET_CHECKS, NODE_CHECKS, fleet_check, node_check
 from gpufleet.facts.raw import is_overrun
 
 __all__ = ["DEFAULT_FAMILIES", "fleet_check", "node_check", "run_checks"]
+# a registered check: a node check or a fleet check (checks/registry.py)
+CheckFunc = Callable[..., Any]
 
 # The families run by default, in report order: each is the module checks/<name>.py, which declares its checks with
 # checks/registry.py (so it imports no engine, and this list is the one place the families are named).
@@ -28,13 +31,13 @@ DEFAULT_FAMILIES = ("topology", "nvlink", "pcie", "gpu", "host", "numa", "networ
                     "bench_network", "burn_in", "compute", "after_stress")
 
 
-def load_families(families=None):
+def load_families(families: Iterable[str] | None = None) -> tuple[str, ...]:
     """Import the check family modules (registering their checks); return their module names.
 
     A family is a module of this package named by its short name (``"topology"``) or any
     importable dotted name (tests register families of their own).
     """
-    modules = []
+    modules: list[str] = []
     built_in = family_modules()
     for name in DEFAULT_FAMILIES if families is None else families:
         if name in built_in:
@@ -52,21 +55,22 @@ def family_modules() -> dict[str, ModuleType]:
     return {name: importlib.import_module("gpufleet.checks." + name) for name in DEFAULT_FAMILIES}
 
 
-def _checks_of(registry, modules):
+def _checks_of(registry: Mapping[str, tuple[tuple[str, ...], CheckFunc]],
+               modules: tuple[str, ...]) -> list[tuple[str, tuple[str, ...], CheckFunc]]:
     return [(check_id, requires, func) for check_id, (requires, func) in registry.items() if func.__module__ in modules]
 
 
-def _missing(node, requires):
+def _missing(node: NodeContext, requires: Iterable[str]) -> list[str]:
     return [group for group in requires if node.group(group) is None]
 
 
-def _skip_for_missing(check_id, node, missing):
+def _skip_for_missing(check_id: str, node: NodeContext, missing: list[str]) -> CheckResult:
     why = "; ".join("%s facts %s" % (group, "failed: " + node.fact_errors[group] if group in node.fact_errors else "not gathered")
                     for group in missing)
     return result(check_id, SKIP, "not judged: %s" % why)
 
 
-def _fact_group_results(node):
+def _fact_group_results(node: NodeContext) -> list[CheckResult]:
     """A fact group that failed to gather is itself a failure: the node could not be verified.
 
     One that failed because a tool overran the fact phase (timed out, skipped: gpufleet/facts/raw.py is_overrun)
@@ -79,7 +83,7 @@ def _fact_group_results(node):
     ]
 
 
-def run_checks(nodes, families=None):
+def run_checks(nodes: list[NodeContext], families: Iterable[str] | None = None) -> dict[str, Any]:
     """Judge ``nodes`` (a list of NodeContext). Returns ``{"nodes": {...}, "fleet": {...}}``.
 
     ``nodes[name]`` is ``{"verdict", "unreachable", "profile", "checks": [result...], "failed", "coverage"}``
@@ -90,7 +94,7 @@ def run_checks(nodes, families=None):
     node_checks = _checks_of(NODE_CHECKS, names)
     fleet_checks = _checks_of(FLEET_CHECKS, names)
     reachable = [node for node in nodes if not node.unreachable]
-    per_node = {node.name: [] for node in nodes}
+    per_node: dict[str, list[CheckResult]] = {node.name: [] for node in nodes}
 
     for node in reachable:
         per_node[node.name].extend(_fact_group_results(node))

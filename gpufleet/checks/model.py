@@ -11,7 +11,7 @@ comes from (``threshold_source``), so a report can show the evidence behind ever
 
 from __future__ import annotations
 
-from typing import Any, Optional, TypedDict
+from typing import Any, Iterable, Mapping, Optional, TypedDict
 
 from gpufleet.facts import FACT_GROUPS
 
@@ -67,21 +67,24 @@ class NodeContext:
     variables the checks read (e.g. ``gpufleet_nccl_env`` chosen by provisioning).
     """
 
-    def __init__(self, name, facts=None, fact_errors=None, claim=None, profile=None, settings=None, unreachable=None):
+    def __init__(self, name: str, facts: Mapping[str, Any] | None = None, fact_errors: Mapping[str, str] | None = None,
+                 claim: dict[str, Any] | None = None, profile: dict[str, Any] | None = None,
+                 settings: Mapping[str, Any] | None = None, unreachable: Any = None) -> None:
         self.name = name
-        self.facts = {group: (facts or {}).get(group) for group in FACT_GROUPS}
-        self.fact_errors = dict(fact_errors or {})
+        self.facts: dict[str, Any] = {group: (facts or {}).get(group) for group in FACT_GROUPS}
+        self.fact_errors: dict[str, str] = dict(fact_errors or {})
         self.claim = claim
-        self.profile = profile or {}
-        self.settings = dict(settings or {})
+        self.profile: dict[str, Any] = profile or {}
+        self.settings: dict[str, Any] = dict(settings or {})
         self.unreachable = unreachable
 
-    def group(self, name):
+    def group(self, name: str) -> Any:
         """Facts of one group, or None."""
         return self.facts.get(name)
 
 
-def node_verdict(results, unreachable=None, coverage=None):
+def node_verdict(results: Iterable[CheckResult], unreachable: Any = None,
+                 coverage: Mapping[str, Any] | None = None) -> str:
     """ACCEPT / ACCEPT WITH WARNINGS / INCOMPLETE / REJECT / UNREACHABLE from a node's results.
 
     Any ``fail`` rejects (a failed required item wins over a missing one). A required item that
@@ -101,7 +104,15 @@ def node_verdict(results, unreachable=None, coverage=None):
     return ACCEPT
 
 
-def fleet_verdict(node_verdicts):
+class FleetLine(TypedDict):
+    """The fleet's verdict, its counts per verdict and its number of nodes (results.json ``fleet``)."""
+
+    verdict: str
+    counts: dict[str, int]
+    nodes: int
+
+
+def fleet_verdict(node_verdicts: Mapping[str, str]) -> FleetLine:
     """The fleet's line: counts per verdict, and the worst node's verdict (ACCEPT only when every node is)."""
     counts = {verdict: 0 for verdict in (ACCEPT, ACCEPT_WITH_WARNINGS, INCOMPLETE, REJECT, UNREACHABLE)}
     for verdict in node_verdicts.values():

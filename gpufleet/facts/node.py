@@ -6,20 +6,22 @@
 Each group's raw output goes through that group's library builder (``gpufleet.facts.topology``,
 ``gpu``, ``nic``, ``host``: ``build_facts(reader)``) with the same RawReader, so the facts and the
 failure messages are the ones the four single-group fact tasks produce. ``group_results`` gives, per
-group, what that group's own task would have registered.
+group, what that group's own task would have registered. Running the four modules one by one is Ansible's part
+(gpufleet/adapter/node_facts.py).
 """
 
 from __future__ import annotations
 
-from ansible.errors import AnsibleConnectionFailure
-from ansible.module_utils.common.text.converters import to_text
+from typing import Any, Callable, Iterable
 
 from gpufleet.facts import gpu, host, nic, topology
 from gpufleet.facts.raw import FactError, RawReader
 
 MODULE = "gpufleet.acceptance.node_facts"
+# a group's library builder: the facts of the group (``{"gpufleet_<group>": ...}``) from the node's raw results
+Builder = Callable[[RawReader], Any]
 # group -> (its own module, the library function that builds its facts), in the order the groups run.
-BUILDERS = (
+BUILDERS: tuple[tuple[str, tuple[str, Builder]], ...] = (
     ("topology", ("gpufleet.acceptance.gpu_topology_facts", topology.build_facts)),
     ("gpu", ("gpufleet.acceptance.gpu_facts", gpu.build_facts)),
     ("nic", ("gpufleet.acceptance.nic_facts", nic.build_facts)),
@@ -31,7 +33,7 @@ COLLECTORS = ("combined", "separate")
 CONTROLLER_OPTIONS = ("collector", "record")
 
 
-def group_results(host, requested, module_result):
+def group_results(host: str, requested: Iterable[str], module_result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``{group: registered-result-like dict}`` from the module's result.
 
     Each group's facts come from its library builder (FactError when they cannot be
@@ -39,8 +41,8 @@ def group_results(host, requested, module_result):
     requested group with its message.
     """
     node = None if module_result.get("failed") else module_result.get("groups")
-    out = {}
-    for name, (module, build) in BUILDERS:
+    out: dict[str, dict[str, Any]] = {}
+    for name, (_module, build) in BUILDERS:
         if name not in requested:
             out[name] = {"changed": False, "skipped": True, "skip_reason": "%s is not in groups" % name}
             continue
@@ -62,7 +64,7 @@ def group_results(host, requested, module_result):
     return out
 
 
-def build_group(host, name, build, raw):
+def build_group(host: str, name: str, build: Builder, raw: dict[str, Any]) -> dict[str, Any]:
     """``build(RawReader(host, raw))``; any exception of a builder or parser becomes a FactError for this group alone.
 
     Parsers refuse what they cannot read with ParseError (a FactError by then); anything else one raises
@@ -78,40 +80,3 @@ def build_group(host, name, build, raw):
     except Exception as exc:  # pylint: disable=broad-exception-caught  # one group's failure must not lose the others
         raise FactError("%s: %s facts could not be built: %s: %s" % (host, name, type(exc).__name__, str(exc)[:300])) from None
     return reader.attach_notes(facts)
-
-
-def separate_results(host, requested, args, execute, module_options):
-    """``{group: registered-result-like dict}`` from the four fact modules run one by one.
-
-    ``execute(module, module_args)`` runs a module on the node; ``module_options[group]`` names the options
-    that group's own module takes; facts built as in group_results.
-    Mirrors the four tasks of a playbook: each module gets only its own options, a group's failure
-    does not stop the next, and once the node drops its connection the groups after it are skipped
-    (when it answered nothing at all, the connection error is raised as Ansible would report it).
-    """
-    out, answered, lost = {}, False, False
-    for name, (module, build) in BUILDERS:
-        if name not in requested:
-            out[name] = {"changed": False, "skipped": True, "skip_reason": "%s is not in groups" % name}
-            continue
-        if lost:
-            out[name] = {"changed": False, "skipped": True, "skip_reason": "the host became unreachable"}
-            continue
-        module_args = dict((key, value) for key, value in args.items() if key in module_options[name])
-        try:
-            module_result = execute(module, module_args)
-        except AnsibleConnectionFailure as exc:
-            if not answered:
-                raise
-            out[name], lost = {"changed": False, "unreachable": True, "msg": to_text(exc)}, True
-            continue
-        answered = True
-        outcome = dict((key, value) for key, value in module_result.items() if key in ("changed", "failed", "msg", "raw"))
-        outcome["changed"] = False
-        if not module_result.get("failed"):
-            try:
-                outcome["ansible_facts"] = build_group(host, name, build, module_result.get("raw") or {})
-            except FactError as exc:
-                outcome.update(failed=True, msg=str(exc))
-        out[name] = outcome
-    return out

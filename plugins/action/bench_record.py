@@ -10,42 +10,18 @@ copied from its registered bench_run result). Controller only; see gpufleet/resu
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.results.bench import build_plain_record
-from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, ResultsError, RunDir, to_plain
-
-# The options of plugins/modules/bench_record.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "run_dir": {"type": "path", "required": True},
-    "kind": {"type": "str", "required": True, "choices": list(BENCHMARK_KINDS)},
-    "name": {"type": "str"},
-    "record_host": {"type": "str"},
-    "hosts": {"type": "list", "elements": "str"},
-    # what is recorded without a result: never "ok" (an ok run is a result)
-    "outcome": {"type": "str", "choices": [outcome for outcome in BENCHMARK_OUTCOMES if outcome != "ok"],
-                "default": "skipped"},
-    "reason": {"type": "str"},
-    "result": {"type": "dict"},
-    "repeat": {"type": "int", "default": 1},
-    "round": {"type": "int"},
-    "group": {"type": "str"},
-}
+from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, ResultsError, RunDir
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Write one benchmark record into the results directory (controller only)."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         host = str(args["record_host"] or task_vars.get("inventory_hostname") or "localhost")
         try:
             record = build_plain_record(args, host)

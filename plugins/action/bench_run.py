@@ -9,7 +9,7 @@ output and a benchmark record (docs/results-schema.md, docs/benchmarks.md) are w
 results directory, in the record of ``record_host``. A node that cannot be reached gets a
 record with outcome ``unreachable`` before the task reports it unreachable. A connection that ended mid-run while
 the node still answers (the controller's ssh connection master killed) gets one reconnect first
-(gpufleet/facts/connection.py): the second attempt ends what the first left on the node (``end_earlier``: the
+(gpufleet/adapter/connection.py): the second attempt ends what the first left on the node (``end_earlier``: the
 processes tagged with the job id and this node), runs the benchmark again, and its record says so (``reconnected``).
 
 ``parse_kind: nccl``, ``ib-bw``, ``ib-lat`` (:data:`JSON_RUNS`): the tool's binary in the argv (``json_binary``, else
@@ -36,51 +36,22 @@ import binascii
 import time
 
 from ansible.errors import AnsibleConnectionFailure
-from ansible.plugins.action import ActionBase
 
-from gpufleet.facts.connection import with_one_reconnect
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.connection import with_one_reconnect
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.facts.nvml_samples import parse_text
 from gpufleet.parsers.registry import KINDS
 from gpufleet.results.bench import (nccl_tests_binary, parse_output, parse_run, perftest_binary, reconnected_words,
                                     record_run, record_unreachable, run_samples, run_window, samples_cover)
-from gpufleet.results.store import BENCHMARK_KINDS, ResultsError, to_plain
+from gpufleet.results.store import ResultsError
 
-# The options of plugins/modules/bench_run.py: the node's (defaults left to the module), then the controller's.
-NODE_SPEC = {
-    "argv": {"type": "list", "elements": "str", "required": True},
-    "env": {"type": "dict", "default": {}},
-    "timeout": {"type": "float", "default": 600},
-    "grace": {"type": "float", "default": 10},
-    "job_id": {"type": "str", "required": True},
-    "cwd": {"type": "path"},
-    "node": {"type": "str"},
-    # set by this plugin on its one second attempt after a lost connection (module documentation)
-    "end_earlier": {"type": "bool", "default": False},
-    "max_output": {"type": "int", "default": 4194304},
-    "json_binary": {"type": "str", "aliases": ["nccl_json_binary"]},
-    "json_format": {"type": "str", "choices": ["nccl-tests", "perftest"], "default": "nccl-tests"},
-    "json_supported": {"type": "bool"},
-    "json_cached": {"type": "dict", "aliases": ["nccl_json_cached"]},
-}
+# The options of plugins/modules/bench_run.py (its DOCUMENTATION declares them all) that stay on the controller: the
+# others go to the node. parse_kind is one of the parser registry's kinds (checked in act(): the registry is the one
+# list, not repeated in the docs).
+CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm",
+                      "repeat", "round", "group", "samples_file", "samples_wait", "nccl_json", "perftest_json")
 JSON_NODE_OPTIONS = ("json_binary", "json_format", "json_supported", "json_cached")
-CONTROLLER_SPEC = {
-    # one of the parser registry's kinds (checked in run(): the registry is the one list, not repeated in the docs)
-    "parse_kind": {"type": "str"},
-    "run_dir": {"type": "path"},
-    "record_host": {"type": "str"},
-    "name": {"type": "str"},
-    "kind": {"type": "str", "choices": list(BENCHMARK_KINDS)},
-    "hosts": {"type": "list", "elements": "str"},
-    "message_size_bytes": {"type": "int"},
-    "algorithm": {"type": "str"},
-    "repeat": {"type": "int", "default": 1},
-    "round": {"type": "int"},
-    "group": {"type": "str"},
-    "samples_file": {"type": "str"},
-    "samples_wait": {"type": "float", "default": 10.0},
-    "nccl_json": {"type": "bool", "default": True},
-    "perftest_json": {"type": "bool", "default": True},
-}
 # Seconds between two reads of the samples file while waiting for the tick after the run.
 SAMPLES_POLL_S = 1.0
 # The fact that keeps the answers of the nccl-tests -h probe: {host: {binary: {identity, supported}}}. Not gpufleet_*:
@@ -96,7 +67,6 @@ JSON_RUNS = {
               "result": "perftest_json"},
 }
 JSON_RUNS["ib-lat"] = JSON_RUNS["ib-bw"]
-ARGUMENT_SPEC = dict(NODE_SPEC, **CONTROLLER_SPEC)
 
 
 def known_probes(task_vars: dict, fact: str = PROBES_FACT) -> dict:
@@ -113,25 +83,19 @@ def known_probes(task_vars: dict, fact: str = PROBES_FACT) -> dict:
     return probes
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Run gpufleet.acceptance.bench_run on the node; parse and record its output on the controller."""
 
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         if args["parse_kind"] is not None and args["parse_kind"] not in KINDS:
             return dict(result, failed=True, msg="parse_kind %r is no parser kind; one of: %s" % (
                 args["parse_kind"], ", ".join(sorted(KINDS))))
         args["record_host"] = str(args["record_host"] or task_vars.get("inventory_hostname") or "localhost")
         probe_host = str(self._task.delegate_to or args["record_host"])
         asked_json = self._ask_for_json(args, task_vars, probe_host)
-        node_args = {key: args[key] for key in NODE_SPEC if args[key] is not None}
+        node_args = {key: value for key, value in args.items() if key not in CONTROLLER_OPTIONS and value is not None}
         node_args["node"] = args["node"] or probe_host
 
         def attempt(retry: bool) -> dict:

@@ -12,28 +12,14 @@ runs again over the directory). docs/burn-in.md.
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.checks.burn_in_flags import SETTING, ThresholdError, flagged, judge
 from gpufleet.results.burn_in import KINDS, record_burn_in
 from gpufleet.facts.nvml_samples import SamplesError
 from gpufleet.results.store import ResultsError, RunDir, to_plain
 
 
-# The options of plugins/modules/burn_in_record.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "run_dir": {"type": "path", "required": True},
-    "host": {"type": "str"},
-    "name": {"type": "str", "default": "burn_in"},
-    "kind": {"type": "str", "choices": list(KINDS)},
-    "samples": {"type": "path"},
-    "sample_records": {"type": "raw"},
-    "sampler_error": {"type": "str"},
-    "load": {"type": "dict"},
-    "started": {"type": "str"},
-    "duration_s": {"type": "float"},
-    "thresholds": {"type": "dict"},
-}
 # Samples come from a file or inline, never both; without either the sampler must say why.
 MUTUALLY_EXCLUSIVE = [("samples", "sample_records")]
 REQUIRED_ONE_OF = [("samples", "sample_records", "sampler_error")]
@@ -44,20 +30,13 @@ def finding_lines(findings):
     return ["%s %s: %s" % (item["status"], item["id"], " ".join(str(item["message"]).split())[:300]) for item in flagged(findings)]
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Write the samples and the burn-in record of one host; return its flags."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
+    CONSTRAINTS = {"mutually_exclusive": MUTUALLY_EXCLUSIVE, "required_one_of": REQUIRED_ONE_OF}
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(
-            argument_spec=ARGUMENT_SPEC, mutually_exclusive=MUTUALLY_EXCLUSIVE, required_one_of=REQUIRED_ONE_OF)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         host = str(args.get("host") or task_vars.get("inventory_hostname") or "localhost")
         thresholds = args.get("thresholds")
         if thresholds is None and SETTING in task_vars:

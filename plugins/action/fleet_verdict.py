@@ -14,23 +14,14 @@ one fails before anything runs, naming the host and the key; so does a host vari
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.checks.inputs import PREFIX, host_variable_problems
 from gpufleet.checks.verdict import SETTINGS_VARS, Judge, VerdictError, fleet_words, validate, verdict_lines
 from gpufleet.results.exit_codes import verdict_exit_code
 from gpufleet.results.store import ResultsError, RunDir, to_plain
 from gpufleet.results.verdicts import judge_run
 
-# The options of plugins/modules/fleet_verdict.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "run_dir": {"type": "path"},
-    "validate_only": {"type": "bool", "default": False},
-    "hosts": {"type": "list", "elements": "str"},
-    "reachable_hosts": {"type": "list", "elements": "str"},
-    "families": {"type": "list", "elements": "str"},
-    "profiles_dir": {"type": "path"},
-}
 # Judging writes into the results directory; validating alone needs none.
 REQUIRED_IF = [("validate_only", False, ("run_dir",))]
 
@@ -72,20 +63,14 @@ def validate_inputs(judge, hostvars, hosts, choices):
         raise VerdictError("unknown gpufleet variables, nothing was run: " + "; ".join(unknown))
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Validate profiles and claims (validate_only) or judge the whole run and write the verdicts."""
 
-    TRANSFERS_FILES = False
+    ARGUMENT_SPEC = documented_spec(__file__)
+    CONSTRAINTS = {"required_if": REQUIRED_IF}
     BYPASS_HOST_LOOP = False
-    _supports_check_mode = True
-    _supports_async = False
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC, required_if=REQUIRED_IF)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         hosts = [str(host) for host in (args["hosts"] or task_vars.get("ansible_play_hosts_all") or [])]
         reachable = set(str(host) for host in (args["reachable_hosts"] or task_vars.get("ansible_play_hosts") or []))
         try:

@@ -10,27 +10,18 @@ Controller only; writes nothing.
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.results.gate_baseline import accepted_baselines
-from gpufleet.results.store import ResultsError, read_judged_run, to_plain, utc_now
-
-# The options of plugins/modules/gate_baseline.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {"run_dir": {"type": "path", "required": True}}
+from gpufleet.results.store import ResultsError, read_judged_run, utc_now
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Return the gate baseline of every accepted node of the run."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars or {})
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         try:
             _run, fleet, records = read_judged_run(args["run_dir"])
             baselines = accepted_baselines(fleet, records, utc_now())

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from gpufleet.facts import gpu
-from gpufleet.facts.action import FactAction
+from gpufleet.adapter.action import FactAction
 
 
 class ActionModule(FactAction):

@@ -12,8 +12,8 @@ which the burn_in check family (fleet_verdict) and the report read. docs/burn-in
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.history.store import (
     DEFAULT_CLOCK_DROP_SHARE,
     DEFAULT_MAX_POINTS,
@@ -22,37 +22,17 @@ from gpufleet.history.store import (
     HistoryError,
     append_run,
 )
-from gpufleet.results.store import ResultsError, RunDir, to_plain
-
-# The options of plugins/modules/health_history.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "db": {"type": "path", "required": True},
-    "run_dir": {"type": "path", "required": True},
-    "run_id": {"type": "str"},
-    "hosts": {"type": "list", "elements": "str"},
-    "record_name": {"type": "str"},
-    "clock_drop_share": {"type": "float", "default": DEFAULT_CLOCK_DROP_SHARE},
-    "min_previous_runs": {"type": "int", "default": DEFAULT_MIN_PREVIOUS},
-    "max_points": {"type": "int", "default": DEFAULT_MAX_POINTS},
-    "timeout": {"type": "float", "default": DEFAULT_TIMEOUT_S},
-    "write_history": {"type": "bool", "default": True},
-}
+from gpufleet.results.store import ResultsError, RunDir
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Append the run to the history store and return the drift flags."""
 
-    TRANSFERS_FILES = False
-    BYPASS_HOST_LOOP = False
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    BYPASS_HOST_LOOP = False
+
+    def act(self, args, task_vars, result):
         share, minimum = args["clock_drop_share"], args["min_previous_runs"]
         points, timeout = args["max_points"], args["timeout"]
         if not 0 <= share < 1 or minimum < 1 or points < 1 or timeout <= 0:

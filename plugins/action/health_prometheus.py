@@ -11,34 +11,19 @@ in ``content``, for the playbook to write into node_exporter's textfile-collecto
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.checks.burn_in_flags import SETTING, ThresholdError
 from gpufleet.history.prometheus import FILE_NAME, prometheus_text
 from gpufleet.results.store import ResultsError, RunDir, to_plain
 
-# The options of plugins/modules/health_prometheus.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "run_dir": {"type": "path", "required": True},
-    "host": {"type": "str"},
-    "record_name": {"type": "str"},
-    "thresholds": {"type": "dict"},
-}
 
-
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Render one host's Prometheus text; the playbook copies it to the node."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         host = str(args.get("host") or task_vars.get("inventory_hostname") or "localhost")
         thresholds = args.get("thresholds")
         if thresholds is None and SETTING in task_vars:

@@ -11,41 +11,26 @@ into ``record_host``'s record. A node without RDMA ports records nothing.
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.results.bench import record_counters, snapshot
-from gpufleet.results.store import ResultsError, to_plain, utc_now
+from gpufleet.results.store import ResultsError, utc_now
 
-# The options of plugins/modules/ib_counters.py: the node's, then the controller's (which never reach the node).
-NODE_SPEC = {
-    "sysfs_root": {"type": "path", "default": "/sys"},
-    "devices": {"type": "list", "elements": "str"},
-}
-CONTROLLER_SPEC = {
-    "before": {"type": "dict"},
-    "benchmark": {"type": "str"},
-    "run_dir": {"type": "path"},
-    "record_host": {"type": "str"},
-}
-ARGUMENT_SPEC = dict(NODE_SPEC, **CONTROLLER_SPEC)
+# The options of plugins/modules/ib_counters.py (its DOCUMENTATION declares them all) that the node reads; the others
+# never reach it.
+NODE_OPTIONS = ("sysfs_root", "devices")
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Run gpufleet.acceptance.ib_counters on the node; return numbers; record before/after."""
 
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         before = args["before"]
         if args["run_dir"] and before is not None and not args["benchmark"]:
             return dict(result, failed=True, msg="benchmark is required to record: name what ran between the snapshots")
-        node_args = {key: args[key] for key in NODE_SPEC if args[key] is not None}
+        node_args = {key: args[key] for key in NODE_OPTIONS if args[key] is not None}
         module_result = self._execute_module(module_name="gpufleet.acceptance.ib_counters", module_args=node_args, task_vars=task_vars)
         result.update(module_result)
         if module_result.get("failed") or module_result.get("unreachable"):

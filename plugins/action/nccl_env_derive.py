@@ -12,19 +12,10 @@ when no setting can be derived, so nothing is written and no benchmark starts.
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.plan.nccl_env import derive, summary_lines
 from gpufleet.results.store import to_plain
-
-
-# The options of plugins/modules/nccl_env_derive.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "hosts": {"type": "list", "elements": "str"},
-    "cluster_cidr": {"type": "str"},
-    "overrides": {"type": "dict"},
-    "host_overrides": {"type": "dict"},
-}
 
 
 def fleet_nodes(hostvars, hosts):
@@ -41,18 +32,12 @@ def fleet_nodes(hostvars, hosts):
     return nodes
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Derive NCCL_SOCKET_IFNAME, NCCL_IB_DISABLE, NCCL_IB_HCA and NCCL_IB_GID_INDEX per host."""
 
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         hosts = [str(host) for host in (args["hosts"] or task_vars.get("ansible_play_hosts") or [])]
         host_overrides = args["host_overrides"] or {}
         stray = sorted(set(host_overrides) - set(hosts))

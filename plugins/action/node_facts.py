@@ -18,7 +18,7 @@ Two options are the controller's and never reach the node:
   Ansible's main process, walked and copied there, and templated again by any task that passes it
   on (docs/performance.md). A node that cannot be reached is recorded unreachable before the
   connection error goes on to Ansible (after one reconnect where the connection ended while the node still answered,
-gpufleet/facts/connection.py: the gathering runs again within what is left of the phase's budget, and the record's
+gpufleet/adapter/connection.py: the gathering runs again within what is left of the phase's budget, and the record's
 ``phases.facts.reconnected`` says why); one whose task ran past Ansible's task timeout is recorded with
   the groups asked for not gathered for that reason (the verdict says INCOMPLETE), then the timeout goes on.
 
@@ -43,8 +43,9 @@ from ansible.plugins.action import ActionBase
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import phase_budget
-from gpufleet.facts.connection import with_one_reconnect
-from gpufleet.facts.node import COLLECTORS, CONTROLLER_OPTIONS, GROUPS, MODULE, group_results, separate_results
+from gpufleet.adapter.connection import with_one_reconnect
+from gpufleet.adapter.node_facts import separate_results
+from gpufleet.facts.node import COLLECTORS, CONTROLLER_OPTIONS, GROUPS, MODULE, group_results
 from gpufleet.facts.raw import TASK_TIMED_OUT
 from gpufleet.results.store import (
     STRESS_PHASES,

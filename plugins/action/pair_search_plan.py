@@ -14,41 +14,22 @@ a record that the plan never scheduled (another seed, other hosts) fails the tas
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.checks.benchmarks import search_label
 from gpufleet.checks.pair_rounds import PlanError, plan, search_floor, search_records
 from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, MODES, pair_key
-from gpufleet.results.store import ResultsError, RunDir, to_plain
-
-# The options of plugins/modules/pair_search_plan.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "run_dir": {"type": "path", "required": True},
-    "job": {"type": "str", "required": True},
-    "hosts": {"type": "list", "elements": "str", "required": True},
-    "round": {"type": "int", "required": True},
-    "seed": {"type": "str", "required": True},
-    "mode": {"type": "str", "choices": list(MODES), "default": "adaptive"},
-    "tolerance": {"type": "float", "default": DEFAULT_TOLERANCE},
-    "confirm": {"type": "bool", "default": True},
-    "max_rounds": {"type": "int"},
-}
+from gpufleet.results.store import ResultsError, RunDir
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Plan one round of the pair search from the records so far."""
 
-    TRANSFERS_FILES = False
-    BYPASS_HOST_LOOP = False
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    BYPASS_HOST_LOOP = False
+
+    def act(self, args, task_vars, result):
         try:
             for name in ("run_dir", "job", "hosts", "seed"):
                 if args[name] in ("", []):

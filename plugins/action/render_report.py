@@ -10,35 +10,18 @@ gpufleet/report/render.py.
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.report.model import ReportError
 from gpufleet.report.render import FORMATS, render_report
-from gpufleet.results.store import to_plain
-
-# The options of plugins/modules/render_report.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "results_dir": {"type": "path", "required": True},
-    "output_dir": {"type": "path"},
-    "formats": {"type": "list", "elements": "str", "choices": list(FORMATS), "default": list(FORMATS)},
-    "profiles_dir": {"type": "path"},
-    "title": {"type": "str", "default": "gpufleet acceptance report"},
-}
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Render the report of one results directory."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         try:
             outcome = render_report(args["results_dir"], output_dir=args["output_dir"], formats=args["formats"] or list(FORMATS),
                                     profiles_dir=args.get("profiles_dir"), title=args.get("title"))

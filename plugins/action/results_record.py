@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.facts import FACT_GROUPS
 from gpufleet.results.store import ResultsError, ResultsWriteError, RunDir, record_host_facts, to_plain
 
@@ -25,21 +25,6 @@ from gpufleet.results.store import ResultsError, ResultsWriteError, RunDir, reco
 THIS_COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 PHASES = ("start", "facts")
-# The options of plugins/modules/results_record.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "run_dir": {"type": "path", "required": True},
-    "phase": {"type": "str", "choices": list(PHASES), "default": "facts"},
-    "host": {"type": "str"},
-    "results": {"type": "dict"},
-    "claim": {"type": "dict"},
-    "settings": {"type": "dict"},
-    "profile": {"type": "raw"},
-    "profile_overrides": {"type": "dict"},
-    "inventory": {"type": "list", "elements": "str"},
-    "playbook": {"type": "str"},
-    "hosts": {"type": "list", "elements": "str"},
-    "resume": {"type": "bool", "default": True},
-}
 
 
 def _invocation() -> str:
@@ -69,19 +54,12 @@ def _requested_profiles(hostvars, hosts):
     return requested
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Write the results directory's run.json (phase start) or hosts/<host>.json + raw/ (phase facts)."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         run_dir, phase = args["run_dir"], args["phase"]
         try:
             if phase == "start":

@@ -15,21 +15,11 @@ from __future__ import annotations
 import os
 import subprocess
 
-from ansible.plugins.action import ActionBase
-
+from gpufleet.adapter.action import LibraryAction
+from gpufleet.adapter.spec import documented_spec
 from gpufleet.results.slurm_drain import (
     SINFO_ARGV, SLURM_FILE, action_record, parse_sinfo, plan_drains, run_verdicts, verdict_file)
-from gpufleet.results.store import ResultsError, read_judged_run, to_plain, utc_now, write_json_atomic
-
-# The options of plugins/modules/slurm_drain.py (its DOCUMENTATION says what each means).
-ARGUMENT_SPEC = {
-    "run_dir": {"type": "path", "required": True},
-    "scontrol_path": {"type": "str", "default": "scontrol"},
-    "sinfo_path": {"type": "str", "default": "sinfo"},
-    "node_names": {"type": "dict", "default": {}},
-    "slurm_conf": {"type": "path"},
-    "timeout": {"type": "int", "default": 30},
-}
+from gpufleet.results.store import ResultsError, read_judged_run, utc_now, write_json_atomic
 
 
 def run_command(argv, env, timeout):
@@ -41,18 +31,12 @@ def run_command(argv, env, timeout):
     return proc.returncode, (proc.stdout + proc.stderr).strip()
 
 
-class ActionModule(ActionBase):
+class ActionModule(LibraryAction):
     """Drain REJECT nodes, resume passing nodes gpufleet drained, keep an administrator's drains."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-    _supports_async = False
+    ARGUMENT_SPEC = documented_spec(__file__)
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars or {})
-        del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        args = to_plain(args)
+    def act(self, args, task_vars, result):
         env = dict(os.environ)
         if args.get("slurm_conf"):
             env["SLURM_CONF"] = args["slurm_conf"]

@@ -383,9 +383,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.bench_process import (
     JOB_ID_RE, JSON_FORMATS, MAX_OUTPUT_BYTES, NODE_ENV, kill_job, run_tagged, run_with_json)
 
-CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm", "repeat", "round", "group",
-                      "samples_file", "samples_wait", "nccl_json", "perftest_json")
-
 
 def main():
     module = AnsibleModule(

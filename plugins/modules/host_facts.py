@@ -228,7 +228,7 @@ raw:
       elements: dict
 """
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.fact_module import run_fact_module
 
 # The node-side code lives in module_utils/host_collect.py, shared with node_facts (all groups in one run);
 # its names stay importable from here.
@@ -247,11 +247,7 @@ from ansible_collections.gpufleet.acceptance.plugins.module_utils.host_collect i
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    raw, failure = run(module.params)
-    if failure:
-        module.fail_json(msg=failure, raw=raw)
-    module.exit_json(changed=False, raw=raw)
+    run_fact_module(ARGUMENT_SPEC, run)
 
 
 if __name__ == "__main__":

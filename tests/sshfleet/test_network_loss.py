@@ -11,7 +11,7 @@ the test freezes host 1 (SIGSTOP to every process in its network namespace: its 
 the tool; the kernel still acknowledges TCP, nothing answers) and takes host 4's link down inside its namespace (``ip
 link set eth0 down``: packets to and from the node vanish, nothing answers, no reset). Host 1 is thawed and the link
 comes back at teardown. Behind the shared connection master, ssh's client sees only the master gone, as when it is
-killed, so each gets the one reconnect a broken connection gets (gpufleet/facts/connection.py,
+killed, so each gets the one reconnect a broken connection gets (gpufleet/adapter/connection.py,
 tests/sshfleet/test_reconnect.py), bounded by RECONNECT_TIMEOUT_S: the cut node's connect times out, the frozen one's
 handshake does (its kernel accepts the connection, its sshd never answers).
 
@@ -47,7 +47,7 @@ import yaml
 from conftest import (  # pylint: disable=import-error
     FLEET_NODES, REPO_ROOT, fleet_id, fleet_sh, leftovers, require_fleet)
 
-from gpufleet.facts.connection import RECONNECT_TIMEOUT_S
+from gpufleet.adapter.connection import RECONNECT_TIMEOUT_S
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "tools"))
 

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The import layers of gpufleet/ hold: lint-imports (import-linter) keeps every contract of pyproject.toml.
 
-The stages, highest first: cli, report, history, results, checks, plan, facts, parsers; a stage imports
-only the stages below it, parsers import no other stage, checks never import the report or the CLI. An
+The stages, highest first: cli and adapter (neither imports the other), report, history, results, checks, plan,
+facts, parsers; a stage imports only the stages below it, parsers import no other stage, checks never import the
+report or the CLI, and no stage below the two top ones imports Ansible (the adapter holds the plugin API). An
 import that breaks a contract fails here (and in ``make imports``), naming the importing line.
 """
 
@@ -21,6 +22,7 @@ CONTRACTS = (
     "gpufleet stages import only the stages below them",
     "parsers import no other stage of gpufleet",
     "checks never import the report or the command line",
+    "the library stages import no Ansible (the adapter and the CLI do)",
 )
 
 

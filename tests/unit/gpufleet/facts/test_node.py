@@ -12,6 +12,7 @@ import pytest
 from ansible.errors import AnsibleConnectionFailure
 
 from ansible_collections.gpufleet.acceptance.plugins.action import node_facts
+from gpufleet.adapter.node_facts import separate_results
 from gpufleet.facts import node, topology
 from gpufleet.facts.raw import RawReader
 from gpufleet.results.store import RunDir, record_host_facts
@@ -63,7 +64,7 @@ def test_foreign_lines_skipped_by_a_parser_are_in_the_group_facts_with_their_com
 
 
 def test_a_single_group_action_keeps_the_ignored_lines_too():
-    # the single-group fact actions (gpufleet.facts.action) build through RawReader.attach_notes as build_group does
+    # the single-group fact actions (gpufleet.adapter.action) build through RawReader.attach_notes as build_group does
     raw = {"topo_m": _entry(["nvidia-smi", "topo", "-m"], "+ nvidia-smi topo -m\n" + _read(TOPO))}
     reader = RawReader("h1", raw)
     facts = reader.attach_notes(topology.build_facts(reader))["gpufleet_topology"]
@@ -112,7 +113,7 @@ def test_separate_passes_each_module_only_its_own_options_and_keeps_going_after_
         "gpufleet.acceptance.nic_facts": {"failed": True, "msg": "no class/net under /nosys: is sysfs mounted there?", "raw": {}},
     }, calls)
     args = {"groups": ["topology", "nic"], "nvidia_smi_path": "/opt/smi", "sysfs_root": "/nosys", "ethtool_path": "ethtool", "timeout": 9}
-    groups = node.separate_results("h1", ["topology", "nic"], args, execute, node_facts.MODULE_OPTIONS)
+    groups = separate_results("h1", ["topology", "nic"], args, execute, node_facts.MODULE_OPTIONS)
     # topology takes nvidia_smi_path and timeout; nic takes sysfs_root, the tool paths and timeout - never `groups`
     assert calls == [("gpufleet.acceptance.gpu_topology_facts", {"nvidia_smi_path": "/opt/smi", "timeout": 9}),
                      ("gpufleet.acceptance.nic_facts", {"sysfs_root": "/nosys", "ethtool_path": "ethtool", "timeout": 9})]
@@ -127,7 +128,7 @@ def test_separate_node_lost_after_its_first_group():
         "gpufleet.acceptance.gpu_topology_facts": {"failed": True, "msg": "nvidia-smi not found", "raw": {}},
         "gpufleet.acceptance.gpu_facts": AnsibleConnectionFailure("ssh: connect to host 10.0.0.7 port 22: Connection refused"),
     }, calls)
-    groups = node.separate_results("h1", ["topology", "gpu", "nic", "host"], {}, execute, node_facts.MODULE_OPTIONS)
+    groups = separate_results("h1", ["topology", "gpu", "nic", "host"], {}, execute, node_facts.MODULE_OPTIONS)
     assert len(calls) == 2
     assert groups["topology"]["failed"]
     assert groups["gpu"] == {"changed": False, "unreachable": True, "msg": "ssh: connect to host 10.0.0.7 port 22: Connection refused"}
@@ -138,7 +139,7 @@ def test_separate_node_lost_after_its_first_group():
 def test_separate_node_that_answers_nothing_raises_the_connection_error():
     execute = _execute_from({"gpufleet.acceptance.gpu_topology_facts": AnsibleConnectionFailure("port 1: Connection refused")}, [])
     with pytest.raises(AnsibleConnectionFailure):
-        node.separate_results("h1", ["topology", "gpu"], {}, execute, node_facts.MODULE_OPTIONS)
+        separate_results("h1", ["topology", "gpu"], {}, execute, node_facts.MODULE_OPTIONS)
 
 
 @pytest.mark.parametrize("record, message", [

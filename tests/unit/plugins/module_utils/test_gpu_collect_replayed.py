@@ -5,7 +5,7 @@
 
 Each test does what one gpu_facts task does, without Ansible: the module's ``run(params)``
 (plugins/module_utils/gpu_collect.py, the module's argument defaults applied) on the node's replay
-wrappers, then what the action plugin does with it (gpufleet/facts/action.py: a module failure is the
+wrappers, then what the action plugin does with it (gpufleet/adapter/action.py: a module failure is the
 result; otherwise ``gpufleet.facts.gpu.build_facts`` on a RawReader named after the host, a FactError
 becoming ``failed`` with its message). tests/playbooks/test_node_facts.py runs the module through
 ansible-playbook (arguments, facts in hostvars, check mode, failures as the play sees them).

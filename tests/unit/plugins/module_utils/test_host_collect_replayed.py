@@ -7,7 +7,7 @@ Each test does what one host_facts task does, without Ansible: the module's ``ru
 (plugins/module_utils/host_collect.py, the module's argument defaults applied) with the node's replay
 wrappers as tools and a synthetic tree of tests/fixtures/sysfs/ as /sys and /proc (rendered into tmp;
 their READMEs name the recording behind each value), then what the action plugin does with it
-(gpufleet/facts/action.py: ``gpufleet.facts.host.build_facts`` on a RawReader named after the host, a
+(gpufleet/adapter/action.py: ``gpufleet.facts.host.build_facts`` on a RawReader named after the host, a
 FactError becoming ``failed``). tests/playbooks/test_node_facts.py runs the module through ansible-playbook
 (arguments, facts in hostvars, check mode, failures as the play sees them).
 

@@ -6,7 +6,7 @@
 Each test does what one nic_facts task does, without Ansible: the module's ``run(params)``
 (plugins/module_utils/nic_collect.py, the module's argument defaults applied) on the node's replay
 wrappers and its synthetic sysfs tree (the node file's ``sysfs_tree:``, rendered by build_fleet into the
-test's temporary directory), then what the action plugin does with it (gpufleet/facts/action.py:
+test's temporary directory), then what the action plugin does with it (gpufleet/adapter/action.py:
 ``gpufleet.facts.nic.build_facts`` on a RawReader named after the host, a FactError becoming ``failed``).
 tests/playbooks/test_node_facts.py runs the module through ansible-playbook (arguments, facts in hostvars,
 check mode, failures as the play sees them).

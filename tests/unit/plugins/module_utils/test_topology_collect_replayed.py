@@ -5,7 +5,7 @@
 
 Each test does what one gpu_topology_facts task does, without Ansible: the module's ``run(params)``
 (plugins/module_utils/topology_collect.py, the module's argument defaults applied) on the node's replay
-wrappers, then what the action plugin does with it (gpufleet/facts/action.py:
+wrappers, then what the action plugin does with it (gpufleet/adapter/action.py:
 ``gpufleet.facts.topology.build_facts`` on a RawReader named after the host, a FactError becoming
 ``failed``). tests/playbooks/test_node_facts.py runs the module through ansible-playbook (arguments, facts
 in hostvars, check mode, failures as the play sees them).

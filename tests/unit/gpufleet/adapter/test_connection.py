@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""A lost ssh connection (gpufleet/facts/connection.py): which losses get one reconnect, and how they are named.
+"""A lost ssh connection (gpufleet/adapter/connection.py): which losses get one reconnect, and how they are named.
 
 The messages are Ansible 2.19's ssh plugin's, with ssh's own words after them as OpenSSH 9.2 prints them: the empty
 one is what this machine's ansible-playbook said when the test killed the controller's connection master mid-module
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleConnectionFailure
 
-from gpufleet.facts.connection import describe_loss, node_went_silent, ssh_words, with_one_reconnect
+from gpufleet.adapter.connection import describe_loss, node_went_silent, ssh_words, with_one_reconnect
 
 KILLED_MASTER = 'Data could not be sent to remote host "198.18.1.1". Make sure this host can be reached over ssh: '
 KEEPALIVES_RAN_OUT = ('Data could not be sent to remote host "198.18.1.4". Make sure this host can be reached over '
