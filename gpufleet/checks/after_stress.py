@@ -14,7 +14,7 @@ Per phase (``benchmarks``, ``burn_in``) two check ids:
   NVSwitch SXid lines in the kernel log, ECC and remapped-row counters that grew, a GPU gone from the bus, a PCIe link
   narrower (fail) or at a lower generation (warn: idle power saving lowers it too) than before, PCIe replay counters
   that grew (fail; the message gives the growth per minute between the readings against DCGM's health-watch limit of
-  8 per minute, gpu.py ``pcie_replay_growth``), NVLink replay / recovery / CRC counters that grew, IB port error
+  8 per minute, gpu_rules.py ``pcie_replay_growth``), NVLink replay / recovery / CRC counters that grew, IB port error
   counters that grew and ports no
   longer Active. A new Xid is judged by the bucket of NVIDIA's catalog (gpufleet/facts/xid_catalog.yml) as host.xid
   judges it: a repair fails, an application-level one warns.
@@ -35,12 +35,13 @@ from __future__ import annotations
 
 import datetime
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeGuard, cast
 
 from gpufleet.checks.registry import node_check
 from gpufleet.checks.evidence import REQUIRED_AFTER_STRESS_SETTING
-from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
-from gpufleet.checks.gpu import pcie_replay_growth
+from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, CheckResult, NodeContext, result
+from gpufleet.checks.gpu_rules import pcie_replay_growth
 from gpufleet.facts import xid_catalog
 from gpufleet.facts.nic import ERROR_COUNTERS
 
@@ -74,36 +75,44 @@ SOURCE_IB = "docs/baselines.md 10: IB PortCounters errors grow only on a faulty 
 SOURCE_READING = "docs/baselines.md 10: the health facts are read again after each stress phase"
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _gpu_key(gpu: dict) -> str:
+def _block(facts: dict[str, Any], key: str) -> dict[str, Any]:
+    """``facts[key]`` where it is a dict (a GPU's ``nvlink``, ``remapped_rows``), else empty."""
+    value = facts.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _gpu_key(gpu: dict[str, Any]) -> str:
     return str(gpu.get("uuid") or gpu.get("pci_bus_id") or gpu.get("index"))
 
 
-def _gpu_label(gpu: dict) -> str:
+def _gpu_label(gpu: dict[str, Any]) -> str:
     return "GPU%s" % gpu.get("index")
 
 
 def _finding(check_id: str, status: str, subject: str, counter: str, before: Any, after: Any, source: str,
-             words: str = "") -> dict:
+             words: str = "") -> CheckResult:
     message = "%s %s: %s before, %s after %s" % (subject, counter, before, after, words)
     item = result(
         check_id, status, message.strip(), measured=after, expected=before, threshold_source=source, subject=subject
     )
-    item.update(counter=counter, before=before, after=after)
+    # results.json names the counter and both readings beside the schema's fields, which CheckResult alone declares
+    cast("dict[str, Any]", item).update(counter=counter, before=before, after=after)
     return item
 
 
 # --- kernel log ----------------------------------------------------------------------------------
 
 
-def _identity(event: dict, number_key: str) -> tuple:
+def _identity(event: dict[str, Any], number_key: str) -> tuple[Any, Any, Any, Any]:
     return (event.get("timestamp"), event.get("pci"), event.get(number_key), event.get("message"))
 
 
-def new_events(before: dict, after: dict, number_key: str = "xid") -> tuple[list[dict], int]:
+def new_events(before: dict[str, Any], after: dict[str, Any],
+               number_key: str = "xid") -> tuple[list[dict[str, Any]], int]:
     """``(new events, how many)``: the events of ``after`` (a facts ``xid`` or ``xid.sxid`` group) not in ``before``,
     by identity (module docstring). ``how many`` is at least the events listed; more when every kept event is new."""
     seen = Counter(_identity(event, number_key) for event in before.get("events") or [])
@@ -116,68 +125,16 @@ def new_events(before: dict, after: dict, number_key: str = "xid") -> tuple[list
             fresh.append(event)
     total = len(fresh)
     kept = after.get("events") or []
-    totals = before.get("events_total"), after.get("events_total")
-    if fresh and len(fresh) == len(kept) and all(_is_count(value) for value in totals):
-        total = max(total, totals[1] - totals[0])
+    total_before, total_after = before.get("events_total"), after.get("events_total")
+    if fresh and len(fresh) == len(kept) and _is_count(total_before) and _is_count(total_after):
+        total = max(total, total_after - total_before)
     return fresh, total
 
 
-def _kernel_log(check_id: str, before: dict, after: dict, phase: str, _window_s: float | None = None) -> list[dict]:
+def _kernel_log(check_id: str, before: dict[str, Any], after: dict[str, Any], phase: str,
+                _window_s: float | None = None) -> list[CheckResult]:
     xid_before, xid_after = before.get("xid") or {}, after.get("xid") or {}
-    out = []
-    fresh, count = new_events(xid_before, xid_after, "xid")
-    if fresh:
-        numbers = Counter(event["xid"] for event in fresh)
-        # judged as host.xid judges them: by the catalog's bucket (gpufleet/facts/xid_catalog.yml); Xid 154 by the
-        # recovery action the second reading names
-        recovery = xid_after.get("recovery_actions") or {}
-        for number in sorted(numbers):
-            events = [event for event in fresh if event["xid"] == number]
-            gpus = sorted({str(event.get("pci")) for event in events})
-            first = events[0]
-            words = "new during %s on %s (first: %s %s)" % (PHASE_WORDS[phase], ", ".join(gpus), first.get("timestamp"),
-                                                            first.get("message") or "")
-            entry = xid_catalog.catalog().get(number)
-            if entry:
-                words += ": %s (catalog bucket %s)" % (entry["meaning"], entry["bucket"])
-            status = FAIL if xid_catalog.xid_status(number, recovery) == xid_catalog.FAIL else WARN
-            before_count = int((xid_before.get("counts") or {}).get(str(number), 0))
-            item = _finding(check_id, status, "kernel log", "Xid %d" % number, before_count,
-                            before_count + len(events), SOURCE_XID, words)
-            item["gpus"] = gpus
-            out.append(item)
-        if count > len(fresh):
-            out.append(
-                result(
-                    check_id,
-                    FAIL,
-                    "kernel log: at least %d new Xid lines during %s (every kept event is new)"
-                    % (count, PHASE_WORDS[phase]),
-                    measured=count,
-                    expected=0,
-                    threshold_source=SOURCE_XID,
-                    subject="kernel log",
-                )
-            )
-    sxid_before, sxid_after = xid_before.get("sxid") or {}, xid_after.get("sxid") or {}
-    fresh_sxid, _count = new_events(sxid_before, sxid_after, "sxid")
-    for number in sorted({event["sxid"] for event in fresh_sxid}):
-        events = [event for event in fresh_sxid if event["sxid"] == number]
-        fatal = any(event.get("fatal") for event in events)
-        switches = sorted({"%s (%s)" % (event.get("switch"), event.get("pci")) for event in events})
-        before_count = int((sxid_before.get("counts") or {}).get(str(number), 0))
-        out.append(
-            _finding(
-                check_id,
-                FAIL if fatal else WARN,
-                "kernel log",
-                "SXid %d" % number,
-                before_count,
-                before_count + len(events),
-                SOURCE_XID,
-                "new %s during %s on %s" % ("fatal" if fatal else "non-fatal", PHASE_WORDS[phase], ", ".join(switches)),
-            )
-        )
+    out = _new_xids(check_id, xid_before, xid_after, phase) + _new_sxids(check_id, xid_before, xid_after, phase)
     if not out:
         out.append(result(check_id, PASS, "kernel log: no new Xid or SXid line during %s (%s events before, %s after)"
                           % (PHASE_WORDS[phase], xid_before.get("events_total"), xid_after.get("events_total")),
@@ -185,97 +142,138 @@ def _kernel_log(check_id: str, before: dict, after: dict, phase: str, _window_s:
     return out
 
 
+def _new_xids(check_id: str, xid_before: dict[str, Any], xid_after: dict[str, Any], phase: str) -> list[CheckResult]:
+    """One result per Xid number new in the second reading, and one more when every kept event is new."""
+    fresh, count = new_events(xid_before, xid_after, "xid")
+    if not fresh:
+        return []
+    # judged as host.xid judges them: by the catalog's bucket (gpufleet/facts/xid_catalog.yml); Xid 154 by the
+    # recovery action the second reading names
+    recovery = xid_after.get("recovery_actions") or {}
+    out = [_new_xid(check_id, [event for event in fresh if event["xid"] == number], xid_before, recovery, phase)
+           for number in sorted(Counter(event["xid"] for event in fresh))]
+    if count > len(fresh):
+        out.append(result(check_id, FAIL, "kernel log: at least %d new Xid lines during %s (every kept event is new)"
+                          % (count, PHASE_WORDS[phase]), measured=count, expected=0, threshold_source=SOURCE_XID,
+                          subject="kernel log"))
+    return out
+
+
+def _new_xid(check_id: str, events: list[dict[str, Any]], xid_before: dict[str, Any],
+             recovery: dict[str, str | None], phase: str) -> CheckResult:
+    """The finding of one Xid number's new ``events`` (at least one), judged by the catalog's bucket."""
+    number = events[0]["xid"]
+    gpus = sorted({str(event.get("pci")) for event in events})
+    first = events[0]
+    words = "new during %s on %s (first: %s %s)" % (PHASE_WORDS[phase], ", ".join(gpus), first.get("timestamp"),
+                                                    first.get("message") or "")
+    entry = xid_catalog.catalog().get(number)
+    if entry:
+        words += ": %s (catalog bucket %s)" % (entry["meaning"], entry["bucket"])
+    status = FAIL if xid_catalog.xid_status(number, recovery) == xid_catalog.FAIL else WARN
+    before_count = int((xid_before.get("counts") or {}).get(str(number), 0))
+    item = _finding(check_id, status, "kernel log", "Xid %d" % number, before_count,
+                    before_count + len(events), SOURCE_XID, words)
+    cast("dict[str, Any]", item)["gpus"] = gpus  # the GPUs that logged it, beside the schema's fields
+    return item
+
+
+def _new_sxids(check_id: str, xid_before: dict[str, Any], xid_after: dict[str, Any], phase: str) -> list[CheckResult]:
+    """One result per NVSwitch SXid number new in the second reading: a fatal one fails, a non-fatal one warns."""
+    sxid_before, sxid_after = xid_before.get("sxid") or {}, xid_after.get("sxid") or {}
+    fresh_sxid, _count = new_events(sxid_before, sxid_after, "sxid")
+    out = []
+    for number in sorted({event["sxid"] for event in fresh_sxid}):
+        events = [event for event in fresh_sxid if event["sxid"] == number]
+        fatal = any(event.get("fatal") for event in events)
+        switches = sorted({"%s (%s)" % (event.get("switch"), event.get("pci")) for event in events})
+        before_count = int((sxid_before.get("counts") or {}).get(str(number), 0))
+        out.append(_finding(check_id, FAIL if fatal else WARN, "kernel log", "SXid %d" % number, before_count,
+                            before_count + len(events), SOURCE_XID, "new %s during %s on %s"
+                            % ("fatal" if fatal else "non-fatal", PHASE_WORDS[phase], ", ".join(switches))))
+    return out
+
+
 # --- GPUs ----------------------------------------------------------------------------------------
 
 
-def _links(gpu: dict) -> dict:
-    nvlink = gpu.get("nvlink") if isinstance(gpu.get("nvlink"), dict) else {}
-    return {str(link.get("link")): link for link in nvlink.get("links") or [] if isinstance(link, dict)}
+def _links(gpu: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {str(link.get("link")): link for link in _block(gpu, "nvlink").get("links") or [] if isinstance(link, dict)}
 
 
-def _gpu_changes(check_id: str, old: dict, new: dict, phase: str) -> list[dict]:
+def _grew(before: Any, after: Any) -> bool:
+    """Both readings are counts and the second is higher."""
+    return _is_count(before) and _is_count(after) and after > before
+
+
+def _gpu_changes(check_id: str, old: dict[str, Any], new: dict[str, Any], phase: str) -> list[CheckResult]:
     label = _gpu_label(new)
-    out = []
+    return (_ecc_changes(check_id, label, old, new, phase) + _pcie_changes(check_id, label, old, new)
+            + _nvlink_changes(check_id, label, old, new, phase))
+
+
+def _ecc_changes(check_id: str, label: str, old: dict[str, Any], new: dict[str, Any], phase: str) -> list[CheckResult]:
+    """ECC counters and remapped-row counts that grew, remapped-row flags that turned true."""
+    grew, out = "(grew during %s)" % PHASE_WORDS[phase], []
     for counter, status in ECC_COUNTERS:
         before, after = old.get(counter), new.get(counter)
-        if _is_count(before) and _is_count(after) and after > before:
-            out.append(
-                _finding(
-                    check_id, status, label, counter, before, after, SOURCE_ECC, "(grew during %s)" % PHASE_WORDS[phase]
-                )
-            )
-    old_remap = old.get("remapped_rows") if isinstance(old.get("remapped_rows"), dict) else {}
-    new_remap = new.get("remapped_rows") if isinstance(new.get("remapped_rows"), dict) else {}
+        if _grew(before, after):
+            out.append(_finding(check_id, status, label, counter, before, after, SOURCE_ECC, grew))
+    old_remap, new_remap = _block(old, "remapped_rows"), _block(new, "remapped_rows")
     for key, status in REMAP_COUNTS:
         before, after = old_remap.get(key), new_remap.get(key)
-        if _is_count(before) and _is_count(after) and after > before:
-            out.append(_finding(check_id, status, label, "remapped_rows.%s" % key, before, after, SOURCE_ECC,
-                                "(grew during %s)" % PHASE_WORDS[phase]))
+        if _grew(before, after):
+            out.append(_finding(check_id, status, label, "remapped_rows.%s" % key, before, after, SOURCE_ECC, grew))
     for key in REMAP_FLAGS:
         if new_remap.get(key) is True and old_remap.get(key) is not True:
             out.append(_finding(check_id, FAIL, label, "remapped_rows.%s" % key, old_remap.get(key), True, SOURCE_ECC,
                                 "(set during %s)" % PHASE_WORDS[phase]))
+    return out
+
+
+def _pcie_changes(check_id: str, label: str, old: dict[str, Any], new: dict[str, Any]) -> list[CheckResult]:
+    """A PCIe link narrower (fail) or at a lower generation (warn) than in the first reading."""
+    out = []
     before, after = old.get("pcie_link_width_current"), new.get("pcie_link_width_current")
     if _is_count(before) and _is_count(after) and after < before:
         out.append(_finding(check_id, FAIL, label, "pcie_link_width_current", before, after, SOURCE_PCIE,
                             "(x%d -> x%d: the link trained narrower)" % (before, after)))
     before, after = old.get("pcie_link_gen_current"), new.get("pcie_link_gen_current")
     if _is_count(before) and _is_count(after) and after < before:
-        out.append(
-            _finding(
-                check_id,
-                WARN,
-                label,
-                "pcie_link_gen_current",
-                before,
-                after,
-                SOURCE_PCIE,
-                "(idle power saving also lowers the generation; the facts check holds it against the maximum)",
-            )
-        )
-    old_links, new_links = _links(old), _links(new)
-    for name in sorted(new_links, key=lambda text: (len(text), text)):
-        for counter in NVLINK_COUNTERS:
-            before, after = (old_links.get(name) or {}).get(counter), new_links[name].get(counter)
-            if _is_count(before) and _is_count(after) and after > before:
-                out.append(
-                    _finding(
-                        check_id,
-                        FAIL,
-                        "%s/link%s" % (label, name),
-                        "nvlink %s" % counter,
-                        before,
-                        after,
-                        SOURCE_NVLINK,
-                        "(grew during %s)" % PHASE_WORDS[phase],
-                    )
-                )
+        out.append(_finding(check_id, WARN, label, "pcie_link_gen_current", before, after, SOURCE_PCIE,
+                            "(idle power saving also lowers the generation; the facts check holds it against the "
+                            "maximum)"))
     return out
 
 
-def _gpus(check_id: str, before: dict, after: dict, phase: str, window_s: float | None = None) -> list[dict]:
+def _nvlink_changes(check_id: str, label: str, old: dict[str, Any], new: dict[str, Any],
+                    phase: str) -> list[CheckResult]:
+    """NVLink replay / recovery / CRC counters that grew, per link."""
+    old_links, new_links = _links(old), _links(new)
+    out = []
+    for name in sorted(new_links, key=lambda text: (len(text), text)):
+        for counter in NVLINK_COUNTERS:
+            before, after = (old_links.get(name) or {}).get(counter), new_links[name].get(counter)
+            if _grew(before, after):
+                out.append(_finding(check_id, FAIL, "%s/link%s" % (label, name), "nvlink %s" % counter, before, after,
+                                    SOURCE_NVLINK, "(grew during %s)" % PHASE_WORDS[phase]))
+    return out
+
+
+def _gpus(check_id: str, before: dict[str, Any], after: dict[str, Any], phase: str,
+          window_s: float | None = None) -> list[CheckResult]:
     old_gpus = {_gpu_key(gpu): gpu for gpu in before.get("gpus") or [] if isinstance(gpu, dict)}
     new_gpus = {_gpu_key(gpu): gpu for gpu in after.get("gpus") or [] if isinstance(gpu, dict)}
     out = []
     for key, gpu in old_gpus.items():
         if key not in new_gpus:
-            out.append(
-                _finding(
-                    check_id,
-                    FAIL,
-                    _gpu_label(gpu),
-                    "present",
-                    True,
-                    False,
-                    SOURCE_ECC,
-                    "(%s %s no longer listed after %s: fallen off the bus?)"
-                    % (gpu.get("pci_bus_id"), key, PHASE_WORDS[phase]),
-                )
-            )
+            out.append(_finding(check_id, FAIL, _gpu_label(gpu), "present", True, False, SOURCE_ECC,
+                                "(%s %s no longer listed after %s: fallen off the bus?)"
+                                % (gpu.get("pci_bus_id"), key, PHASE_WORDS[phase])))
     for key, gpu in new_gpus.items():
         if key in old_gpus:
             out.extend(_gpu_changes(check_id, old_gpus[key], gpu, phase))
-    # PCIe replay counters: any growth between the readings fails (gpu.py pcie_replay_growth, also used elsewhere)
+    # PCIe replay counters: any growth between the readings fails (gpu_rules.py pcie_replay_growth, also used elsewhere)
     for item in pcie_replay_growth(list(old_gpus.values()), list(new_gpus.values()), check_id, window_s=window_s,
                                    during=PHASE_WORDS[phase]):
         if item["status"] == FAIL:
@@ -290,7 +288,7 @@ def _gpus(check_id: str, before: dict, after: dict, phase: str, window_s: float 
 # --- IB ports ------------------------------------------------------------------------------------
 
 
-def _ports(nic: dict) -> dict:
+def _ports(nic: dict[str, Any]) -> dict[str, dict[str, Any]]:
     ports = {}
     for device in nic.get("rdma") or []:
         if not isinstance(device, dict):
@@ -301,7 +299,8 @@ def _ports(nic: dict) -> dict:
     return ports
 
 
-def _ib(check_id: str, before: dict, after: dict, phase: str, _window_s: float | None = None) -> list[dict]:
+def _ib(check_id: str, before: dict[str, Any], after: dict[str, Any], phase: str,
+        _window_s: float | None = None) -> list[CheckResult]:
     old_ports, new_ports = _ports(before), _ports(after)
     out = []
     for name in sorted(old_ports):
@@ -315,10 +314,9 @@ def _ib(check_id: str, before: dict, after: dict, phase: str, _window_s: float |
             out.append(_finding(check_id, FAIL, name, "state", old.get("state"), new.get("state"), SOURCE_IB,
                                 "(the port left Active during %s)" % PHASE_WORDS[phase]))
         for counter in ERROR_COUNTERS:
-            before_value, after_value = (old.get("counters") or {}).get(counter), (new.get("counters") or {}).get(
-                counter
-            )
-            if _is_count(before_value) and _is_count(after_value) and after_value > before_value:
+            before_value = (old.get("counters") or {}).get(counter)
+            after_value = (new.get("counters") or {}).get(counter)
+            if _grew(before_value, after_value):
                 out.append(_finding(check_id, FAIL, name, counter, before_value, after_value, SOURCE_IB,
                                     "(grew during %s)" % PHASE_WORDS[phase]))
     if not out:
@@ -331,7 +329,7 @@ def _ib(check_id: str, before: dict, after: dict, phase: str, _window_s: float |
 # --- the phase -----------------------------------------------------------------------------------
 
 
-def _readable(group: str, facts: dict | None) -> bool:
+def _readable(facts: Any, group: str) -> TypeGuard[dict[str, Any]]:
     """Whether ``facts`` of ``group`` hold what this check compares (a kernel log that was read)."""
     if not isinstance(facts, dict):
         return False
@@ -340,7 +338,9 @@ def _readable(group: str, facts: dict | None) -> bool:
     return True
 
 
-COMPARE = {"host": _kernel_log, "gpu": _gpus, "nic": _ib}
+# How each fact group's two readings are compared: (check id, first reading, re-read, phase, seconds between)
+Compare = Callable[[str, dict[str, Any], dict[str, Any], str, float | None], list[CheckResult]]
+COMPARE: dict[str, Compare] = {"host": _kernel_log, "gpu": _gpus, "nic": _ib}
 
 
 def _seconds_between(first: Any, then: Any) -> float | None:
@@ -357,92 +357,84 @@ def _seconds_between(first: Any, then: Any) -> float | None:
     return seconds if seconds > 0 else None
 
 
-def judge_phase(node, phase: str) -> list[dict]:
+def judge_phase(node: NodeContext, phase: str) -> list[CheckResult]:
     """Both check ids of ``phase`` for ``node`` (a NodeContext)."""
-    check_id, reading_id = "after_stress.%s" % phase, "after_stress.%s.reading" % phase
+    reading_id = "after_stress.%s.reading" % phase
     readings = node.settings.get(READINGS_SETTING) or {}
     reading = readings.get(phase) if isinstance(readings, dict) else None
     required = phase in (node.settings.get(REQUIRED_AFTER_STRESS_SETTING) or [])
-    words = PHASE_WORDS[phase]
     if not isinstance(reading, dict):
         if not required:
             return []  # the phase was not asked of this node: nothing to say
-        return [
-            result(
-                reading_id,
-                SKIP,
-                "not verified: no health re-read after %s recorded (the phase was skipped or failed)" % words,
-                threshold_source=SOURCE_READING,
-            )
-        ]
-    first = node.settings.get(FACTS_READ_SETTING)
+        return [result(reading_id, SKIP, "not verified: no health re-read after %s recorded (the phase was skipped or "
+                       "failed)" % PHASE_WORDS[phase], threshold_source=SOURCE_READING)]
+    why = _not_comparable(reading, node.settings.get(FACTS_READ_SETTING), PHASE_WORDS[phase])
+    if why:
+        return [result(reading_id, SKIP, why, threshold_source=SOURCE_READING)]
+    return _compare_reading(node, phase, reading)
+
+
+def _not_comparable(reading: dict[str, Any], first: Any, words: str) -> str | None:
+    """Why the re-read cannot be held against the first reading (``first``: its time), else None."""
     if reading.get("before") != first:
-        return [
-            result(
-                reading_id,
-                SKIP,
-                "not verified: the re-read after %s follows the facts read at %s, not this run's "
-                "first reading (%s): readings of different runs are never compared"
-                % (words, reading.get("before"), first),
-                threshold_source=SOURCE_READING,
-            )
-        ]
+        return ("not verified: the re-read after %s follows the facts read at %s, not this run's first reading (%s): "
+                "readings of different runs are never compared" % (words, reading.get("before"), first))
     if reading.get("unreachable"):
-        return [result(reading_id, SKIP, "not verified: the node did not answer the re-read after %s: %s"
-                       % (words, reading["unreachable"]), threshold_source=SOURCE_READING)]
+        return "not verified: the node did not answer the re-read after %s: %s" % (words, reading["unreachable"])
+    return None
+
+
+def _compare_reading(node: NodeContext, phase: str, reading: dict[str, Any]) -> list[CheckResult]:
+    """What changed per fact group read both times, then whether the re-read covered the first reading."""
+    check_id = "after_stress.%s" % phase
+    window_s = _seconds_between(node.settings.get(FACTS_READ_SETTING), reading.get("read"))
     after_facts = reading.get("facts") or {}
     errors = reading.get("fact_errors") or {}
-    out, compared, lost, unread = [], [], [], []
+    out: list[CheckResult] = []
+    compared: list[str] = []
+    lost: list[str] = []
+    unread: list[str] = []
     for group, compare in COMPARE.items():
         before, after = node.group(group), after_facts.get(group)
-        if not _readable(group, before):
+        if not _readable(before, group):
             unread.append(group)
-            continue
-        if not _readable(group, after):
+        elif not _readable(after, group):
             why = (
                 errors.get(group)
                 or (((after or {}).get("xid") or {}).get("reason") if group == "host" else None)
                 or "not read again"
             )
             lost.append("%s (%s): %s" % (group, GROUP_WORDS[group], why))
-            continue
-        compared.append(group)
-        out.extend(compare(check_id, before, after, phase, _seconds_between(first, reading.get("read"))))
-    if lost:
-        out.append(
-            result(
-                reading_id,
-                SKIP,
-                "not verified after %s: %s" % (words, "; ".join(lost)),
-                threshold_source=SOURCE_READING,
-            )
-        )
-    elif compared:
-        note = "; not in the first reading either: %s" % ", ".join(unread) if unread else ""
-        out.append(
-            result(
-                reading_id,
-                PASS,
-                "health read again after %s (%s) and compared with the first reading%s"
-                % (words, reading.get("read"), note),
-                measured=compared,
-                expected=compared,
-                threshold_source=SOURCE_READING,
-            )
-        )
-    else:
-        out.append(result(reading_id, SKIP, "not verified after %s: the first reading had none of %s to compare"
-                          % (words, ", ".join(COMPARE)), threshold_source=SOURCE_READING))
+        else:
+            compared.append(group)
+            out.extend(compare(check_id, before, after, phase, window_s))
+    out.append(_coverage_result(phase, reading, compared, lost, unread))
     return out
 
 
+def _coverage_result(phase: str, reading: dict[str, Any], compared: list[str], lost: list[str],
+                     unread: list[str]) -> CheckResult:
+    """``after_stress.<phase>.reading``: every group of the first reading compared (pass), else why not (skip)."""
+    reading_id, words = "after_stress.%s.reading" % phase, PHASE_WORDS[phase]
+    if lost:
+        return result(reading_id, SKIP, "not verified after %s: %s" % (words, "; ".join(lost)),
+                      threshold_source=SOURCE_READING)
+    if compared:
+        note = "; not in the first reading either: %s" % ", ".join(unread) if unread else ""
+        return result(reading_id, PASS, "health read again after %s (%s) and compared with the first reading%s"
+                      % (words, reading.get("read"), note), measured=compared, expected=compared,
+                      threshold_source=SOURCE_READING)
+    return result(reading_id, SKIP, "not verified after %s: the first reading had none of %s to compare"
+                  % (words, ", ".join(COMPARE)), threshold_source=SOURCE_READING)
+
+
 @node_check("after_stress.benchmarks")
-def after_benchmarks(node) -> list[dict]:
+def after_benchmarks(node: NodeContext) -> list[CheckResult]:
     """The health facts after the benchmarks against the first reading."""
     return judge_phase(node, "benchmarks")
 
 
 @node_check("after_stress.burn_in")
-def after_burn_in(node) -> list[dict]:
+def after_burn_in(node: NodeContext) -> list[CheckResult]:
     """The health facts after the burn-in against the first reading."""
     return judge_phase(node, "burn_in")

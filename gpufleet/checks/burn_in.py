@@ -19,29 +19,34 @@ with neither gets one ``burn_in`` skip. A record whose samples cannot be read is
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from gpufleet.checks.burn_in_flags import SETTING, ThresholdError, check_load, judge
 from gpufleet.checks.registry import node_check
-from gpufleet.checks.model import ERROR, FAIL, SKIP, STATUSES, WARN, result
+from gpufleet.checks.model import ERROR, FAIL, SKIP, STATUSES, WARN, CheckResult, NodeContext, result
 
 
-def _records(node):
+def _records(node: NodeContext) -> list[dict[str, Any]]:
     return [record for record in node.settings.get("burn_in") or [] if isinstance(record, dict)]
 
 
-def drift_results(flags):
+def drift_results(flags: list[dict[str, Any]]) -> list[CheckResult]:
     """``burn_in.drift`` results from the history store's drift flags."""
     out = []
     for flag in flags:
-        status = flag.get("status") if flag.get("status") in (WARN, FAIL) else WARN
-        item = result("burn_in.drift", status, str(flag.get("message") or "drift"), measured=flag.get("measured"), expected=flag.get("expected"),
-                      threshold_source=flag.get("source"), subject="GPU %s" % flag.get("gpu") if flag.get("gpu") is not None else None)
-        item["gpu"] = {"index": flag.get("gpu"), "uuid": flag.get("uuid"), "name": flag.get("name")}
+        status = flag["status"] if flag.get("status") in (WARN, FAIL) else WARN
+        item = result("burn_in.drift", status, str(flag.get("message") or "drift"), measured=flag.get("measured"),
+                      expected=flag.get("expected"), threshold_source=flag.get("source"),
+                      subject="GPU %s" % flag.get("gpu") if flag.get("gpu") is not None else None)
+        # results.json names the drifting GPU beside the schema's fields, which CheckResult alone declares
+        gpu = {"index": flag.get("gpu"), "uuid": flag.get("uuid"), "name": flag.get("name")}
+        cast("dict[str, Any]", item)["gpu"] = gpu
         out.append(item)
     return out
 
 
 @node_check("burn_in")
-def check_burn_in(node):
+def check_burn_in(node: NodeContext) -> list[CheckResult]:
     """Every burn-in record of the node judged by gpufleet/checks/burn_in_flags.py, then the history's drift flags."""
     records = _records(node)
     drift = [flag for flag in node.settings.get("burn_in_drift") or [] if isinstance(flag, dict)]
@@ -54,7 +59,8 @@ def check_burn_in(node):
         parsed = record.get("parsed")
         if parsed is None:
             problem = record.get("load_problem") or "its samples were not read"
-            out.append(result("burn_in.samples", ERROR, "%s: cannot judge the burn-in: %s" % (name, problem), subject=name))
+            out.append(result("burn_in.samples", ERROR, "%s: cannot judge the burn-in: %s" % (name, problem),
+                              subject=name))
             out.extend(_tag(check_load(record.get("load")), name, len(records)))
             continue
         try:
@@ -69,7 +75,7 @@ def check_burn_in(node):
     return out
 
 
-def _tag(findings, name, count):
+def _tag(findings: list[CheckResult], name: str, count: int) -> list[CheckResult]:
     """With several records on a node, each result's subject names the record too."""
     if count <= 1:
         return findings

@@ -53,12 +53,14 @@ never a negative growth; null values are left out, never read as 0.
 
 from __future__ import annotations
 
+from typing import Any, Iterable, TypedDict
+
 from gpufleet.facts import nvml_samples as nvml
-from gpufleet.checks.model import ERROR, FAIL, PASS, SKIP, WARN, result
+from gpufleet.checks.model import ERROR, FAIL, PASS, SKIP, WARN, CheckResult, result
 
 SETTING = "gpufleet_burn_in_thresholds"
 
-DEFAULTS = {
+DEFAULTS: dict[str, float] = {
     "clock_sag_share": 0.20,
     "clock_sag_time_share": 0.10,
     "hot_margin_c": 10.0,
@@ -71,7 +73,8 @@ DEFAULTS = {
 _SHARES = ("clock_sag_share", "clock_sag_time_share", "throttle_time_share", "power_cap_excess_share")
 
 THERMAL_EVENTS = ("sw_thermal", "hw_thermal", "hw_power_brake", "hw_slowdown")
-ECC_SEVERITY = (("volatile_uncorrected", "aggregate_uncorrected", FAIL, "uncorrected"), ("volatile_corrected", "aggregate_corrected", WARN, "corrected"))
+ECC_SEVERITY = (("volatile_uncorrected", "aggregate_uncorrected", FAIL, "uncorrected"),
+                ("volatile_corrected", "aggregate_corrected", WARN, "corrected"))
 NVLINK_HARD = ("replay", "recovery")
 NVLINK_CRC = ("crc_flit", "crc_data")
 LOAD_OK = "ok"
@@ -83,7 +86,7 @@ class ThresholdError(ValueError):
     """A ``gpufleet_burn_in_thresholds`` that cannot be used; the message names the key."""
 
 
-def thresholds(settings=None):
+def thresholds(settings: Any = None) -> dict[str, float]:
     """The thresholds: DEFAULTS with ``settings`` (a mapping, or None) laid over them, validated."""
     out = dict(DEFAULTS)
     if settings is None:
@@ -101,12 +104,12 @@ def thresholds(settings=None):
     return out
 
 
-def _source(limits, key, overridden):
+def _source(limits: dict[str, float], key: str, overridden: set[str]) -> str:
     where = "inventory %s.%s" % (SETTING, key) if key in overridden else "gpufleet default burn-in %s" % key
     return "%s = %s (docs/burn-in.md)" % (where, _num(limits[key]))
 
 
-def _num(value):
+def _num(value: Any) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float):
@@ -114,90 +117,139 @@ def _num(value):
     return str(value)
 
 
-def _pct(share):
+def _pct(share: float) -> str:
     return "%s%%" % _num(round(share * 100.0, 1))
 
 
-def gpu_words(ident):
+def _median(items: Iterable[float]) -> float:
+    """The median of figures the caller holds at least one of."""
+    middle = nvml.median(items)
+    if middle is None:
+        raise ValueError("the median of no figures")
+    return middle
+
+
+class GpuIdent(TypedDict):
+    """Which GPU a finding is about (``gpu`` of a per-GPU finding)."""
+
+    index: int
+    uuid: str | None
+    name: str | None
+
+
+class GpuFinding(CheckResult):
+    """A result about one GPU: the results-schema shape plus ``gpu``."""
+
+    gpu: GpuIdent
+
+
+def gpu_words(ident: dict[str, Any]) -> str:
     """``GPU 3 (GPU-uuid)`` for messages."""
     return "GPU %s%s" % (ident["index"], " (%s)" % ident["uuid"] if ident.get("uuid") else "")
 
 
-def gpu_finding(check_id, status, ident, message, measured=None, expected=None, source=None):
+def gpu_finding(check_id: str, status: str, ident: dict[str, Any], message: str, measured: Any = None,
+                expected: Any = None, source: str | None = None) -> GpuFinding:
     """A result about one GPU: the results-schema shape plus ``gpu: {index, uuid, name}``."""
-    item = result(check_id, status, message, measured=measured, expected=expected, threshold_source=source, subject="GPU %s" % ident["index"])
-    item["gpu"] = {"index": ident["index"], "uuid": ident.get("uuid"), "name": ident.get("name")}
-    return item
+    item = result(check_id, status, message, measured=measured, expected=expected, threshold_source=source,
+                  subject="GPU %s" % ident["index"])
+    return GpuFinding(**item, gpu={"index": ident["index"], "uuid": ident.get("uuid"), "name": ident.get("name")})
 
 
 class _Run:
     """One sampler run, read once: ticks, per-GPU series and identities."""
 
-    def __init__(self, parsed):
+    def __init__(self, parsed: dict[str, Any]) -> None:
         self.parsed = parsed
-        self.header = parsed.get("header")
-        self.samples = parsed.get("samples") or []
+        self.header: dict[str, Any] | None = parsed.get("header")
+        self.samples: list[dict[str, Any]] = parsed.get("samples") or []
         self.series = nvml.by_gpu(self.samples)
         listed = {item["index"] for item in (self.header or {}).get("gpus") or []}
-        self.indexes = sorted(set(self.series) | listed)
+        self.indexes: list[int] = sorted(set(self.series) | listed)
         self.ident = {index: nvml.gpu_identity(index, self.series.get(index), self.header) for index in self.indexes}
         self.ticks = nvml.ticks(self.samples)
 
-    def span_s(self):
+    def span_s(self) -> float:
         if not self.samples:
             return 0.0
-        times = [sample["t"] for sample in self.samples]
+        times: list[float] = [sample["t"] for sample in self.samples]
         return max(times) - min(times)
 
 
 # -- the evidence ----------------------------------------------------------------------------
 
 
-def check_samples(run, where):
+def _gpu_evidence(run: _Run, index: int, where: str) -> CheckResult | None:
+    """``burn_in.samples`` of one GPU: never sampled or never readable (error), lost during the run (fail); else
+    None."""
+    series = run.series.get(index) or []
+    ident = run.ident[index]
+    if not series:
+        return gpu_finding("burn_in.samples", ERROR, ident,
+                           "%s is listed by the sampler's header but has no sample in %s"
+                           % (gpu_words(ident), where), measured=0)
+    lost = [sample for sample in series if nvml.gpu_lost(sample)]
+    unread = [sample["errors"]["*"] for sample in series if sample.get("errors", {}).get("*")
+              and not nvml.gpu_lost(sample)]
+    if len(unread) == len(series):
+        return gpu_finding("burn_in.samples", ERROR, ident, "%s could not be read in any of its %d sample(s): %s" % (
+            gpu_words(ident), len(series), unread[-1]), measured=unread[-1], expected="readable")
+    if lost:
+        return gpu_finding("burn_in.samples", FAIL, ident,
+                           "%s was lost during the run (NVML GPU_IS_LOST) from t=%s, %s s "
+                           "after the first sample" % (gpu_words(ident), _num(lost[0]["t"]),
+                                                       _num(round(lost[0]["t"] - run.samples[0]["t"], 1))),
+                           measured="gpu_lost", expected="readable for the whole run",
+                           source="NVML: NVML_ERROR_GPU_IS_LOST")
+    return None
+
+
+def _unreadable(parsed: dict[str, Any], where: str) -> CheckResult | None:
+    """``burn_in.samples`` warns of lines or values that could not be read; a single torn last line (a sampler killed
+    mid-write: no end line) is no warning."""
+    bad_lines = parsed.get("bad_lines") or []
+    torn_last = len(bad_lines) == 1 and bad_lines[0][0] == parsed.get("lines") and parsed.get("end") is None
+    if not ((bad_lines and not torn_last) or parsed.get("bad_fields")):
+        return None
+    first = "; first: line %s: %s" % (bad_lines[0][0], bad_lines[0][1]) if bad_lines else ""
+    return result("burn_in.samples", WARN, "%s: %d line(s) and %d value(s) could not be read and were left out%s" % (
+        where, len(bad_lines), parsed.get("bad_fields") or 0, first),
+        measured=len(bad_lines) + (parsed.get("bad_fields") or 0), expected=0)
+
+
+def _samples_pass(run: _Run) -> CheckResult:
+    """``burn_in.samples`` passed: how many samples of how many GPUs, over how long, and how the sampler ended."""
+    end = run.parsed.get("end")
+    ending = ("ended by %s" % end.get("reason") if end
+              else "no end line (the sampler was stopped before it could write one)")
+    header = run.header
+    interval = (", interval %s s" % _num(header.get("interval_s")) if header and header.get("interval_s") is not None
+                else "")
+    return result("burn_in.samples", PASS, "%d sample(s) of %d GPU(s) in %d tick(s) over %s s%s, %s" % (
+        len(run.samples), len(run.indexes), len(run.ticks), _num(round(run.span_s(), 1)), interval, ending),
+        measured=len(run.samples))
+
+
+def check_samples(run: _Run, where: str) -> list[CheckResult]:
     """``burn_in.samples``: the samples exist, every GPU was read, no GPU was lost, the lines were readable."""
-    out = []
     parsed = run.parsed
     if not run.samples:
         return [result("burn_in.samples", ERROR, "no NVML samples in %s%s: the burn-in cannot be judged" % (
             where, " (%d unreadable line(s))" % len(parsed.get("bad_lines") or []) if parsed.get("bad_lines") else ""))]
+    out: list[CheckResult] = []
     header = run.header
     if header is not None and header.get("schema") != nvml.SCHEMA:
-        out.append(result("burn_in.samples", WARN, "%s: header schema %r, this gpufleet reads %s: values read by name" % (
-            where, header.get("schema"), nvml.SCHEMA), measured=header.get("schema"), expected=nvml.SCHEMA))
-    for index in run.indexes:
-        series = run.series.get(index) or []
-        ident = run.ident[index]
-        if not series:
-            out.append(gpu_finding("burn_in.samples", ERROR, ident, "%s is listed by the sampler's header but has no sample in %s" % (gpu_words(ident), where),
-                                   measured=0))
-            continue
-        lost = [sample for sample in series if nvml.gpu_lost(sample)]
-        unread = [sample["errors"]["*"] for sample in series if sample.get("errors", {}).get("*") and not nvml.gpu_lost(sample)]
-        if len(unread) == len(series):
-            out.append(gpu_finding("burn_in.samples", ERROR, ident, "%s could not be read in any of its %d sample(s): %s" % (
-                gpu_words(ident), len(series), unread[-1]), measured=unread[-1], expected="readable"))
-            continue
-        if lost:
-            out.append(gpu_finding("burn_in.samples", FAIL, ident, "%s was lost during the run (NVML GPU_IS_LOST) from t=%s, %s s after the first sample" % (
-                gpu_words(ident), _num(lost[0]["t"]), _num(round(lost[0]["t"] - run.samples[0]["t"], 1))),
-                measured="gpu_lost", expected="readable for the whole run", source="NVML: NVML_ERROR_GPU_IS_LOST"))
-    bad_lines = parsed.get("bad_lines") or []
-    torn_last = len(bad_lines) == 1 and bad_lines[0][0] == parsed.get("lines") and parsed.get("end") is None
-    if (bad_lines and not torn_last) or parsed.get("bad_fields"):
-        first = "; first: line %s: %s" % (bad_lines[0][0], bad_lines[0][1]) if bad_lines else ""
-        out.append(result("burn_in.samples", WARN, "%s: %d line(s) and %d value(s) could not be read and were left out%s" % (
-            where, len(bad_lines), parsed.get("bad_fields") or 0, first), measured=len(bad_lines) + (parsed.get("bad_fields") or 0), expected=0))
-    if not out:
-        end = parsed.get("end")
-        ending = "ended by %s" % end.get("reason") if end else "no end line (the sampler was stopped before it could write one)"
-        out.append(result("burn_in.samples", PASS, "%d sample(s) of %d GPU(s) in %d tick(s) over %s s%s, %s" % (
-            len(run.samples), len(run.indexes), len(run.ticks), _num(round(run.span_s(), 1)),
-            ", interval %s s" % _num(header.get("interval_s")) if header and header.get("interval_s") is not None else "", ending),
-            measured=len(run.samples)))
-    return out
+        out.append(result("burn_in.samples", WARN, "%s: header schema %r, this gpufleet reads %s: values read by name"
+                          % (where, header.get("schema"), nvml.SCHEMA),
+                          measured=header.get("schema"), expected=nvml.SCHEMA))
+    out.extend(found for found in (_gpu_evidence(run, index, where) for index in run.indexes) if found is not None)
+    unreadable = _unreadable(parsed, where)
+    if unreadable is not None:
+        out.append(unreadable)
+    return out or [_samples_pass(run)]
 
 
-def check_load(load):
+def check_load(load: Any) -> list[CheckResult]:
     """``burn_in.load``: what the GPU load did. None (a health check without load) gives nothing."""
     if load is None:
         return []
@@ -206,7 +258,8 @@ def check_load(load):
     tool, outcome = load.get("tool"), load.get("outcome")
     reason = " ".join(str(load.get("reason") or "").split())[:300]
     if not tool or outcome == "skipped":
-        return [result("burn_in.load", WARN, "no GPU load ran: %s" % (reason or "no load tool (dcgmi, gpu-burn, torch)"),
+        return [result("burn_in.load", WARN, "no GPU load ran: %s"
+                       % (reason or "no load tool (dcgmi, gpu-burn, torch)"),
                        measured=outcome or "skipped", expected="a load tool ran (dcgmi, gpu-burn or torch)")]
     if outcome == LOAD_NOT_VERIFIED:
         # dcgmi diag skipped tests (or ran none): nothing failed, nothing was verified either - never a pass
@@ -216,27 +269,34 @@ def check_load(load):
     if outcome != LOAD_OK:
         what = "%s diag" % tool if tool == "dcgmi" else str(tool)
         return [result("burn_in.load", FAIL, "%s failed: %s%s" % (what, outcome, ": %s" % reason if reason else ""),
-                       measured=outcome, expected=LOAD_OK, subject=str(tool), threshold_source="the load tool's own verdict")]
-    return [result("burn_in.load", PASS, "%s ran to the end%s" % (tool, ": %s" % reason if reason else ""), measured=outcome, expected=LOAD_OK,
+                       measured=outcome, expected=LOAD_OK, subject=str(tool),
+                       threshold_source="the load tool's own verdict")]
+    return [result("burn_in.load", PASS, "%s ran to the end%s" % (tool, ": %s" % reason if reason else ""),
+                   measured=outcome, expected=LOAD_OK,
                    subject=str(tool))]
 
 
-def _loaded(load):
+def _loaded(load: Any) -> bool:
     return isinstance(load, dict) and bool(load.get("tool")) and load.get("outcome") != "skipped"
 
 
 # -- clocks and temperatures ---------------------------------------------------------------------
 
 
-def check_clock_sag(run, load, limits, overridden):
-    """``burn_in.clock_sag``: the share of ticks a GPU's SM clock was more than clock_sag_share below the node's median."""
+def check_clock_sag(run: _Run, load: Any, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
+    """``burn_in.clock_sag``: the share of ticks a GPU's SM clock was more than clock_sag_share below the node's
+    median."""
     check_id = "burn_in.clock_sag"
     if not _loaded(load):
-        return [result(check_id, SKIP, "not judged: no GPU load ran while sampling (idle clocks follow each GPU's work, not its health)")]
+        return [result(check_id, SKIP, "not judged: no GPU load ran while sampling (idle clocks follow each GPU's "
+                       "work, not its health)")]
     share, time_share = limits["clock_sag_share"], limits["clock_sag_time_share"]
-    counted, sagged, ratios = {}, {}, {}
+    counted: dict[int, int] = {}
+    sagged: dict[int, int] = {}
+    ratios: dict[int, list[float]] = {}
     for tick in run.ticks:
-        clocks = {index: sample["sm_clock_mhz"] for index, sample in tick["gpus"].items() if sample["sm_clock_mhz"] is not None}
+        clocks = {index: sample["sm_clock_mhz"] for index, sample in tick["gpus"].items()
+                  if sample["sm_clock_mhz"] is not None}
         if len(clocks) < 2:
             continue
         middle = nvml.median(clocks.values())
@@ -249,61 +309,70 @@ def check_clock_sag(run, load, limits, overridden):
                 sagged[index] = sagged.get(index, 0) + 1
     if not counted:
         return [result(check_id, SKIP, "not judged: no tick with the SM clocks of two or more GPUs")]
-    source = "%s; %s" % (_source(limits, "clock_sag_share", overridden), _source(limits, "clock_sag_time_share", overridden))
-    out = []
+    source = "%s; %s" % (_source(limits, "clock_sag_share", overridden),
+                         _source(limits, "clock_sag_time_share", overridden))
+    out: list[CheckResult] = []
     for index in sorted(counted):
         fraction = sagged.get(index, 0) / float(counted[index])
         if fraction > time_share:
             ident = run.ident[index]
-            clocks = [value for _t, value in nvml.values(run.series[index], "sm_clock_mhz")]
-            out.append(gpu_finding(check_id, FAIL, ident, "%s: SM clock more than %s below the node's median in %d of %d ticks (%s of the run, limit %s); "
-                                   "its median %s MHz, its lowest %s of the node's median" % (
-                                       gpu_words(ident), _pct(share), sagged.get(index, 0), counted[index], _pct(fraction), _pct(time_share),
-                                       _num(nvml.median(clocks)), _pct(min(ratios[index]))),
+            gpu_clocks = [value for _t, value in nvml.values(run.series[index], "sm_clock_mhz")]
+            out.append(gpu_finding(check_id, FAIL, ident,
+                                   "%s: SM clock more than %s below the node's median in %d of %d "
+                                   "ticks (%s of the run, limit %s); its median %s MHz, its lowest %s of the node's "
+                                   "median" % (gpu_words(ident), _pct(share), sagged.get(index, 0), counted[index],
+                                               _pct(fraction), _pct(time_share), _num(nvml.median(gpu_clocks)),
+                                               _pct(min(ratios[index]))),
                                    measured=round(fraction, 4), expected=time_share, source=source))
     if not out:
         worst = max(counted, key=lambda index: (sagged.get(index, 0) / float(counted[index]), -min(ratios[index])))
-        out.append(result(check_id, PASS, "%d GPU(s): none more than %s below the node's median SM clock for more than %s of the run "
-                          "(lowest: GPU %s at %s of the median)" % (len(counted), _pct(share), _pct(time_share), worst, _pct(min(ratios[worst]))),
-                          measured=round(max(sagged.get(index, 0) / float(counted[index]) for index in counted), 4), expected=time_share,
-                          threshold_source=source))
+        out.append(result(check_id, PASS, "%d GPU(s): none more than %s below the node's median SM clock for more than "
+                          "%s of the run (lowest: GPU %s at %s of the median)"
+                          % (len(counted), _pct(share), _pct(time_share), worst, _pct(min(ratios[worst]))),
+                          measured=round(max(sagged.get(index, 0) / float(counted[index]) for index in counted), 4),
+                          expected=time_share, threshold_source=source))
     return out
 
 
-def check_hot(run, limits, overridden):
+def check_hot(run: _Run, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
     """``burn_in.hot``: a GPU whose p95 temperature is more than hot_margin_c above the median of the node's p95s."""
     check_id = "burn_in.hot"
-    p95 = {}
+    p95: dict[int, float] = {}
     for index in run.indexes:
         temps = [value for _t, value in nvml.values(run.series.get(index) or [], "temperature_c")]
-        if temps:
-            p95[index] = nvml.percentile(temps, 0.95)
+        hot = nvml.percentile(temps, 0.95)  # None only without temperatures
+        if hot is not None:
+            p95[index] = hot
     if len(p95) < 2:
-        return [result(check_id, SKIP, "not judged: the temperatures of %d GPU(s), a comparison needs two or more" % len(p95))]
-    middle = nvml.median(p95.values())
+        return [result(check_id, SKIP, "not judged: the temperatures of %d GPU(s), a comparison needs two or more"
+                       % len(p95))]
+    middle = _median(p95.values())
     margin = limits["hot_margin_c"]
     source = _source(limits, "hot_margin_c", overridden)
-    out = []
+    out: list[CheckResult] = []
     for index in sorted(p95):
         if p95[index] > middle + margin:
             ident = run.ident[index]
-            out.append(gpu_finding(check_id, WARN, ident, "%s runs hot: p95 temperature %s C, %s C above the node's median p95 %s C (margin %s C)" % (
-                gpu_words(ident), _num(p95[index]), _num(round(p95[index] - middle, 1)), _num(middle), _num(margin)),
-                measured=p95[index], expected=round(middle + margin, 3), source=source))
+            out.append(gpu_finding(check_id, WARN, ident, "%s runs hot: p95 temperature %s C, %s C above the node's "
+                                   "median p95 %s C (margin %s C)" % (
+                                       gpu_words(ident), _num(p95[index]), _num(round(p95[index] - middle, 1)),
+                                       _num(middle), _num(margin)),
+                                   measured=p95[index], expected=round(middle + margin, 3), source=source))
     if not out:
         hottest = max(p95, key=lambda index: p95[index])
-        out.append(result(check_id, PASS, "%d GPU(s) within %s C of the node's median p95 temperature %s C (hottest: GPU %s at %s C)" % (
-            len(p95), _num(margin), _num(middle), hottest, _num(p95[hottest])), measured=p95[hottest], expected=round(middle + margin, 3),
-            threshold_source=source))
+        out.append(result(check_id, PASS, "%d GPU(s) within %s C of the node's median p95 temperature %s C (hottest: "
+                          "GPU %s at %s C)" % (len(p95), _num(margin), _num(middle), hottest, _num(p95[hottest])),
+                          measured=p95[hottest], expected=round(middle + margin, 3), threshold_source=source))
     return out
 
 
 # -- clock events (throttling) -------------------------------------------------------------------
 
 
-def event_shares(run, index):
-    """``{event: (share of wall time, event s, resets)}`` of one GPU; an event with fewer than two known values is left out."""
-    out = {}
+def event_shares(run: _Run, index: int) -> dict[str, tuple[float, float, int]]:
+    """``{event: (share of wall time, event s, resets)}`` of one GPU; an event with fewer than two known values is
+    left out."""
+    out: dict[str, tuple[float, float, int]] = {}
     for event in nvml.CLOCK_EVENTS:
         points = nvml.values(run.series.get(index) or [], ("clock_event_ns", event))
         if len(points) < 2:
@@ -314,12 +383,15 @@ def event_shares(run, index):
     return out
 
 
-def check_throttle(run, limits, overridden):
+def check_throttle(run: _Run, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
     """``burn_in.throttle``: thermal and power-brake slowdown time over throttle_time_share of the run fails."""
     check_id = "burn_in.throttle"
     limit = limits["throttle_time_share"]
     source = _source(limits, "throttle_time_share", overridden)
-    judged, out, worst = 0, [], (0.0, None, None)
+    judged = 0
+    out: list[CheckResult] = []
+    # (share, GPU index, event) of the most throttled GPU
+    worst: tuple[float, int | None, str | None] = (0.0, None, None)
     for index in run.indexes:
         shares = event_shares(run, index)
         thermal = {event: shares[event] for event in THERMAL_EVENTS if event in shares}
@@ -332,42 +404,52 @@ def check_throttle(run, limits, overridden):
                 worst = (value[0], index, event)
         if over:
             ident = run.ident[index]
-            words = ", ".join("%s %s s (%s)" % (event, _num(round(value[1], 1)), _pct(value[0])) for event, value in sorted(over.items()))
-            out.append(gpu_finding(check_id, FAIL, ident, "%s throttled: %s of the wall time, limit %s each" % (gpu_words(ident), words, _pct(limit)),
-                                   measured={event: round(value[0], 4) for event, value in sorted(over.items())}, expected=limit, source=source))
+            words = ", ".join("%s %s s (%s)" % (event, _num(round(value[1], 1)), _pct(value[0]))
+                              for event, value in sorted(over.items()))
+            out.append(gpu_finding(check_id, FAIL, ident, "%s throttled: %s of the wall time, limit %s each"
+                                   % (gpu_words(ident), words, _pct(limit)),
+                                   measured={event: round(value[0], 4) for event, value in sorted(over.items())},
+                                   expected=limit, source=source))
     if not judged:
-        return [result(check_id, SKIP, "not judged: no GPU has two or more readings of its thermal or power-brake clock-event counters")]
+        return [result(check_id, SKIP, "not judged: no GPU has two or more readings of its thermal or power-brake "
+                       "clock-event counters")]
     if not out:
-        out.append(result(check_id, PASS, "%d GPU(s): thermal and power-brake slowdown at most %s of the wall time each (limit %s%s)" % (
-            judged, _pct(worst[0]), _pct(limit), "; most: GPU %s %s" % (worst[1], worst[2]) if worst[1] is not None and worst[0] > 0 else ""),
-            measured=round(worst[0], 4), expected=limit, threshold_source=source))
+        most = "; most: GPU %s %s" % (worst[1], worst[2]) if worst[1] is not None and worst[0] > 0 else ""
+        out.append(result(check_id, PASS,
+                          "%d GPU(s): thermal and power-brake slowdown at most %s of the wall time each "
+                          "(limit %s%s)" % (judged, _pct(worst[0]), _pct(limit), most),
+                          measured=round(worst[0], 4), expected=limit, threshold_source=source))
     return out
 
 
-def check_power_cap(run, limits, overridden):
+def check_power_cap(run: _Run, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
     """``burn_in.power_cap``: sw_power_cap time of each GPU; warn when far above the node's median share."""
     check_id = "burn_in.power_cap"
-    shares = {}
+    shares: dict[int, float] = {}
     for index in run.indexes:
         value = event_shares(run, index).get("sw_power_cap")
         if value is not None:
             shares[index] = value[0]
     if not shares:
-        return [result(check_id, SKIP, "not judged: no GPU has two or more readings of its sw_power_cap clock-event counter")]
-    middle = nvml.median(shares.values())
+        return [result(check_id, SKIP,
+                       "not judged: no GPU has two or more readings of its sw_power_cap clock-event counter")]
+    middle = _median(shares.values())
     excess = limits["power_cap_excess_share"]
     source = _source(limits, "power_cap_excess_share", overridden)
-    out = []
+    out: list[CheckResult] = []
     for index in sorted(shares):
         if len(shares) >= 2 and shares[index] - middle > excess:
             ident = run.ident[index]
-            out.append(gpu_finding(check_id, WARN, ident, "%s held at its power cap %s of the time, the node's median GPU %s (more than %s above)" % (
-                gpu_words(ident), _pct(shares[index]), _pct(middle), _pct(excess)), measured=round(shares[index], 4), expected=round(middle + excess, 4),
-                source=source))
+            out.append(gpu_finding(check_id, WARN, ident, "%s held at its power cap %s of the time, the node's median "
+                                   "GPU %s (more than %s above)"
+                                   % (gpu_words(ident), _pct(shares[index]), _pct(middle), _pct(excess)),
+                                   measured=round(shares[index], 4), expected=round(middle + excess, 4),
+                                   source=source))
     if not out:
         words = ", ".join("GPU %s %s" % (index, _pct(shares[index])) for index in sorted(shares))
-        out.append(result(check_id, PASS, "power cap (sw_power_cap) share of the time per GPU: %s (reported; a warning only when far above the node's median)"
-                          % words, measured=round(max(shares.values()), 4), expected=round(middle + excess, 4) if len(shares) >= 2 else None,
+        out.append(result(check_id, PASS, "power cap (sw_power_cap) share of the time per GPU: %s (reported; a warning "
+                          "only when far above the node's median)" % words, measured=round(max(shares.values()), 4),
+                          expected=round(middle + excess, 4) if len(shares) >= 2 else None,
                           threshold_source=source))
     return out
 
@@ -375,16 +457,17 @@ def check_power_cap(run, limits, overridden):
 # -- error counters ---------------------------------------------------------------------------
 
 
-def _growth(run, index, group, name):
+def _growth(run: _Run, index: int, group: str, name: str) -> tuple[float | None, int, list[tuple[float, Any]]]:
     points = nvml.values(run.series.get(index) or [], (group, name))
     growth, resets = nvml.counter_growth(points)
     return growth, resets, points
 
 
-def check_ecc(run):
+def check_ecc(run: _Run) -> list[CheckResult]:
     """``burn_in.ecc``: uncorrected ECC errors that grew fail, corrected ones warn."""
     check_id = "burn_in.ecc"
-    out, judged = [], 0
+    out: list[CheckResult] = []
+    judged = 0
     for index in run.indexes:
         seen = False
         for volatile, aggregate, status, words in ECC_SEVERITY:
@@ -398,21 +481,26 @@ def check_ecc(run):
             seen = True
             if growth > 0:
                 ident = run.ident[index]
-                out.append(gpu_finding(check_id, status, ident, "%s: %d %s ECC error(s) during the run (%s %s -> %s%s)" % (
-                    gpu_words(ident), growth, words, counter, points[0][1], points[-1][1], ", %d counter reset(s)" % resets if resets else ""),
-                    measured=growth, expected=0, source="any %s ECC error %s" % (words, "fails" if status == FAIL else "warns")))
+                out.append(gpu_finding(check_id, status, ident, "%s: %d %s ECC error(s) during the run (%s %s -> %s%s)"
+                                       % (gpu_words(ident), growth, words, counter, points[0][1], points[-1][1],
+                                          ", %d counter reset(s)" % resets if resets else ""),
+                                       measured=growth, expected=0,
+                                       source="any %s ECC error %s" % (words, "fails" if status == FAIL else "warns")))
         judged += seen
     if not judged:
-        return [result(check_id, SKIP, "not judged: no GPU has two or more readings of its ECC counters (ECC off or not supported)")]
+        return [result(check_id, SKIP, "not judged: no GPU has two or more readings of its ECC counters (ECC off or "
+                       "not supported)")]
     if not out:
-        out.append(result(check_id, PASS, "%d GPU(s): no ECC error counter grew during the run" % judged, measured=0, expected=0))
+        out.append(result(check_id, PASS, "%d GPU(s): no ECC error counter grew during the run" % judged, measured=0,
+                          expected=0))
     return out
 
 
-def check_nvlink(run, limits, overridden):
+def check_nvlink(run: _Run, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
     """``burn_in.nvlink``: replay/recovery growth fails; CRC growth warns, and fails at a high rate."""
     check_id = "burn_in.nvlink"
-    out, judged = [], 0
+    out: list[CheckResult] = []
+    judged = 0
     hard = limits["nvlink_fail_count"]
     rate_limit = limits["nvlink_crc_fail_per_s"]
     for index in run.indexes:
@@ -426,33 +514,43 @@ def check_nvlink(run, limits, overridden):
             if growth <= 0:
                 continue
             span = points[-1][0] - points[0][0]
-            detail = "%s -> %s over %s s%s" % (points[0][1], points[-1][1], _num(round(span, 1)), ", %d counter reset(s)" % resets if resets else "")
+            detail = "%s -> %s over %s s%s" % (points[0][1], points[-1][1], _num(round(span, 1)),
+                                               ", %d counter reset(s)" % resets if resets else "")
             if name in NVLINK_HARD:
                 status = FAIL if growth >= hard else WARN
-                source = "%s (DCGM health watch: any NVLink %s error is a failure)" % (_source(limits, "nvlink_fail_count", overridden), name)
-                out.append(gpu_finding(check_id, status, ident, "%s: %d NVLink %s error(s) during the run (%s), %s %s" % (
-                    gpu_words(ident), growth, name, detail, "limit" if status == FAIL else "below the limit", _num(hard)),
-                    measured=growth, expected=hard, source=source))
+                source = "%s (DCGM health watch: any NVLink %s error is a failure)" % (
+                    _source(limits, "nvlink_fail_count", overridden), name)
+                out.append(gpu_finding(check_id, status, ident, "%s: %d NVLink %s error(s) during the run (%s), %s %s"
+                                       % (gpu_words(ident), growth, name, detail,
+                                          "limit" if status == FAIL else "below the limit", _num(hard)),
+                                       measured=growth, expected=hard, source=source))
             else:
                 rate = growth / span if span > 0 else None
                 status = FAIL if rate is not None and rate >= rate_limit else WARN
-                source = "%s (DCGM: CRC errors matter at 100+ per second)" % _source(limits, "nvlink_crc_fail_per_s", overridden)
-                out.append(gpu_finding(check_id, status, ident, "%s: %d NVLink %s error(s) during the run (%s), %s/s, %s %s/s" % (
-                    gpu_words(ident), growth, name, detail, _num(round(rate, 3)) if rate is not None else "n/a",
-                    "at or above the limit" if status == FAIL else "below the failure rate", _num(rate_limit)),
-                    measured=growth, expected=0, source=source))
+                source = "%s (DCGM: CRC errors matter at 100+ per second)" % _source(
+                    limits, "nvlink_crc_fail_per_s", overridden)
+                out.append(gpu_finding(check_id, status, ident, "%s: %d NVLink %s error(s) during the run (%s), %s/s, %s "
+                                       "%s/s" % (gpu_words(ident), growth, name, detail,
+                                                 _num(round(rate, 3)) if rate is not None else "n/a",
+                                                 "at or above the limit" if status == FAIL else "below the failure rate",
+                                                 _num(rate_limit)),
+                                       measured=growth, expected=0, source=source))
         judged += seen
     if not judged:
-        return [result(check_id, SKIP, "not judged: no GPU has two or more readings of its NVLink error counters (no NVLink, or not supported)")]
+        return [result(check_id, SKIP, "not judged: no GPU has two or more readings of its NVLink error counters (no "
+                       "NVLink, or not supported)")]
     if not out:
-        out.append(result(check_id, PASS, "%d GPU(s): no NVLink replay, recovery or CRC error counter grew during the run" % judged, measured=0, expected=0))
+        out.append(result(check_id, PASS,
+                          "%d GPU(s): no NVLink replay, recovery or CRC error counter grew during the run" % judged,
+                          measured=0, expected=0))
     return out
 
 
 # -- everything --------------------------------------------------------------------------------
 
 
-def judge(parsed, load=None, settings=None, where="the samples"):
+def judge(parsed: dict[str, Any], load: Any = None, settings: Any = None,
+          where: str = "the samples") -> list[CheckResult]:
     """Every burn-in check on one sampler run; ``settings`` is ``gpufleet_burn_in_thresholds`` (or None).
 
     Raises ThresholdError for thresholds that cannot be used (the check family reports it).
@@ -474,6 +572,6 @@ def judge(parsed, load=None, settings=None, where="the samples"):
     return out
 
 
-def flagged(findings):
+def flagged(findings: Iterable[CheckResult]) -> list[CheckResult]:
     """The findings that flag something (warn, fail, error)."""
     return [item for item in findings if item["status"] in (WARN, FAIL, ERROR)]

@@ -28,10 +28,10 @@ required of it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from gpufleet.checks.fixes import fix_for
-from gpufleet.checks.model import ERROR, FAIL, PASS, SKIP, WARN
+from gpufleet.checks.model import ERROR, FAIL, PASS, SKIP, WARN, CheckResult, NodeContext
 from gpufleet.checks.profiles import expectation, profile_value
 from gpufleet.facts import FACT_GROUPS
 from gpufleet.facts.raw import is_overrun
@@ -93,7 +93,8 @@ JUDGED_STATUSES = (PASS, WARN, FAIL)
 
 
 def _item(
-    item_id: str, label: str, checks: tuple, expected: str | None, source: str | None, subject: str | None = None
+    item_id: str, label: str, checks: tuple[str, ...], expected: str | None, source: str | None,
+    subject: str | None = None,
 ) -> dict[str, Any]:
     return {
         "item": item_id,
@@ -105,7 +106,7 @@ def _item(
     }
 
 
-def required_benchmarks(node) -> list[str]:
+def required_benchmarks(node: NodeContext) -> list[str]:
     """The benchmarks the run requires of ``node`` (settings ``required_benchmarks``), known names only, in order."""
     asked = node.settings.get(REQUIRED_BENCHMARKS_SETTING) or []
     if isinstance(asked, str):
@@ -113,12 +114,12 @@ def required_benchmarks(node) -> list[str]:
     return [str(name) for name in dict.fromkeys(asked)]
 
 
-def _expected_gpu_count(node) -> int | None:
+def _expected_gpu_count(node: NodeContext) -> int | None:
     count, _source = expectation(node, "gpu_count", "expect.gpu_count")
     return count if isinstance(count, int) and not isinstance(count, bool) else None
 
 
-def _sold_with_nvlink(node) -> tuple[bool, str | None, int | None]:
+def _sold_with_nvlink(node: NodeContext) -> tuple[bool, str | None, int | None]:
     """``(NVLink required, source, links per GPU or None)`` from the claim, else the profile."""
     claim = node.claim or {}
     interconnect = claim.get("interconnect")
@@ -132,7 +133,7 @@ def _sold_with_nvlink(node) -> tuple[bool, str | None, int | None]:
     return profiled in NVLINK_INTERCONNECTS, source, None
 
 
-def _gpu_labels(node) -> list[str] | None:
+def _gpu_labels(node: NodeContext) -> list[str] | None:
     """``GPU<index>`` of each GPU the facts list, else of the expected count; None when neither is known."""
     gpus = [gpu for gpu in (node.group("gpu") or {}).get("gpus") or [] if isinstance(gpu, dict)]
     if gpus:
@@ -141,8 +142,8 @@ def _gpu_labels(node) -> list[str] | None:
     return ["GPU%d" % index for index in range(count)] if count else None
 
 
-def _gpu_items(node) -> list[dict[str, Any]]:
-    items = []
+def _gpu_items(node: NodeContext) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
     model, source = expectation(node, "gpu_model", "expect.gpu_name")
     if model is not None:
         items.append(_item("gpu.model", "GPU model", ("gpu.model",), str(model), source))
@@ -169,8 +170,8 @@ def _gpu_items(node) -> list[dict[str, Any]]:
     return items
 
 
-def _interconnect_items(node) -> list[dict[str, Any]]:
-    items = []
+def _interconnect_items(node: NodeContext) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
     interconnect, source = expectation(node, "interconnect", "expect.interconnect")
     count = _expected_gpu_count(node)
     if interconnect is not None and count != 1:
@@ -205,7 +206,7 @@ def _link_layer_words(link_layer: Any) -> str:
     return str(link_layer)
 
 
-def _nvlink_domain_items(node) -> list[dict[str, Any]]:
+def _nvlink_domain_items(node: NodeContext) -> list[dict[str, Any]]:
     """Where the profile says NVLink spans nodes: the node's GPUs in the NVLink domain's one fabric clique."""
     scope, source = profile_value(node.profile, "expect.fabric_clique_scope")
     if scope != "nvlink_domain":
@@ -214,10 +215,16 @@ def _nvlink_domain_items(node) -> list[dict[str, Any]]:
                   "one fabric ClusterUUID and CliqueId across the NVLink domain", source)]
 
 
-def _nic_items(node) -> list[dict[str, Any]]:
-    items = []
+def _rdma_layer(nic: dict[str, Any]) -> str | None:
+    """The RDMA link layer a claimed NIC's type needs (CLAIM_LINK_LAYER); None for ``ethernet`` or no type."""
+    kind = nic.get("type")
+    return None if kind is None else CLAIM_LINK_LAYER.get(kind)
+
+
+def _nic_items(node: NodeContext) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
     claim = node.claim or {}
-    nics = (
+    nics: list[dict[str, Any]] = (
         [nic for nic in claim.get("nics") or [] if isinstance(nic, dict)] if isinstance(claim.get("nics"), list) else []
     )
     for index, nic in enumerate(nics):
@@ -231,17 +238,13 @@ def _nic_items(node) -> list[dict[str, Any]]:
                 % (
                     nic.get("count"),
                     nic.get("gbps"),
-                    (
-                        ", link layer %s" % CLAIM_LINK_LAYER[nic.get("type")]
-                        if CLAIM_LINK_LAYER.get(nic.get("type"))
-                        else ""
-                    ),
+                    ", link layer %s" % _rdma_layer(nic) if _rdma_layer(nic) else "",
                 ),
                 "claim",
             )
         )
     if claim.get("nics") is not None:
-        rails = [nic for nic in nics if CLAIM_LINK_LAYER.get(nic.get("type"))]
+        rails = [nic for nic in nics if _rdma_layer(nic)]
         if rails:
             layers = sorted({CLAIM_LINK_LAYER[nic["type"]] for nic in rails})
             wanted = sum(nic.get("count") or 0 for nic in rails)
@@ -270,8 +273,8 @@ def _nic_items(node) -> list[dict[str, Any]]:
     return items
 
 
-def _benchmark_items(node) -> list[dict[str, Any]]:
-    items = []
+def _benchmark_items(node: NodeContext) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
     for name in required_benchmarks(node):
         checks = BENCHMARK_CHECKS.get(name)
         if checks is None:
@@ -292,7 +295,7 @@ def _benchmark_items(node) -> list[dict[str, Any]]:
     return items
 
 
-def _after_stress_items(node) -> list[dict[str, Any]]:
+def _after_stress_items(node: NodeContext) -> list[dict[str, Any]]:
     phases = node.settings.get(REQUIRED_AFTER_STRESS_SETTING) or []
     return [_item("after_stress.%s" % phase, AFTER_STRESS_LABELS[phase],
                   ("after_stress.%s.reading" % phase, "after_stress.%s" % phase),
@@ -300,23 +303,23 @@ def _after_stress_items(node) -> list[dict[str, Any]]:
             for phase in AFTER_STRESS_LABELS if phase in phases]
 
 
-def required_items(node) -> list[dict[str, Any]]:
+def required_items(node: NodeContext) -> list[dict[str, Any]]:
     """What must be verified on ``node`` (a NodeContext): ``[{item, label, checks, expected, source, subject}]``."""
     return (_gpu_items(node) + _interconnect_items(node) + _nvlink_domain_items(node) + _nic_items(node)
             + _benchmark_items(node) + _after_stress_items(node))
 
 
-def _matches(item: dict[str, Any], result: dict[str, Any]) -> bool:
+def _matches(item: dict[str, Any], result: CheckResult) -> bool:
     return result.get("id") in item["checks"]
 
 
-def _for_subject(subject: str, result: dict[str, Any]) -> bool:
+def _for_subject(subject: str, result: CheckResult) -> bool:
     """A result about ``subject`` (``GPU3``) or one of its parts (``GPU3/link2``)."""
     other = str(result.get("subject") or "")
     return other == subject or other.startswith(subject + "/")
 
 
-def _unverified_reason(item: dict[str, Any], results: list[dict[str, Any]]) -> str:
+def _unverified_reason(item: dict[str, Any], results: Sequence[CheckResult]) -> str:
     if not results:
         if not item["checks"]:
             return "no check judges it"
@@ -331,35 +334,49 @@ def _unverified_reason(item: dict[str, Any], results: list[dict[str, Any]]) -> s
     return "; ".join(messages)[:300]
 
 
-def item_status(item: dict[str, Any], results: list[dict[str, Any]]) -> tuple[str, str | None]:
+def _all_parts_status(
+    item: dict[str, Any], parts: tuple[tuple[str, ...], ...], results: Sequence[CheckResult]
+) -> tuple[str, str | None]:
+    """An item of :data:`ALL_PARTS_JUDGED`: each part judged as an item of its own, the worst part naming why."""
+    judged = [(part, item_status(dict(item, item=None, checks=list(part)), results)) for part in parts]
+    failed = [reason or "" for _part, (status, reason) in judged if status == FAILED]
+    if failed:
+        return FAILED, "; ".join(failed)[:300]
+    missing = ["%s: %s" % (", ".join(part), reason) for part, (status, reason) in judged if status == UNVERIFIED]
+    if missing:
+        return UNVERIFIED, "; ".join(missing)[:300]
+    return VERIFIED, None
+
+
+def _about_subject(subject: str, mine: list[CheckResult]) -> list[CheckResult] | None:
+    """The results about ``subject`` (``GPU3``), else the node-wide ones; None when the check judged and named only
+    other subjects (it found those at fault: this one was judged good); empty when it judged nothing."""
+    specific = [found for found in mine if _for_subject(subject, found)]
+    if specific:
+        return specific
+    general = [found for found in mine if not found.get("subject")]
+    if general:
+        return general
+    if any(found.get("status") in JUDGED_STATUSES for found in mine):
+        return None
+    return []
+
+
+def item_status(item: dict[str, Any], results: Sequence[CheckResult]) -> tuple[str, str | None]:
     """``(verified | failed | unverified, reason)`` of one required item against a node's check results.
 
     An item of :data:`ALL_PARTS_JUDGED` is failed when a part failed, unverified when a part was not
     judged (naming it), verified only when every part was.
     """
-    parts = ALL_PARTS_JUDGED.get(item.get("item"))
+    parts = ALL_PARTS_JUDGED.get(item.get("item") or "")
     if parts:
-        judged = [(part, item_status(dict(item, item=None, checks=list(part)), results)) for part in parts]
-        failed = [reason for _part, (status, reason) in judged if status == FAILED]
-        if failed:
-            return FAILED, "; ".join(failed)[:300]
-        missing = ["%s: %s" % (", ".join(part), reason) for part, (status, reason) in judged if status == UNVERIFIED]
-        if missing:
-            return UNVERIFIED, "; ".join(missing)[:300]
+        return _all_parts_status(item, parts, results)
+    mine: list[CheckResult] | None = [found for found in results if _matches(item, found)]
+    if item.get("subject") and mine is not None:
+        mine = _about_subject(item["subject"], mine)
+    if mine is None:
+        # the check judged the node's GPUs and named only those it found at fault: this one was judged good
         return VERIFIED, None
-    mine = [found for found in results if _matches(item, found)]
-    if item.get("subject"):
-        specific = [found for found in mine if _for_subject(item["subject"], found)]
-        general = [found for found in mine if not found.get("subject")]
-        if specific:
-            mine = specific
-        elif general:
-            mine = general
-        elif any(found.get("status") in JUDGED_STATUSES for found in mine):
-            # the check judged the node's GPUs and named only those it found at fault: this one was judged good
-            return VERIFIED, None
-        else:
-            mine = []
     statuses = {found.get("status") for found in mine}
     if FAIL in statuses:
         return (
@@ -375,13 +392,13 @@ def item_status(item: dict[str, Any], results: list[dict[str, Any]]) -> tuple[st
     )
 
 
-def fact_phase_overruns(node) -> str | None:
+def fact_phase_overruns(node: NodeContext) -> str | None:
     """``facts: <tool> timed out after 30 s; <tools> skipped: ...`` when a tool overran the node's fact phase, or None.
 
     From each group's facts (``overran``: the group was built from what the other tools gave) and from the fact
     errors that say a tool overran (gpufleet/facts/raw.py ``is_overrun``), the host's name taken off.
     """
-    found = []
+    found: list[Any] = []
     for group in FACT_GROUPS:
         facts = node.group(group)
         found.extend(facts.get("overran") or [] if isinstance(facts, dict) else [])
@@ -389,11 +406,11 @@ def fact_phase_overruns(node) -> str | None:
     for _group, message in sorted(node.fact_errors.items()):
         if is_overrun(message):
             found.append(message[len(prefix):] if message.startswith(prefix) else message)
-    found = list(dict.fromkeys(str(text) for text in found))
-    return "facts: %s" % "; ".join(found)[:OVERRUN_TEXT_MAX] if found else None
+    texts = list(dict.fromkeys(str(text) for text in found))
+    return "facts: %s" % "; ".join(texts)[:OVERRUN_TEXT_MAX] if texts else None
 
 
-def coverage(node, results: list[dict[str, Any]]) -> dict[str, Any]:
+def coverage(node: NodeContext, results: Sequence[CheckResult]) -> dict[str, Any]:
     """The node's evidence coverage from its check results.
 
     ``{claim, required, judged, verified, failed, skipped, items, incomplete, level, label}``: counts of the
@@ -405,7 +422,7 @@ def coverage(node, results: list[dict[str, Any]]) -> dict[str, Any]:
     validation level the node was judged at (None when the run recorded none); ``label``: "static checks
     only" when that level required nothing measured of it (quick), else None.
     """
-    items = []
+    items: list[dict[str, Any]] = []
     for item in required_items(node):
         status, reason = item_status(item, results)
         fixed = {"fix": fix_for(reason or "")} if status == UNVERIFIED else {}

@@ -78,7 +78,8 @@ INPUT_VARIABLES = frozenset((
 # What the playbooks and roles set themselves (registered results, set_fact, play vars, loop variables,
 # the facts the fact modules return): known, so never refused, but never suggested to a user.
 SET_BY_THE_COLLECTION = frozenset((
-    "gpufleet_run", "gpufleet_slurm", "gpufleet_gate", "gpufleet_single_kind", "gpufleet_multi_slots", "gpufleet_multi_addresses",
+    "gpufleet_run", "gpufleet_slurm", "gpufleet_gate", "gpufleet_single_kind", "gpufleet_multi_slots",
+    "gpufleet_multi_addresses",
     "gpufleet_pair_launch", "gpufleet_verdict", "gpufleet_fact_summary",
     "gpufleet_topology", "gpufleet_gpu", "gpufleet_nic", "gpufleet_host", "gpufleet_nccl_tests",
     "gpufleet_bench_open", "gpufleet_bench_dir", "gpufleet_bench_job", "gpufleet_bench_known",

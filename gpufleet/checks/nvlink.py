@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
+from typing import Any
 
 from gpufleet.checks.registry import fleet_check, node_check
 from gpufleet.checks.evidence import NVLINK_INTERCONNECTS
-from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
+from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, CheckResult, NodeContext, result
 from gpufleet.checks.profiles import expectation, profile_value
 
 ACTIVE, SPEED, ERRORS = "nvlink.link_active", "nvlink.link_speed", "nvlink.errors"
@@ -48,9 +50,15 @@ SATURATION_SOURCE = "docs/baselines.md 6: a counter pinned at its maximum (65535
 COUNTER_SOURCE = ("Meta GCM check-dcgmi nvlink: replay, recovery and CRC thresholds 0; DCGM health watch: any "
                   "replay or recovery error is a failure (docs/baselines.md 8)")
 _SPEED_TOLERANCE = 0.001  # GB/s: nvidia-smi prints three decimals
+INACTIVE_SOURCE = "docs/baselines.md 6: <inactive> or a missing link means FAIL"
+
+# A GPU's place in the NVLink fabric: (ClusterUUID lower-cased or None, CliqueId)
+Pair = tuple[Any, Any]
+# One node's fabric ids: {pair: [labels of the GPUs printing it]}
+FabricIds = dict[Pair, list[str]]
 
 
-def _nvlink_expected(node):
+def _nvlink_expected(node: NodeContext) -> tuple[int | None, str | None]:
     """``(links per GPU or None, source)``; (0, source) when the node is sold without NVLink."""
     claim = node.claim or {}
     if claim.get("interconnect") == "pcie":
@@ -66,17 +74,17 @@ def _nvlink_expected(node):
     return None, None
 
 
-def _sold_with_nvlink(node):
+def _sold_with_nvlink(node: NodeContext) -> tuple[bool, str | None]:
     """``(True, source)`` when the claim (else the profile) names an NVLink interconnect, whatever the link count."""
     interconnect, source = expectation(node, "interconnect", "expect.interconnect")
     return interconnect in NVLINK_INTERCONNECTS, source
 
 
-def _gpu_label(gpu):
+def _gpu_label(gpu: dict[str, Any]) -> str:
     return "GPU%s" % gpu.get("index")
 
 
-def _nvlink_blocks(gpus):
+def _nvlink_blocks(gpus: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """GPUs with an nvlink block; None when nvlink was not collected at all."""
     with_block = [gpu for gpu in gpus if gpu.get("nvlink") is not None]
     return with_block or None
@@ -88,7 +96,7 @@ def _nvlink_blocks(gpus):
 _UNSUPPORTED_WORDS = ("not supported", "not_supported", "mig mode")
 
 
-def _reports_no_nvlink(nvlink):
+def _reports_no_nvlink(nvlink: dict[str, Any]) -> bool:
     """True when the GPU's nvlink -s block says the GPU has no NVLink to use (any driver wording)."""
     if nvlink.get("supported") is False:
         return True
@@ -96,38 +104,51 @@ def _reports_no_nvlink(nvlink):
     return any(words in message for words in _UNSUPPORTED_WORDS)
 
 
-def _no_links_listed(label, nvlink, expected, source, sold=False):
+def _no_links_listed(label: str, nvlink: dict[str, Any], expected: int | None, source: str | None,
+                     sold: bool = False) -> tuple[list[CheckResult], int | None]:
     """(results, active count or None) for a GPU whose nvlink -s block lists no link at all.
 
     ``sold``: the node is sold with NVLink though no link count is expected: no NVLink fails too.
     """
-    message = nvlink.get("message")
-    required = expected or sold
     if _reports_no_nvlink(nvlink):
-        if expected == 0:
-            return [], 0
-        if required:
-            sold_with = "sold with %d active NVLinks" % expected if expected else "sold with NVLink"
-            return [result(ACTIVE, FAIL, "%s reports no NVLink (%s), %s"
-                           % (label, message or "not supported", sold_with),
-                           measured=0, expected=expected or 1, threshold_source=source, subject=label)], 0
-        return [result(ACTIVE, SKIP, "%s: NVLink not readable: %s" % (label, message or "not supported"),
-                       subject=label)], None
-    bare_gpu_line = message is None and not nvlink.get("elided") and nvlink.get("supported") is None and required
+        return _no_nvlink_reported(label, nvlink, expected, source, sold)
+    required = expected or sold
+    bare_gpu_line = (nvlink.get("message") is None and not nvlink.get("elided") and nvlink.get("supported") is None
+                     and required)
     if nvlink.get("supported") is True or bare_gpu_line:
         # "all links are inActive", or the GPU line with nothing under it: no active link.
-        if expected == 0:
-            return [], 0
-        want = "expected %d active" % expected if expected else "sold with NVLink" if sold else "no NVLink expectation"
-        return [result(ACTIVE, FAIL if required else WARN, "%s: no active NVLink (%s), %s"
-                       % (label, message or "all links inactive", want),
-                       measured=0, expected=expected or (1 if sold else None), threshold_source=source,
-                       subject=label)], 0
-    return [result(ACTIVE, SKIP, "%s: nvlink -s listed no link (%s)" % (label, message or "not collected"),
-                   subject=label)], None
+        return _none_active(label, nvlink, expected, source, sold)
+    return [result(ACTIVE, SKIP, "%s: nvlink -s listed no link (%s)"
+                   % (label, nvlink.get("message") or "not collected"), subject=label)], None
 
 
-def _active_for_gpu(gpu, expected, source, sold=False):
+def _no_nvlink_reported(label: str, nvlink: dict[str, Any], expected: int | None, source: str | None,
+                        sold: bool) -> tuple[list[CheckResult], int | None]:
+    """A GPU whose driver says it has no NVLink to use: fine when none is expected, else fails (or is not readable)."""
+    if expected == 0:
+        return [], 0
+    message = nvlink.get("message") or "not supported"
+    if expected or sold:
+        sold_with = "sold with %d active NVLinks" % expected if expected else "sold with NVLink"
+        return [result(ACTIVE, FAIL, "%s reports no NVLink (%s), %s" % (label, message, sold_with),
+                       measured=0, expected=expected or 1, threshold_source=source, subject=label)], 0
+    return [result(ACTIVE, SKIP, "%s: NVLink not readable: %s" % (label, message), subject=label)], None
+
+
+def _none_active(label: str, nvlink: dict[str, Any], expected: int | None, source: str | None,
+                 sold: bool) -> tuple[list[CheckResult], int | None]:
+    """A GPU with NVLink and no active link: fails when NVLink is expected or sold, else warns."""
+    if expected == 0:
+        return [], 0
+    want = "expected %d active" % expected if expected else "sold with NVLink" if sold else "no NVLink expectation"
+    return [result(ACTIVE, FAIL if expected or sold else WARN, "%s: no active NVLink (%s), %s"
+                   % (label, nvlink.get("message") or "all links inactive", want),
+                   measured=0, expected=expected or (1 if sold else None), threshold_source=source,
+                   subject=label)], 0
+
+
+def _active_for_gpu(gpu: dict[str, Any], expected: int | None, source: str | None,
+                    sold: bool = False) -> tuple[list[CheckResult], int | None]:
     """Results (non-pass) for one GPU, and its active link count (None when unknown).
 
     With an expected count, a GPU with at least that many active links passes whatever its other
@@ -146,24 +167,26 @@ def _active_for_gpu(gpu, expected, source, sold=False):
     for link in status_links:
         if link["active"] is False and short:
             subject = "%s/link%s" % (label, link["link"])
-            items.append(result(ACTIVE, FAIL, "%s inactive, expected active" % subject, measured="inactive", expected="active",
-                                threshold_source=source or "docs/baselines.md 6: <inactive> or a missing link means FAIL", subject=subject))
+            items.append(result(ACTIVE, FAIL, "%s inactive, expected active" % subject, measured="inactive",
+                                expected="active", subject=subject,
+                                threshold_source=source or INACTIVE_SOURCE))
     if expected and len(active) < expected and not nvlink.get("elided"):
         items.append(result(ACTIVE, FAIL, "%s: %d of %d NVLinks active" % (label, len(active), expected),
                             measured=len(active), expected=expected, threshold_source=source, subject=label))
     elif expected is not None and len(active) > expected:
-        items.append(result(ACTIVE, WARN, "%s: %d NVLinks active, expected %d: not the GPU described" % (label, len(active), expected),
+        items.append(result(ACTIVE, WARN, "%s: %d NVLinks active, expected %d: not the GPU described"
+                            % (label, len(active), expected),
                             measured=len(active), expected=expected, threshold_source=source, subject=label))
     return items, len(active)
 
 
-def _inactive_by_design(gpus):
+def _inactive_by_design(gpus: list[dict[str, Any]]) -> int:
     """Inactive links printed on GPUs that already have their expected active count (they passed)."""
     return sum(1 for gpu in gpus for link in gpu["nvlink"].get("links") or [] if link.get("active") is False)
 
 
 @node_check(ACTIVE, requires=("gpu",))
-def link_active(node):
+def link_active(node: NodeContext) -> list[CheckResult]:
     """Links per GPU active, and as many as expected."""
     gpus = node.group("gpu").get("gpus") or []
     blocks = _nvlink_blocks(gpus)
@@ -171,7 +194,8 @@ def link_active(node):
     sold, sold_source = _sold_with_nvlink(node) if expected is None else (False, None)
     if blocks is None:
         return [result(ACTIVE, SKIP, "not judged: nvlink status was not collected")]
-    items, counts = [], []
+    items: list[CheckResult] = []
+    counts: list[int] = []
     for gpu in blocks:
         found, count = _active_for_gpu(gpu, expected, source or sold_source, sold)
         items.extend(found)
@@ -184,18 +208,20 @@ def link_active(node):
                        measured=0, expected=0, threshold_source=source)]
     if not counts and items:
         reasons = sorted({item["message"].split(": ", 1)[-1] for item in items})
-        return [result(ACTIVE, SKIP, "not judged: %d GPU(s) without NVLink readings: %s" % (len(items), "; ".join(reasons)))]
+        return [result(ACTIVE, SKIP, "not judged: %d GPU(s) without NVLink readings: %s"
+                       % (len(items), "; ".join(reasons)))]
     total = sum(counts)
     what = "%d GPU(s) x %s" % (len(counts), "/".join(str(c) for c in sorted(set(counts))))
     spare = _inactive_by_design(blocks) if expected else 0
     note = "; %d more link(s) inactive by design" % spare if spare else ""
     return items + [result(ACTIVE, PASS, "all NVLinks active: %s links (%d)%s%s"
                            % (what, total, "" if expected else "; no expected count", note),
-                           measured=total, expected=expected * len(counts) if expected else None, threshold_source=source)]
+                           measured=total, expected=expected * len(counts) if expected else None,
+                           threshold_source=source)]
 
 
 @node_check(SPEED, requires=("gpu",))
-def link_speed(node):
+def link_speed(node: NodeContext) -> list[CheckResult]:
     """Every active link at the expected speed."""
     gpus = node.group("gpu").get("gpus") or []
     links = []
@@ -208,7 +234,8 @@ def link_speed(node):
     expected, source = profile_value(node.profile, "expect.nvlink_link_speed")
     status = FAIL
     if expected is None:
-        expected, source, status = max(speed for _name, speed in links), "the node's fastest link (no profile speed)", WARN
+        expected, source, status = (max(speed for _name, speed in links), "the node's fastest link (no profile speed)",
+                                    WARN)
     slow = [result(SPEED, status, "%s runs at %s GB/s, expected %s GB/s" % (name, speed, expected),
                    measured=speed, expected=expected, threshold_source=source, subject=name)
             for name, speed in links if speed < expected - _SPEED_TOLERANCE]
@@ -218,12 +245,13 @@ def link_speed(node):
                    measured=min(speed for _name, speed in links), expected=expected, threshold_source=source)]
 
 
-def _is_error_counter(name, value):
-    return name.endswith("_errors") and not name.startswith("fec") and isinstance(value, int) and not isinstance(value, bool)
+def _is_error_counter(name: str, value: Any) -> bool:
+    return (name.endswith("_errors") and not name.startswith("fec") and isinstance(value, int)
+            and not isinstance(value, bool))
 
 
 @node_check(ERRORS, requires=("gpu",))
-def errors(node):
+def errors(node: NodeContext) -> list[CheckResult]:
     """Replay / recovery / CRC counters at facts time: non-zero fails, saturated fails as such."""
     gpus = node.group("gpu").get("gpus") or []
     items, counted = [], 0
@@ -233,28 +261,36 @@ def errors(node):
             if not counters:
                 continue
             counted += 1
-            subject = "%s/link%s" % (_gpu_label(gpu), link["link"])
-            saturated = {name: value for name, value in counters.items() if value in SATURATED}
-            nonzero = {name: value for name, value in counters.items() if value and name not in saturated}
-            if saturated:
-                words = ", ".join("%s SATURATED at %d (true count unknown, at least that)" % (name.replace("_", " "), value)
-                                  for name, value in sorted(saturated.items()))
-                items.append(result(ERRORS, FAIL, "%s: %s" % (subject, words), measured=dict(sorted(counters.items())), expected=0,
-                                    threshold_source=SATURATION_SOURCE, subject=subject))
-            elif nonzero:
-                words = ", ".join("%d %s" % (value, name.replace("_", " ")) for name, value in sorted(nonzero.items()))
-                items.append(result(ERRORS, FAIL, "%s: %s since the counters were reset, expected 0" % (subject, words),
-                                    measured=dict(sorted(counters.items())), expected=0,
-                                    threshold_source=COUNTER_SOURCE, subject=subject))
+            found = _counter_failure("%s/link%s" % (_gpu_label(gpu), link["link"]), counters)
+            if found is not None:
+                items.append(found)
     if not counted:
         return [result(ERRORS, SKIP, "not judged: no NVLink error counters (nvlink -e) collected")]
     return items or [result(ERRORS, PASS, "%d NVLinks, every error counter 0" % counted, measured=0, expected=0,
                             threshold_source=COUNTER_SOURCE)]
 
 
-def _fabric_ids(node):
+def _counter_failure(subject: str, counters: dict[str, int]) -> CheckResult | None:
+    """The failure of one link's error counters: saturated ones first, else non-zero ones; None when all are 0."""
+    saturated = {name: value for name, value in counters.items() if value in SATURATED}
+    nonzero = {name: value for name, value in counters.items() if value and name not in saturated}
+    if saturated:
+        words = ", ".join("%s SATURATED at %d (true count unknown, at least that)" % (name.replace("_", " "), value)
+                          for name, value in sorted(saturated.items()))
+        return result(ERRORS, FAIL, "%s: %s" % (subject, words), measured=dict(sorted(counters.items())), expected=0,
+                      threshold_source=SATURATION_SOURCE, subject=subject)
+    if nonzero:
+        words = ", ".join("%d %s" % (value, name.replace("_", " ")) for name, value in sorted(nonzero.items()))
+        return result(ERRORS, FAIL, "%s: %s since the counters were reset, expected 0" % (subject, words),
+                      measured=dict(sorted(counters.items())), expected=0, threshold_source=COUNTER_SOURCE,
+                      subject=subject)
+    return None
+
+
+def _fabric_ids(node: NodeContext) -> tuple[FabricIds, list[str]]:
     """``({(cluster_uuid, clique_id): [GPU labels]}, [GPU labels printing neither])`` of one node."""
-    ids, missing = {}, []
+    ids: FabricIds = {}
+    missing: list[str] = []
     for gpu in node.group("gpu").get("gpus") or []:
         fabric = gpu.get("fabric") or {}
         cluster, clique = fabric.get("cluster_uuid"), fabric.get("clique_id")
@@ -265,21 +301,21 @@ def _fabric_ids(node):
     return ids, missing
 
 
-def _no_domain(pair):
+def _no_domain(pair: Pair) -> bool:
     """True when ``(cluster_uuid, clique_id)`` places the GPU in no NVLink domain (Azure azhpc-images#506 shape)."""
     cluster, clique = pair
     return not cluster or bool(_ZERO_UUID_RE.match(cluster)) or clique is None or clique == 0
 
 
-def _pair_words(pair):
+def _pair_words(pair: Pair) -> str:
     return "cluster %s clique %s" % pair
 
 
-def _pair_measured(pair):
+def _pair_measured(pair: Pair) -> dict[str, Any]:
     return {"cluster_uuid": pair[0], "clique_id": pair[1]}
 
 
-def _tray_results(ids, missing):
+def _tray_results(ids: FabricIds, missing: list[str]) -> list[CheckResult]:
     """Failures inside one node: GPUs in no domain, GPUs without ids while others have them."""
     items = []
     for pair, labels in sorted(ids.items(), key=lambda entry: str(entry[0])):
@@ -295,7 +331,7 @@ def _tray_results(ids, missing):
     return items
 
 
-def domain_label(node):
+def domain_label(node: NodeContext) -> tuple[str, str] | tuple[None, None]:
     """``(label, where from)``: the NVLink domain the node is said to be in: inventory ``gpufleet_nvlink_domain``,
     else the claim's ``rack``, else ``gpufleet_rack``; ``(None, None)`` when unlabelled."""
     label = node.settings.get(NVLINK_DOMAIN_SETTING)
@@ -305,11 +341,11 @@ def domain_label(node):
     return (str(rack), "rack %s" % rack) if rack else (None, None)
 
 
-def _domain_of(node, ids):
+def _domain_of(node: NodeContext, ids: FabricIds) -> tuple[tuple[str, Any], str]:
     """``(group key, words)`` of the node's NVLink domain: its label, else its one ClusterUUID, else itself."""
-    label, words = domain_label(node)
-    if label is not None:
-        return ("label", label), words
+    labelled = domain_label(node)
+    if labelled[0] is not None:
+        return ("label", labelled[0]), labelled[1]
     clusters = {cluster for cluster, _clique in ids}
     if len(clusters) == 1:
         cluster = next(iter(clusters))
@@ -317,52 +353,69 @@ def _domain_of(node, ids):
     return ("node", node.name), "node %s" % node.name
 
 
-def _judge_domain(words, members, ids_by_node):
+@dataclass(frozen=True)
+class _Domain:
+    """One NVLink domain as judged: its words, its nodes' sound fabric ids, the pair most of its GPUs print (None
+    with a tie) and how many of its trays print each pair."""
+
+    words: str
+    members: list[str]
+    ids_by_node: dict[str, FabricIds]
+    top: Pair | None
+    trays: Counter[Pair]
+
+    @property
+    def expected(self) -> Any:
+        return _pair_measured(self.top) if self.top else "one clique per NVLink domain (no majority)"
+
+
+def _judge_domain(words: str, members: list[str], ids_by_node: dict[str, FabricIds]) -> dict[str, list[CheckResult]]:
     """``{node: [results]}`` of the nodes of one NVLink domain: every GPU in the domain's one (cluster, clique).
 
     The domain's pair is the one most of its GPUs print; with a tie nobody is right and every node fails. A node whose
     GPUs agree is one result (a tray is placed in a clique as a whole); a node whose GPUs disagree fails per GPU.
     """
-    votes = Counter()
+    votes: Counter[Pair] = Counter()
     for name in members:
         for pair, labels in ids_by_node[name].items():
             votes[pair] += len(labels)
     ranked = votes.most_common()
     top = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else None
     trays = Counter(pair for name in members for pair in ids_by_node[name])
-    out = {}
-    for name in members:
-        ids = ids_by_node[name]
-        expected = _pair_measured(top) if top else "one clique per NVLink domain (no majority)"
-        if len(ids) == 1 and next(iter(ids)) == top:
-            pair = top
-            out[name] = [result(DOMAIN, PASS, "%s: %d tray(s) in one clique (cluster %s, clique %s)"
-                                % (words, trays[pair], pair[0], pair[1]), measured=_pair_measured(pair),
-                                expected=expected, threshold_source=DOMAIN_SOURCE)]
-        elif len(ids) == 1:
-            pair = next(iter(ids))
-            others = Counter(other for member in members if member != name for other in ids_by_node[member])
-            elsewhere = ", ".join("%s x%d" % (_pair_words(other), count) for other, count in sorted(others.items()))
-            out[name] = [result(DOMAIN, FAIL, "%s: this tray is in %s, the other trays in %s: expected one clique per "
-                                "NVLink domain" % (words, _pair_words(pair), elsewhere or "no other clique"),
-                                measured=_pair_measured(pair), expected=expected, threshold_source=DOMAIN_SOURCE)]
-        else:
-            items = []
-            for pair, labels in sorted(ids.items(), key=lambda entry: str(entry[0])):
-                if pair == top:
-                    continue
-                for label in labels:
-                    items.append(result(DOMAIN, FAIL, "%s fabric %s: the node's GPUs are in %d NVLink cliques, "
-                                        "%s has %s" % (label, _pair_words(pair), len(ids), words,
-                                                       _pair_words(top) if top else "no majority"),
-                                        measured=_pair_measured(pair), expected=expected,
-                                        threshold_source=DOMAIN_SOURCE, subject=label))
-            out[name] = items
-    return out
+    domain = _Domain(words, members, ids_by_node, top, trays)
+    return {name: _judge_tray(domain, name) for name in members}
+
+
+def _judge_tray(domain: _Domain, name: str) -> list[CheckResult]:
+    """One node of ``domain``: in the domain's clique (pass), wholly in another (fail), or split (fail per GPU)."""
+    ids = domain.ids_by_node[name]
+    if len(ids) == 1 and next(iter(ids)) == domain.top:
+        pair = next(iter(ids))
+        return [result(DOMAIN, PASS, "%s: %d tray(s) in one clique (cluster %s, clique %s)"
+                       % (domain.words, domain.trays[pair], pair[0], pair[1]), measured=_pair_measured(pair),
+                       expected=domain.expected, threshold_source=DOMAIN_SOURCE)]
+    if len(ids) == 1:
+        pair = next(iter(ids))
+        others = Counter(other for member in domain.members if member != name for other in domain.ids_by_node[member])
+        elsewhere = ", ".join("%s x%d" % (_pair_words(other), count) for other, count in sorted(others.items()))
+        return [result(DOMAIN, FAIL, "%s: this tray is in %s, the other trays in %s: expected one clique per "
+                       "NVLink domain" % (domain.words, _pair_words(pair), elsewhere or "no other clique"),
+                       measured=_pair_measured(pair), expected=domain.expected, threshold_source=DOMAIN_SOURCE)]
+    items = []
+    for pair, labels in sorted(ids.items(), key=lambda entry: str(entry[0])):
+        if pair == domain.top:
+            continue
+        for label in labels:
+            items.append(result(DOMAIN, FAIL, "%s fabric %s: the node's GPUs are in %d NVLink cliques, "
+                                "%s has %s" % (label, _pair_words(pair), len(ids), domain.words,
+                                               _pair_words(domain.top) if domain.top else "no majority"),
+                                measured=_pair_measured(pair), expected=domain.expected,
+                                threshold_source=DOMAIN_SOURCE, subject=label))
+    return items
 
 
 @fleet_check(DOMAIN, requires=("gpu",))
-def fabric_domain(nodes):
+def fabric_domain(nodes: list[NodeContext]) -> dict[str, list[CheckResult]]:
     """Multi-node NVLink (profile ``expect.fabric_clique_scope: nvlink_domain``): one clique per NVLink domain.
 
     Every GPU prints a non-zero fabric ClusterUUID and CliqueId (zero: the GPU is in no domain); the GPUs of the
@@ -370,7 +423,9 @@ def fabric_domain(nodes):
     ``rack`` (or ``gpufleet_rack``), else the nodes printing one ClusterUUID (their CliqueIds compared), else the
     node alone. The odd ones out fail; a tie fails the whole domain. No fabric ids at all: skip.
     """
-    out, ids_by_node, groups = {}, {}, {}
+    out: dict[str, list[CheckResult]] = {}
+    ids_by_node: dict[str, FabricIds] = {}
+    groups: dict[tuple[str, Any], tuple[str, list[str]]] = {}
     for node in nodes:
         scope, _source = profile_value(node.profile, "expect.fabric_clique_scope")
         if scope != "nvlink_domain":

@@ -14,25 +14,27 @@
   judged; a degraded one is listed in a ``skip`` so it stays visible.
 
 ``pcie.gpu_link`` reads what ``nvidia-smi -q`` prints: when neither ``-q`` query could be read (the GPU facts hold
-only ``nvlink -s``) it says "not measured", naming why (gpufleet/checks/gpu.py ``queries_unread``).
+only ``nvlink -s``) it says "not measured", naming why (gpufleet/checks/gpu_rules.py ``queries_unread``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpufleet.checks.registry import node_check
 from gpufleet.checks.gpu import query_check
-from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, result
+from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, CheckResult, NodeContext, result
 from gpufleet.checks.profiles import profile_value
 
 GPU_LINK, NIC_LINK = "pcie.gpu_link", "pcie.nic_link"
 OWN_MAX = "the device's own maximum (PCIe LnkCap)"
 
 
-def _link(width, gen):
+def _link(width: Any, gen: Any) -> str:
     return "x%s Gen%s" % (width, gen)
 
 
-def _sku_width(node, prefix):
+def _sku_width(node: NodeContext, prefix: str) -> tuple[Any, str | None]:
     """``(width, source)`` the SKU is built with (profile ``expect.<prefix>_pcie_width``); (None, None) unset.
 
     A VM size may give a device fewer lanes than the card has (a VF, a sliced host): judged
@@ -41,12 +43,13 @@ def _sku_width(node, prefix):
     return profile_value(node.profile, "expect.%s_pcie_width" % prefix)
 
 
-def _width_by_design(node, prefix, width, width_max):
+def _width_by_design(node: NodeContext, prefix: str, width: int, width_max: int) -> bool:
     expected, _source = _sku_width(node, prefix)
     return expected is not None and width < width_max and width >= expected
 
 
-def _against_profile(check_id, node, subject, gen_max, width_max, prefix):
+def _against_profile(check_id: str, node: NodeContext, subject: str, gen_max: Any, width_max: Any,
+                     prefix: str) -> list[CheckResult]:
     """Fail when the device's maximum is below what the profile expects of it."""
     items = []
     for key, value, word in (("%s_pcie_gen" % prefix, gen_max, "Gen"), ("%s_pcie_width" % prefix, width_max, "x")):
@@ -59,7 +62,7 @@ def _against_profile(check_id, node, subject, gen_max, width_max, prefix):
 
 
 @query_check(GPU_LINK)
-def gpu_link(node):
+def gpu_link(node: NodeContext) -> list[CheckResult]:
     """Each GPU's PCIe generation and width, current against maximum."""
     gpus = node.group("gpu").get("gpus") or []
     items, judged, idle_low, by_design = [], 0, [], []
@@ -92,25 +95,32 @@ def gpu_link(node):
     note = "; %s below max Gen at idle (power saving, normal)" % ", ".join(idle_low) if idle_low else ""
     if by_design:
         note += "; below the card's maximum by design: %s" % ", ".join(by_design)
-        return [result(GPU_LINK, PASS, "%d GPU(s) at the SKU's PCIe width%s" % (judged, note), threshold_source=_sku_width(node, "gpu")[1])]
+        return [result(GPU_LINK, PASS, "%d GPU(s) at the SKU's PCIe width%s" % (judged, note),
+                       threshold_source=_sku_width(node, "gpu")[1])]
     return [result(GPU_LINK, PASS, "%d GPU(s) at full PCIe width%s" % (judged, note), threshold_source=OWN_MAX)]
 
 
-def _nic_name(iface):
+def _nic_name(iface: dict[str, Any]) -> Any:
     return iface.get("rdma_device") or iface.get("name")
 
 
+def _nic_pcie(iface: dict[str, Any]) -> tuple[Any, Any, Any, Any] | None:
+    """``(gen, gen_max, width, width_max)`` of a NIC's PCIe link, None when one of them is unknown."""
+    pcie = iface.get("pcie") or {}
+    figures = (pcie.get("gen_current"), pcie.get("gen_max"), pcie.get("width_current"), pcie.get("width_max"))
+    return None if None in figures else figures
+
+
 @node_check(NIC_LINK, requires=("nic",))
-def nic_link(node):
+def nic_link(node: NodeContext) -> list[CheckResult]:
     """Each RDMA NIC's PCIe generation and width, current against maximum."""
     interfaces = node.group("nic").get("interfaces") or []
     items, judged, seen, unjudged = [], 0, set(), []
     for iface in interfaces:
-        pcie = iface.get("pcie") or {}
-        gen, gen_max = pcie.get("gen_current"), pcie.get("gen_max")
-        width, width_max = pcie.get("width_current"), pcie.get("width_max")
-        if iface.get("virtual") or None in (gen, gen_max, width, width_max):
+        figures = _nic_pcie(iface)
+        if iface.get("virtual") or figures is None:
             continue
+        gen, gen_max, width, width_max = figures
         subject = _nic_name(iface)
         key = iface.get("pci_address") or subject
         if key in seen:
@@ -126,10 +136,13 @@ def nic_link(node):
         items.extend(_against_profile(NIC_LINK, node, subject, gen_max, width_max, "nic"))
         if degraded:
             items.append(result(NIC_LINK, FAIL, message, measured={"width": width, "gen": gen},
-                                expected={"width": width_max, "gen": gen_max}, threshold_source=OWN_MAX, subject=subject))
-    skipped = [result(NIC_LINK, SKIP, "not judged (no RDMA device, not on the GPU data path): %s" % "; ".join(unjudged))] if unjudged else []
+                                expected={"width": width_max, "gen": gen_max}, threshold_source=OWN_MAX,
+                                subject=subject))
+    skipped = [result(NIC_LINK, SKIP, "not judged (no RDMA device, not on the GPU data path): %s"
+                      % "; ".join(unjudged))] if unjudged else []
     if not judged:
         return skipped or [result(NIC_LINK, SKIP, "not judged: no RDMA NIC with a PCIe link reading")]
     if items:
         return items + skipped
-    return [result(NIC_LINK, PASS, "%d RDMA NIC(s) at their maximum PCIe width and generation" % judged, threshold_source=OWN_MAX)] + skipped
+    return [result(NIC_LINK, PASS, "%d RDMA NIC(s) at their maximum PCIe width and generation" % judged,
+                   threshold_source=OWN_MAX)] + skipped

@@ -20,7 +20,7 @@ reaches a check is finite; these ceilings are far tighter and per figure (docs/p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 from gpufleet.checks.profiles import profile_value
 from gpufleet.parsers.common import MAX_GPUS_PER_NODE
@@ -47,13 +47,13 @@ CEILINGS = {
 }
 
 
-def _number_text(value) -> str:
+def _number_text(value: float) -> str:
     """``400`` not ``400.0``; a long figure cut to its first digits and its length."""
     text = str(int(value)) if isinstance(value, float) and value.is_integer() and abs(value) < 1e16 else str(value)
     return text if len(text) <= 24 else "%s... (%d digits)" % (text[:16], len(text))
 
 
-def implausible(figure: str, value, subject: str, limit: Optional[float] = None,
+def implausible(figure: str, value: Any, subject: str, limit: Optional[float] = None,
                 source: Optional[str] = None) -> Optional[str]:
     """``implausible: <subject> reads <value> <unit>, above the <limit> <unit> ...`` when ``value`` is above the
     ceiling of ``figure`` (``limit``/``source`` replace the table's, e.g. a profile's own), else None."""
@@ -67,7 +67,7 @@ def implausible(figure: str, value, subject: str, limit: Optional[float] = None,
         subject, _number_text(value), ceiling.unit, _number_text(limit), ceiling.unit, source or ceiling.source)
 
 
-def busbw_ceiling(profile) -> Tuple[float, str]:
+def busbw_ceiling(profile: dict[str, Any] | None) -> Tuple[float, str]:
     """``(GB/s, source)``: a GPU's NVLink bandwidth both ways from the profile (links x link speed x 2), else the
     table's NVLink5 figure. With NVLS the switch reduces, and busbw reaches about 2(n-1)/n x one direction: still
     under both ways (docs/baselines.md 1 and 2)."""

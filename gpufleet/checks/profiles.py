@@ -20,8 +20,11 @@ from __future__ import annotations
 import copy
 import os
 import re
+from typing import Any, Callable, Iterator, NoReturn
 
 import yaml
+
+from gpufleet.checks.model import NodeContext
 
 # The shipped profiles: package data of gpufleet (gpufleet/profiles/).
 PROFILE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "profiles")
@@ -33,8 +36,13 @@ INTERCONNECTS = ("nvswitch", "nvlink_bridge_pairs", "pcie")
 LINK_LAYERS = ("InfiniBand", "Ethernet")
 FABRIC_CLIQUE_SCOPES = ("node", "nvlink_domain")
 
+# A validated profile: validate_profile's normalised mapping (sections by name, ``origin``, ``document``).
+Profile = dict[str, Any]
+# A key's validator: ``(value, dotted key, origin) -> the normalised value``, or ProfileError naming the key.
+Validator = Callable[[Any, str, str], Any]
+
 # Dimension -> {unit as written: factor to the canonical unit}. Case matters (GB/s vs Gb/s).
-UNITS = {
+UNITS: dict[str, dict[str, float]] = {
     "memory": {"KiB": 1.0 / 1024, "MiB": 1.0, "GiB": 1024.0, "TiB": 1024.0 * 1024},
     "bytes": {"B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3, "TiB": 1024 ** 4},
     "gpu_bandwidth": {"MB/s": 0.001, "GB/s": 1.0, "TB/s": 1000.0},
@@ -126,14 +134,15 @@ class ProfileError(ValueError):
     """A profile that cannot be used; the message names the file and the key."""
 
 
-def _fail(origin, key, why):
+def _fail(origin: str, key: str, why: str) -> NoReturn:
     raise ProfileError("%s: %s: %s" % (origin, key, why))
 
 
-def parse_quantity(value, dimension, key, origin):
+def parse_quantity(value: Any, dimension: str, key: str, origin: str) -> int | float:
     """``"460 GB/s"`` -> 460.0 in the dimension's canonical unit; ProfileError naming ``key`` otherwise."""
     if isinstance(value, bool) or not isinstance(value, str):
-        _fail(origin, key, "%r has no unit: write it as a string with its unit, %s" % (value, DIMENSION_WORDS[dimension]))
+        _fail(origin, key, "%r has no unit: write it as a string with its unit, %s"
+              % (value, DIMENSION_WORDS[dimension]))
     match = _QUANTITY_RE.match(value)
     if match is None:
         _fail(origin, key, "%r is not '<number> <unit>' (%s)" % (value, DIMENSION_WORDS[dimension]))
@@ -142,7 +151,8 @@ def parse_quantity(value, dimension, key, origin):
     if unit not in factors:
         other = [name for name, units in UNITS.items() if unit in units and name != dimension]
         if other:
-            _fail(origin, key, "%r is %s, but this key takes %s" % (value, DIMENSION_WORDS[other[0]], DIMENSION_WORDS[dimension]))
+            _fail(origin, key, "%r is %s, but this key takes %s"
+                  % (value, DIMENSION_WORDS[other[0]], DIMENSION_WORDS[dimension]))
         _fail(origin, key, "unknown unit %r in %r; this key takes %s" % (unit, value, DIMENSION_WORDS[dimension]))
     converted = number * factors[unit]
     if dimension in ("memory", "bytes"):
@@ -152,35 +162,35 @@ def parse_quantity(value, dimension, key, origin):
     return round(converted, 6)
 
 
-def _int(value, key, origin, minimum=1):
+def _int(value: Any, key: str, origin: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         _fail(origin, key, "%r is not an integer >= %d" % (value, minimum))
     return value
 
 
-def _bool(value, key, origin):
+def _bool(value: Any, key: str, origin: str) -> bool:
     if not isinstance(value, bool):
         _fail(origin, key, "%r is not true/false" % (value,))
     return value
 
 
-def _str(value, key, origin):
+def _str(value: Any, key: str, origin: str) -> str:
     if not isinstance(value, str) or not value.strip():
         _fail(origin, key, "%r is not a non-empty string" % (value,))
     return value
 
 
-def _regex(value, key, origin):
-    _str(value, key, origin)
+def _regex(value: Any, key: str, origin: str) -> str:
+    pattern = _str(value, key, origin)
     try:
-        re.compile(value)
+        re.compile(pattern)
     except re.error as exc:
-        _fail(origin, key, "%r is not a regular expression: %s" % (value, exc))
-    return value
+        _fail(origin, key, "%r is not a regular expression: %s" % (pattern, exc))
+    return pattern
 
 
-def _choice(choices):
-    def check(value, key, origin):
+def _choice(choices: tuple[str, ...]) -> Validator:
+    def check(value: Any, key: str, origin: str) -> Any:
         if value not in choices:
             _fail(origin, key, "%r is not one of %s" % (value, ", ".join(choices)))
         return value
@@ -188,26 +198,27 @@ def _choice(choices):
     return check
 
 
-def _quantity(dimension):
-    def check(value, key, origin):
+def _quantity(dimension: str) -> Validator:
+    def check(value: Any, key: str, origin: str) -> int | float:
         return parse_quantity(value, dimension, key, origin)
 
     return check
 
 
-def _nv(value, key, origin):
+def _nv(value: Any, key: str, origin: str) -> str:
     if not isinstance(value, str) or not _NV_RE.match(value):
-        _fail(origin, key, "%r is not an NVLink code like NV12 (the minimum NV# of every pair that should be NVLink)" % (value,))
+        _fail(origin, key, "%r is not an NVLink code like NV12 (the minimum NV# of every pair that should be NVLink)"
+              % (value,))
     return value
 
 
-def _mapping(value, key, origin):
+def _mapping(value: Any, key: str, origin: str) -> dict[Any, Any]:
     if not isinstance(value, dict):
         _fail(origin, key, "expected a mapping, got %r" % (type(value).__name__,))
     return value
 
 
-def _compute_rail(value, key, origin):
+def _compute_rail(value: Any, key: str, origin: str) -> dict[str, Any]:
     _mapping(value, key, origin)
     _known(value, ("count", "link_layer", "rate"), key, origin)
     for required in ("count", "link_layer", "rate"):
@@ -220,7 +231,7 @@ def _compute_rail(value, key, origin):
     }
 
 
-def _link_layer(value, key, origin):
+def _link_layer(value: Any, key: str, origin: str) -> Any:
     """One RDMA link layer, or a list of them for a SKU built both ways (8x NDR IB or 8x 400G RoCE)."""
     if isinstance(value, list):
         if not value:
@@ -229,7 +240,7 @@ def _link_layer(value, key, origin):
     return _choice(LINK_LAYERS)(value, key, origin)
 
 
-def _gpu_fields(value, key, origin):
+def _gpu_fields(value: Any, key: str, origin: str) -> list[str]:
     if not isinstance(value, list) or not value:
         _fail(origin, key, "expected a non-empty list of per-GPU keys")
     for item in value:
@@ -239,7 +250,7 @@ def _gpu_fields(value, key, origin):
 
 
 # section -> key -> (validator, needs a source)
-SCHEMA = {
+SCHEMA: dict[str, dict[str, tuple[Validator, bool]]] = {
     "match": {
         "gpu_name": (_regex, False),
         "gpu_count": (_int, False),
@@ -283,13 +294,13 @@ NOT_READ = {
 }
 
 
-def _known(mapping, allowed, key, origin):
+def _known(mapping: dict[Any, Any], allowed: tuple[str, ...], key: str, origin: str) -> None:
     for name in mapping:
         if name not in allowed:
             _fail(origin, "%s.%s" % (key, name) if key else str(name), "unknown key (known: %s)" % ", ".join(allowed))
 
 
-def _threshold(name, value, origin):
+def _threshold(name: str, value: Any, origin: str) -> dict[str, Any]:
     key = "thresholds.%s" % name
     _mapping(value, key, origin)
     _known(value, THRESHOLD_FIELDS, key, origin)
@@ -299,7 +310,7 @@ def _threshold(name, value, origin):
         _fail(origin, key + ".floor", "missing value (%s)" % DIMENSION_WORDS[dimension])
     if not isinstance(value.get("source"), str) or not value["source"].strip():
         _fail(origin, key + ".source", "missing source: cite the docs/baselines.md section and the source named there")
-    entry = {
+    entry: dict[str, Any] = {
         "floor": parse_quantity(value["floor"], dimension, key + ".floor", origin),
         "warn_below": None,
         "message_size": None,
@@ -311,7 +322,8 @@ def _threshold(name, value, origin):
     if value.get("warn_below") is not None:
         entry["warn_below"] = parse_quantity(value["warn_below"], dimension, key + ".warn_below", origin)
         if entry["warn_below"] < entry["floor"]:
-            _fail(origin, key + ".warn_below", "the warning band must lie above the floor (%s < %s)" % (value["warn_below"], value["floor"]))
+            _fail(origin, key + ".warn_below", "the warning band must lie above the floor (%s < %s)"
+                  % (value["warn_below"], value["floor"]))
     if value.get("message_size") is not None:
         entry["message_size"] = parse_quantity(value["message_size"], "bytes", key + ".message_size", origin)
     if value.get("nvls") is not None:
@@ -320,14 +332,14 @@ def _threshold(name, value, origin):
     return entry
 
 
-def _applicable_fields(name, value, key, origin):
+def _applicable_fields(name: str, value: dict[str, Any], key: str, origin: str) -> None:
     """Refuse a field set (not null) that no check reads for threshold ``name`` (THRESHOLD_APPLIES)."""
     for field, given in value.items():
         if given is not None and field in THRESHOLD_FIELDS and field not in THRESHOLD_APPLIES[name]:
             _fail(origin, "%s.%s" % (key, field), _not_applied_words(name, field))
 
 
-def _not_applied_words(name, field):
+def _not_applied_words(name: str, field: str) -> str:
     """Why ``thresholds.<name>.<field>`` is refused: no check reads it there, and where it does apply."""
     takers = [other for other, fields in THRESHOLD_APPLIES.items() if field in fields]
     why = NOT_APPLIED.get((name, field)) or NOT_APPLIED.get(field) or "no check reads it"
@@ -335,7 +347,7 @@ def _not_applied_words(name, field):
     return "%s %s, not %s: %s; leave it out" % (field, where, name, why)
 
 
-def _threshold_nodes(value, key, origin):
+def _threshold_nodes(value: Any, key: str, origin: str) -> int | None:
     """``nodes``: the node count a multi-node floor was measured on (a published figure is for its own count);
     None: every node count. Only ``allreduce_multi_node`` has one (THRESHOLD_APPLIES)."""
     if value is None:
@@ -346,18 +358,60 @@ def _threshold_nodes(value, key, origin):
     return value
 
 
-def validate_profile(data, origin="<profile>"):
+def _profile_name(data: dict[Any, Any], origin: str) -> str:
+    name = _str(data["name"], "name", origin)
+    if not re.match(r"^[a-z0-9][a-z0-9-]*$", name):
+        _fail(origin, "name", "%r: use lower-case letters, digits and '-'" % name)
+    return name
+
+
+def _section(section: str, given: Any, into: dict[str, Any], origin: str) -> list[str]:
+    """One SCHEMA section of a profile validated into ``into``; the dotted keys set there that need a source."""
+    keys = SCHEMA[section]
+    _mapping(given, section, origin)
+    for key in given:
+        if "%s.%s" % (section, key) in NOT_READ:
+            _fail(origin, "%s.%s" % (section, key), NOT_READ["%s.%s" % (section, key)] + "; leave it out")
+    _known(given, tuple(keys), section, origin)
+    needs_source = []
+    for key, value in given.items():
+        dotted = "%s.%s" % (section, key)
+        if value is None:
+            _fail(origin, dotted, "missing value (delete the key to leave it unset)")
+        validator, sourced = keys[key]
+        into[key] = validator(value, dotted, origin)
+        if sourced:
+            needs_source.append(dotted)
+    return needs_source
+
+
+def _sources(data: dict[Any, Any], profile: Profile, needs_source: list[str], origin: str) -> None:
+    """``sources`` validated into ``profile``: one for every key that needs one, none for a key not set; each
+    threshold's own ``source`` stands for it where ``sources`` gives none."""
+    sources = data.get("sources") or {}
+    _mapping(sources, "sources", origin)
+    for key, text in sources.items():
+        if key not in needs_source and not (key.startswith("thresholds.")
+                                            and key[len("thresholds."):] in profile["thresholds"]):
+            _fail(origin, "sources.%s" % key, "a source for a key the profile does not set (or that holds no number)")
+        profile["sources"][key] = _str(text, "sources.%s" % key, origin)
+    for dotted in needs_source:
+        if dotted not in profile["sources"]:
+            _fail(origin, dotted, "missing source: add sources.%s citing the docs/baselines.md section and the source "
+                  "named there" % dotted)
+    for tname, entry in profile["thresholds"].items():
+        profile["sources"].setdefault("thresholds.%s" % tname, entry["source"])
+
+
+def validate_profile(data: Any, origin: str = "<profile>") -> Profile:
     """The normalised profile (canonical units, sources complete) or ProfileError naming the key."""
     _mapping(data, "profile", origin)
     _known(data, _TOP_KEYS, "", origin)
     for required in ("name", "description", "match"):
         if data.get(required) is None:
             _fail(origin, required, "missing value")
-    name = _str(data["name"], "name", origin)
-    if not re.match(r"^[a-z0-9][a-z0-9-]*$", name):
-        _fail(origin, "name", "%r: use lower-case letters, digits and '-'" % name)
-    profile = {
-        "name": name,
+    profile: Profile = {
+        "name": _profile_name(data, origin),
         "description": _str(data["description"], "description", origin),
         "match": {},
         "expect": {},
@@ -369,25 +423,13 @@ def validate_profile(data, origin="<profile>"):
         "document": copy.deepcopy(data),
     }
     needs_source = []
-    for section, keys in SCHEMA.items():
+    for section in SCHEMA:
         given = data.get(section)
         if given is None:
             if section == "match":
                 _fail(origin, "match", "missing value")
             continue
-        _mapping(given, section, origin)
-        for key in given:
-            if "%s.%s" % (section, key) in NOT_READ:
-                _fail(origin, "%s.%s" % (section, key), NOT_READ["%s.%s" % (section, key)] + "; leave it out")
-        _known(given, tuple(keys), section, origin)
-        for key, value in given.items():
-            dotted = "%s.%s" % (section, key)
-            if value is None:
-                _fail(origin, dotted, "missing value (delete the key to leave it unset)")
-            validator, sourced = keys[key]
-            profile[section][key] = validator(value, dotted, origin)
-            if sourced:
-                needs_source.append(dotted)
+        needs_source += _section(section, given, profile[section], origin)
     if "gpu_name" not in profile["match"]:
         _fail(origin, "match.gpu_name", "missing value")
     thresholds = data.get("thresholds")
@@ -396,21 +438,11 @@ def validate_profile(data, origin="<profile>"):
         _known(thresholds, tuple(THRESHOLD_DIMENSIONS), "thresholds", origin)
         for tname, value in thresholds.items():
             profile["thresholds"][tname] = _threshold(tname, value, origin)
-    sources = data.get("sources") or {}
-    _mapping(sources, "sources", origin)
-    for key, text in sources.items():
-        if key not in needs_source and not (key.startswith("thresholds.") and key[len("thresholds."):] in profile["thresholds"]):
-            _fail(origin, "sources.%s" % key, "a source for a key the profile does not set (or that holds no number)")
-        profile["sources"][key] = _str(text, "sources.%s" % key, origin)
-    for dotted in needs_source:
-        if dotted not in profile["sources"]:
-            _fail(origin, dotted, "missing source: add sources.%s citing the docs/baselines.md section and the source named there" % dotted)
-    for tname, entry in profile["thresholds"].items():
-        profile["sources"].setdefault("thresholds.%s" % tname, entry["source"])
+    _sources(data, profile, needs_source, origin)
     return profile
 
 
-def load_profile_file(path):
+def load_profile_file(path: str) -> Profile:
     """Read and validate one profile file."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
@@ -424,10 +456,10 @@ def load_profile_file(path):
     return profile
 
 
-def load_profiles(directory=None):
+def load_profiles(directory: str | None = None) -> dict[str, Profile]:
     """``{name: profile}`` of every ``*.yml`` in ``directory`` (default: the shipped gpufleet/profiles/)."""
     directory = directory or PROFILE_DIR
-    profiles = {}
+    profiles: dict[str, Profile] = {}
     for entry in sorted(os.listdir(directory)):
         if entry.endswith((".yml", ".yaml")) and entry not in NOT_PROFILES:
             profile = load_profile_file(os.path.join(directory, entry))
@@ -435,7 +467,7 @@ def load_profiles(directory=None):
     return profiles
 
 
-def _gpu_identity(facts_by_group, claim):
+def _gpu_identity(facts_by_group: dict[str, Any] | None, claim: dict[str, Any] | None) -> tuple[list[Any], Any, str]:
     """(names, count, where) of the node's GPUs: the GPU facts, else the topology count and the claim."""
     gpu = (facts_by_group or {}).get("gpu")
     model = (claim or {}).get("gpu_model")
@@ -451,7 +483,8 @@ def _gpu_identity(facts_by_group, claim):
     return [], count, "topology facts only"
 
 
-def select_profile(facts_by_group, claim, override_name, profiles):
+def select_profile(facts_by_group: dict[str, Any] | None, claim: dict[str, Any] | None, override_name: str | None,
+                   profiles: dict[str, Profile]) -> tuple[Profile, str]:
     """``(profile, reason)``: the named override, else the profile matching the GPUs, else ``generic``.
 
     A profile matches when its ``match.gpu_name`` regex finds the (single) GPU model name and
@@ -460,7 +493,8 @@ def select_profile(facts_by_group, claim, override_name, profiles):
     """
     if override_name:
         if override_name not in profiles:
-            raise ProfileError("gpufleet_profile: no profile named %r (known: %s)" % (override_name, ", ".join(sorted(profiles))))
+            raise ProfileError("gpufleet_profile: no profile named %r (known: %s)"
+                               % (override_name, ", ".join(sorted(profiles))))
         return profiles[override_name], "set by gpufleet_profile"
     names, count, where = _gpu_identity(facts_by_group, claim)
     generic = profiles.get(GENERIC)
@@ -469,7 +503,7 @@ def select_profile(facts_by_group, claim, override_name, profiles):
     if len(names) != 1:
         why = "mixed GPU models %s" % ", ".join(names) if names else "no GPU model known"
         return generic, "%s: %s, so only consistency rules apply" % (GENERIC, why)
-    candidates = []
+    candidates: list[Profile] = []
     for profile in profiles.values():
         if profile["name"] == GENERIC:
             continue
@@ -486,7 +520,7 @@ def select_profile(facts_by_group, claim, override_name, profiles):
     return chosen, "matched %s x %s (from %s)" % (count, names[0], where)
 
 
-def _merge(base, overrides):
+def _merge(base: dict[Any, Any], overrides: dict[Any, Any]) -> None:
     for key, value in overrides.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
             _merge(base[key], value)
@@ -494,7 +528,7 @@ def _merge(base, overrides):
             base[key] = copy.deepcopy(value)
 
 
-def _leaves(mapping, prefix=""):
+def _leaves(mapping: dict[Any, Any], prefix: str = "") -> Iterator[str]:
     for key, value in mapping.items():
         dotted = "%s.%s" % (prefix, key) if prefix else str(key)
         if isinstance(value, dict) and dotted != "expect.compute_rail":
@@ -503,7 +537,7 @@ def _leaves(mapping, prefix=""):
             yield dotted
 
 
-def apply_overrides(profile, overrides, origin="gpufleet_profile_overrides"):
+def apply_overrides(profile: Profile, overrides: Any, origin: str = "gpufleet_profile_overrides") -> Profile:
     """``profile`` with ``overrides`` (same shape as a profile file) deep-merged, then re-validated.
 
     A number changed without its own citation gets ``origin`` as its source, so a result judged
@@ -531,7 +565,7 @@ def apply_overrides(profile, overrides, origin="gpufleet_profile_overrides"):
     return validate_profile(document, origin=merged_origin)
 
 
-def _refuse_what_cannot_apply(profile, overrides, origin):
+def _refuse_what_cannot_apply(profile: Profile, overrides: dict[str, Any], origin: str) -> None:
     """Refuse overrides no merge can make apply: a ``match`` (the profile is chosen before its overrides apply), a
     threshold field no check reads, and a threshold the profile lacks given without its floor."""
     if "match" in overrides:
@@ -548,8 +582,9 @@ def _refuse_what_cannot_apply(profile, overrides, origin):
                   "profile that has one with gpufleet_profile" % (profile["name"], key, given))
 
 
-def expectation(node, claim_key, dotted):
-    """``(value, threshold_source)`` of one expectation: the claim's ``claim_key`` wins, else the profile's ``dotted`` key.
+def expectation(node: NodeContext, claim_key: str, dotted: str) -> tuple[Any, str | None]:
+    """``(value, threshold_source)`` of one expectation: the claim's ``claim_key`` wins, else the profile's ``dotted``
+    key.
 
     Returns ``(None, None)`` when neither sets it.
     """
@@ -559,10 +594,11 @@ def expectation(node, claim_key, dotted):
     return profile_value(node.profile, dotted)
 
 
-def profile_value(profile, dotted):
+def profile_value(profile: Profile | None, dotted: str) -> tuple[Any, str | None]:
     """``(value, "profile <name>: <source>")`` of a profile key, or ``(None, None)``."""
+    profile = profile or {}
     section, _sep, key = dotted.partition(".")
-    value = ((profile or {}).get(section) or {}).get(key)
+    value = (profile.get(section) or {}).get(key)
     if value is None:
         return None, None
     source = profile.get("sources", {}).get(dotted) or dotted

@@ -22,12 +22,17 @@ still carries the NVLink state of each GPU ``nvlink -s`` lists, every other GPU 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
+from gpufleet.facts.raw import FactError, RawReader, first_line
+from gpufleet.facts.shapes import (Gpu, GpuClockSummary, GpuFactGroup, GpuFacts, GpuInventorySummary, GpuLinkSummary,
+                                   GpuMemorySummary, GpuNvlink, GpuProcessSummary, GpuQueryTop, GpuSources, GpuSummary,
+                                   InactiveNvlink, LspciView, NvlinkSummary)
 from gpufleet.parsers.lspci import nvidia_gpus
-from gpufleet.facts.raw import FactError, first_line
 
 # The per-GPU keys of the fact, in this order; the parsers' shared contract plus ``errors``
-# (text the tool printed inside a GPU's section instead of data; text parser only).
+# (text the tool printed inside a GPU's section instead of data; text parser only). Their types: shapes.GpuQueryFields.
 GPU_KEYS = (
     "index",
     "pci_bus_id",
@@ -99,6 +104,9 @@ CLOCK_EVENT_REASONS = (
 # nvlink -e counters that mean a link misbehaved (summed in the summary).
 NVLINK_ERROR_COUNTERS = ("replay_errors", "recovery_errors", "crc_errors")
 
+# A count (ECC errors, retired pages) or a measure (watts) summed over the GPUs.
+NumberT = TypeVar("NumberT", int, float)
+
 _BUS_ID_RE = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])$")
 
 
@@ -106,7 +114,7 @@ class InventoryMismatch(ValueError):
     """Two outputs of the same node contradict each other; the message says how."""
 
 
-def normalise_bus_id(bus_id):
+def normalise_bus_id(bus_id: str | None) -> str | None:
     """``"00000000:1B:00.0"`` / ``"1b:00.0"`` -> ``"0000:1b:00.0"``; None when unreadable."""
     if not bus_id:
         return None
@@ -117,15 +125,15 @@ def normalise_bus_id(bus_id):
     return "%04x:%02x:%02x.%s" % (int(domain, 16) if domain else 0, int(bus, 16), int(dev, 16), func)
 
 
-def _indexes(values):
+def _indexes(indexes: Iterable[int]) -> str:
     """'0-7' style rendering of a sorted index list for messages."""
-    values = sorted(values)
+    values = sorted(indexes)
     if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
         return "%d-%d" % (values[0], values[-1])
     return ", ".join(str(v) for v in values) or "none"
 
 
-def _copy_gpu(parsed):
+def _copy_gpu(parsed: Mapping[str, Any]) -> dict[str, Any]:
     gpu = {key: parsed.get(key) for key in GPU_KEYS}
     if gpu["errors"] is None:
         gpu["errors"] = []
@@ -134,7 +142,7 @@ def _copy_gpu(parsed):
     return gpu
 
 
-def _fill(primary, secondary):
+def _fill(primary: dict[str, Any], secondary: Mapping[str, Any]) -> list[str]:
     """Fill None values of ``primary`` from ``secondary`` (dict values key by key); return filled keys."""
     filled = []
     for key in GPU_KEYS:
@@ -152,46 +160,61 @@ def _fill(primary, secondary):
     return filled
 
 
-def merge_queries(xml=None, text=None):
+def merge_queries(xml: Mapping[str, Any] | None = None,
+                  text: Mapping[str, Any] | None = None) -> tuple[GpuQueryTop, list[dict[str, Any]], list[str]]:
     """Per-GPU dicts from the XML (primary) and the text (fills gaps), plus the top-level keys.
 
     Returns ``(top, gpus, warnings)``. Raises InventoryMismatch when both were given and they
     list a different number of GPUs or different PCI bus ids.
     """
-    if xml is None and text is None:
+    primary = xml if xml is not None else text
+    if primary is None:
         raise ValueError("merge_queries needs the XML or the text")
-    warnings = []
+    warnings: list[str] = []
     for label, parsed in (("nvidia-smi -q -x", xml), ("nvidia-smi -q", text)):
         if parsed is not None:
             warnings.extend("%s: %s" % (label, warning) for warning in parsed.get("warnings") or [])
-    primary = xml if xml is not None else text
     gpus = [_copy_gpu(parsed) for parsed in primary.get("gpus") or []]
-    top = {key: primary.get(key) for key in ("driver_version", "cuda_version", "timestamp", "attached_gpus")}
     if xml is not None and text is not None:
-        xml_ids = [normalise_bus_id(g.get("pci_bus_id")) for g in xml.get("gpus") or []]
-        text_ids = [normalise_bus_id(g.get("pci_bus_id")) for g in text.get("gpus") or []]
-        if len(xml_ids) != len(text_ids):
-            raise InventoryMismatch(
-                "`nvidia-smi -q -x` lists %d GPU(s) but `nvidia-smi -q` lists %d: the two queries disagree" % (len(xml_ids), len(text_ids))
-            )
-        if sorted(xml_ids, key=str) != sorted(text_ids, key=str):
-            raise InventoryMismatch(
-                "`nvidia-smi -q -x` and `nvidia-smi -q` list different GPUs: bus ids %s vs %s"
-                % (", ".join(str(i) for i in xml_ids), ", ".join(str(i) for i in text_ids))
-            )
+        _check_same_gpus(xml, text)
         by_bus = {normalise_bus_id(g.get("pci_bus_id")): g for g in text.get("gpus") or []}
         for gpu in gpus:
             gpu["filled_from_text"] = _fill(gpu, by_bus[normalise_bus_id(gpu["pci_bus_id"])])
-        for key in top:
-            if top[key] is None and text.get(key) is not None:
-                top[key] = text.get(key)
         for key in ("driver_version", "cuda_version"):
             if xml.get(key) and text.get(key) and xml.get(key) != text.get(key):
                 warnings.append("%s differs: %s (-q -x) vs %s (-q)" % (key, xml.get(key), text.get(key)))
-    return top, gpus, warnings
+    return _query_top(primary, text if xml is not None else None), gpus, warnings
 
 
-def _status_by_index(parsed, label, gpus, warnings):
+def _check_same_gpus(xml: Mapping[str, Any], text: Mapping[str, Any]) -> None:
+    """InventoryMismatch when the two queries list a different number of GPUs or different bus ids."""
+    xml_ids = [normalise_bus_id(g.get("pci_bus_id")) for g in xml.get("gpus") or []]
+    text_ids = [normalise_bus_id(g.get("pci_bus_id")) for g in text.get("gpus") or []]
+    if len(xml_ids) != len(text_ids):
+        raise InventoryMismatch(
+            "`nvidia-smi -q -x` lists %d GPU(s) but `nvidia-smi -q` lists %d: the two queries disagree"
+            % (len(xml_ids), len(text_ids))
+        )
+    if sorted(xml_ids, key=str) != sorted(text_ids, key=str):
+        raise InventoryMismatch(
+            "`nvidia-smi -q -x` and `nvidia-smi -q` list different GPUs: bus ids %s vs %s"
+            % (", ".join(str(i) for i in xml_ids), ", ".join(str(i) for i in text_ids))
+        )
+
+
+def _query_top(primary: Mapping[str, Any], filler: Mapping[str, Any] | None) -> GpuQueryTop:
+    """The node-wide keys of ``primary``, each null one from ``filler`` (the text, when the XML leads)."""
+
+    def pick(key: str) -> Any:
+        value = primary.get(key)
+        return filler.get(key) if value is None and filler is not None else value
+
+    return {"driver_version": pick("driver_version"), "cuda_version": pick("cuda_version"),
+            "timestamp": pick("timestamp"), "attached_gpus": pick("attached_gpus")}
+
+
+def _status_by_index(parsed: Mapping[str, Any] | None, label: str, gpus: Sequence[Mapping[str, Any]],
+                     warnings: list[str]) -> dict[int, dict[str, Any]]:
     """Map GPU index -> the nvlink parser's entry; InventoryMismatch when the GPU lists differ."""
     if parsed is None:
         return {}
@@ -210,20 +233,24 @@ def _status_by_index(parsed, label, gpus, warnings):
     for index, entry in sorted(entries.items()):
         gpu = nvml[index]
         if entry.get("uuid") and gpu.get("uuid") and entry["uuid"].lower() != gpu["uuid"].lower():
-            warnings.append("%s: GPU %d UUID %s differs from the -q output's %s" % (label, index, entry["uuid"], gpu["uuid"]))
+            warnings.append("%s: GPU %d UUID %s differs from the -q output's %s"
+                            % (label, index, entry["uuid"], gpu["uuid"]))
         if entry.get("name") and gpu.get("name") and entry["name"] != gpu["name"]:
-            warnings.append("%s: GPU %d is named %r, the -q output says %r" % (label, index, entry["name"], gpu["name"]))
+            warnings.append("%s: GPU %d is named %r, the -q output says %r"
+                            % (label, index, entry["name"], gpu["name"]))
     return entries
 
 
-def merge_nvlink(gpus, status=None, errors=None, status_failure=None, errors_failure=None, collected=True):
+def merge_nvlink(gpus: list[dict[str, Any]], status: Mapping[str, Any] | None = None,
+                 errors: Mapping[str, Any] | None = None, status_failure: str | None = None,
+                 errors_failure: str | None = None, collected: bool = True) -> list[str]:
     """Attach ``nvlink`` to every GPU dict (in place); return the warnings.
 
     ``status``/``errors`` are the nvlink parsers' results (None when not available);
     ``*_failure`` the tool's message when it exited non-zero without parseable output.
     With ``collected=False`` every GPU gets ``nvlink: None`` (not asked).
     """
-    warnings = []
+    warnings: list[str] = []
     if not collected:
         for gpu in gpus:
             gpu["nvlink"] = None
@@ -233,19 +260,10 @@ def merge_nvlink(gpus, status=None, errors=None, status_failure=None, errors_fai
     for gpu in gpus:
         st = status_by.get(gpu["index"])
         er = errors_by.get(gpu["index"])
-        links = {}
-        for link in (st or {}).get("links") or []:
-            links[link["link"]] = dict(link)
-        for link in (er or {}).get("links") or []:
-            merged = links.setdefault(link["link"], {"link": link["link"], "active": None, "speed_gbs": None})
-            for key, value in link.items():
-                if key == "active" and merged.get("active") is not None:
-                    continue
-                merged[key] = value
-        nvlink = {
+        nvlink: GpuNvlink = {
             "supported": st.get("supported") if st else None,
             "message": st.get("message") if st else status_failure,
-            "links": [links[k] for k in sorted(links)],
+            "links": _merged_links(st, er),
             "elided": bool((st or {}).get("elided") or (er or {}).get("elided")),
             "errors_message": er.get("message") if er else errors_failure,
         }
@@ -255,11 +273,27 @@ def merge_nvlink(gpus, status=None, errors=None, status_failure=None, errors_fai
     return warnings
 
 
-def lspci_crosscheck(gpus, lspci):
+def _merged_links(status: Mapping[str, Any] | None, errors: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """One GPU's links of ``nvlink -s`` with the counters of ``nvlink -e`` merged in by link number (a link only
+    ``-e`` printed has ``active`` null; ``-s``'s ``active`` wins)."""
+    links: dict[int, dict[str, Any]] = {}
+    for link in (status or {}).get("links") or []:
+        links[link["link"]] = dict(link)
+    for link in (errors or {}).get("links") or []:
+        merged = links.setdefault(link["link"], {"link": link["link"], "active": None, "speed_gbs": None})
+        for key, value in link.items():
+            if key == "active" and merged.get("active") is not None:
+                continue
+            merged[key] = value
+    return [links[k] for k in sorted(links)]
+
+
+def lspci_crosscheck(gpus: Sequence[Mapping[str, Any]], lspci: Mapping[str, Any] | None) -> LspciView:
     """The lspci view of the GPUs: counts, and bus ids seen by only one side."""
     if lspci is None:
-        return {"lspci_gpu_count": None, "lspci_gpus": None, "missing_from_nvml": None, "lspci_only_bus_ids": None, "nvml_only_bus_ids": None}
-    seen = [device["address"] for device in nvidia_gpus(lspci.get("devices") or [])]
+        return {"lspci_gpu_count": None, "lspci_gpus": None, "missing_from_nvml": None, "lspci_only_bus_ids": None,
+                "nvml_only_bus_ids": None}
+    seen: list[str] = [device["address"] for device in nvidia_gpus(lspci.get("devices") or [])]
     nvml = [normalise_bus_id(gpu.get("pci_bus_id")) for gpu in gpus]
     return {
         "lspci_gpu_count": len(seen),
@@ -270,7 +304,7 @@ def lspci_crosscheck(gpus, lspci):
     }
 
 
-def _all_true(values):
+def _all_true(values: Iterable[Any]) -> bool | None:
     """True when every value is True, False when any is False, else None (unknown)."""
     values = list(values)
     if any(value is False for value in values):
@@ -280,7 +314,7 @@ def _all_true(values):
     return None
 
 
-def _any_true(values):
+def _any_true(values: Iterable[Any]) -> bool | None:
     """True when any value is True, False when all are known and False, else None."""
     values = list(values)
     if any(value is True for value in values):
@@ -290,7 +324,7 @@ def _any_true(values):
     return None
 
 
-def _distinct(values):
+def _distinct(values: Iterable[Any]) -> list[Any]:
     found = []
     for value in values:
         if value is not None and value not in found:
@@ -298,24 +332,29 @@ def _distinct(values):
     return sorted(found, key=lambda v: (str(type(v)), v))
 
 
-def _total(values):
-    values = [value for value in values if value is not None]
-    return sum(values) if values else None
+def _total(values: Iterable[NumberT | None]) -> NumberT | None:
+    known = [value for value in values if value is not None]
+    return sum(known) if known else None
 
 
-def _sub(gpu, key, sub):
-    value = gpu.get(key)
-    return value.get(sub) if isinstance(value, dict) else None
+def _sub(block: object, sub: str) -> Any:
+    """``block[sub]`` of a GPU's dict-valued key (``fabric``, ``retired_pages``, ...); None without the block."""
+    return block.get(sub) if isinstance(block, dict) else None
 
 
-def active_reasons(gpu):
+def _below(current: float | None, maximum: float | None) -> bool:
+    """Both known and ``current`` below ``maximum``."""
+    return current is not None and maximum is not None and current < maximum
+
+
+def active_reasons(gpu: Mapping[str, Any]) -> list[str]:
     """Names of the clock event (throttle) reasons reported Active for one GPU."""
     reasons = gpu.get("clock_event_reasons") or {}
     return [name for name in CLOCK_EVENT_REASONS if reasons.get(name) is True]
 
 
-def _nvlink_summary(gpus):
-    with_nvlink = [gpu for gpu in gpus if gpu.get("nvlink") is not None]
+def _nvlink_summary(gpus: Sequence[Gpu]) -> NvlinkSummary:
+    with_nvlink = [(gpu, nvlink) for gpu in gpus if (nvlink := gpu.get("nvlink")) is not None]
     if not with_nvlink:
         return {
             "nvlink_collected": False,
@@ -327,11 +366,12 @@ def _nvlink_summary(gpus):
             "nvlink_error_totals": None,
             "nvlink_gpus_with_errors": None,
         }
-    inactive, speeds, unsupported, no_active, with_errors = [], [], [], [], []
-    totals = {}
+    inactive: list[InactiveNvlink] = []
+    speeds: list[Any] = []
+    unsupported, no_active, with_errors = [], [], []
+    totals: dict[str, float] = {}
     active_count = 0
-    for gpu in with_nvlink:
-        nvlink = gpu["nvlink"]
+    for gpu, nvlink in with_nvlink:
         if nvlink["supported"] is False:
             unsupported.append(gpu["index"])
         active_here = 0
@@ -363,19 +403,14 @@ def _nvlink_summary(gpus):
     }
 
 
-def summarise(gpus):
+def summarise(gpus: Sequence[Gpu]) -> GpuSummary:
     """The judgement-ready summary of the per-GPU dicts (see docs/facts/gpu_facts.md)."""
-    throttled = []
-    by_reason = {}
-    for gpu in gpus:
-        reasons = active_reasons(gpu)
-        for name in reasons:
-            by_reason.setdefault(name, []).append(gpu["index"])
-        if [name for name in reasons if name != "idle"]:
-            throttled.append(gpu["index"])
-    # A GPU outside an NVSwitch fabric prints Fabric State N/A (read as None): not counted.
-    fabric_gpus = [gpu for gpu in gpus if _sub(gpu, "fabric", "state") is not None]
-    summary = {
+    return {**_inventory_summary(gpus), **_memory_summary(gpus), **_clock_summary(gpus), **_link_summary(gpus),
+            **_process_summary(gpus), **_nvlink_summary(gpus)}
+
+
+def _inventory_summary(gpus: Sequence[Gpu]) -> GpuInventorySummary:
+    return {
         "gpu_count": len(gpus),
         "names": _distinct(gpu.get("name") for gpu in gpus),
         "memory_total_mib": _distinct(gpu.get("memory_total_mib") for gpu in gpus),
@@ -383,65 +418,106 @@ def summarise(gpus):
         "board_part_numbers": _distinct(gpu.get("board_part_number") for gpu in gpus),
         "persistence_mode_all": _all_true(gpu.get("persistence_mode") for gpu in gpus),
         "mig_enabled_gpus": [gpu["index"] for gpu in gpus if (gpu.get("mig_mode_current") or "").lower() == "enabled"],
+    }
+
+
+def _memory_summary(gpus: Sequence[Gpu]) -> GpuMemorySummary:
+    retired = [gpu.get("retired_pages") for gpu in gpus]
+    remapped = [gpu.get("remapped_rows") for gpu in gpus]
+    return {
         "ecc_enabled_all": _all_true(gpu.get("ecc_mode_current") for gpu in gpus),
         "ecc_errors_volatile_uncorrectable_total": _total(gpu.get("ecc_errors_volatile_uncorrectable") for gpu in gpus),
-        "ecc_errors_aggregate_uncorrectable_total": _total(gpu.get("ecc_errors_aggregate_uncorrectable") for gpu in gpus),
+        "ecc_errors_aggregate_uncorrectable_total": _total(gpu.get("ecc_errors_aggregate_uncorrectable")
+                                                           for gpu in gpus),
         "ecc_errors_volatile_correctable_total": _total(gpu.get("ecc_errors_volatile_correctable") for gpu in gpus),
         "ecc_errors_aggregate_correctable_total": _total(gpu.get("ecc_errors_aggregate_correctable") for gpu in gpus),
-        "retired_pages_pending_any": _any_true(_sub(gpu, "retired_pages", "pending") for gpu in gpus if gpu.get("retired_pages")),
-        "retired_pages_pending_gpus": [gpu["index"] for gpu in gpus if _sub(gpu, "retired_pages", "pending") is True],
-        "retired_pages_double_bit_total": _total(_sub(gpu, "retired_pages", "double_bit_ecc") for gpu in gpus),
-        "retired_pages_single_bit_total": _total(_sub(gpu, "retired_pages", "single_bit_ecc") for gpu in gpus),
-        "remapped_rows_pending_any": _any_true(_sub(gpu, "remapped_rows", "pending") for gpu in gpus if gpu.get("remapped_rows")),
-        "remapped_rows_failure_any": _any_true(_sub(gpu, "remapped_rows", "failure") for gpu in gpus if gpu.get("remapped_rows")),
-        "remapped_rows_pending_gpus": [gpu["index"] for gpu in gpus if _sub(gpu, "remapped_rows", "pending") is True],
-        "remapped_rows_failure_gpus": [gpu["index"] for gpu in gpus if _sub(gpu, "remapped_rows", "failure") is True],
-        "remapped_rows_uncorrectable_total": _total(_sub(gpu, "remapped_rows", "uncorrectable") for gpu in gpus),
+        "retired_pages_pending_any": _any_flag(retired, "pending"),
+        "retired_pages_pending_gpus": _flagged(gpus, retired, "pending"),
+        "retired_pages_double_bit_total": _total(_sub(block, "double_bit_ecc") for block in retired),
+        "retired_pages_single_bit_total": _total(_sub(block, "single_bit_ecc") for block in retired),
+        "remapped_rows_pending_any": _any_flag(remapped, "pending"),
+        "remapped_rows_failure_any": _any_flag(remapped, "failure"),
+        "remapped_rows_pending_gpus": _flagged(gpus, remapped, "pending"),
+        "remapped_rows_failure_gpus": _flagged(gpus, remapped, "failure"),
+        "remapped_rows_uncorrectable_total": _total(_sub(block, "uncorrectable") for block in remapped),
+    }
+
+
+def _any_flag(blocks: Sequence[object], flag: str) -> bool | None:
+    """:func:`_any_true` of one flag over the GPUs that report the block (A100+ report remapping, not retirement)."""
+    return _any_true(_sub(block, flag) for block in blocks if block)
+
+
+def _flagged(gpus: Sequence[Gpu], blocks: Sequence[object], flag: str) -> list[int]:
+    """The indexes of the GPUs whose block (one per GPU, in order) has ``flag`` True."""
+    return [gpu["index"] for gpu, block in zip(gpus, blocks) if _sub(block, flag) is True]
+
+
+def _clock_summary(gpus: Sequence[Gpu]) -> GpuClockSummary:
+    throttled = []
+    by_reason: dict[str, list[int]] = {}
+    for gpu in gpus:
+        reasons = active_reasons(gpu)
+        for name in reasons:
+            by_reason.setdefault(name, []).append(gpu["index"])
+        if [name for name in reasons if name != "idle"]:
+            throttled.append(gpu["index"])
+    temperatures = [celsius for celsius in (gpu.get("temperature_c") for gpu in gpus) if celsius is not None]
+    return {
         "throttled_gpus": throttled,
         "clock_event_reasons_active": by_reason,
-        "temperature_max_c": max([gpu["temperature_c"] for gpu in gpus if gpu.get("temperature_c") is not None], default=None),
+        "temperature_max_c": max(temperatures, default=None),
         "power_draw_total_w": _total(gpu.get("power_draw_w") for gpu in gpus),
-        "pcie_width_degraded_gpus": [
-            gpu["index"]
-            for gpu in gpus
-            if gpu.get("pcie_link_width_current") is not None
-            and gpu.get("pcie_link_width_max") is not None
-            and gpu["pcie_link_width_current"] < gpu["pcie_link_width_max"]
-        ],
-        "pcie_gen_below_max_gpus": [
-            gpu["index"]
-            for gpu in gpus
-            if gpu.get("pcie_link_gen_current") is not None
-            and gpu.get("pcie_link_gen_max") is not None
-            and gpu["pcie_link_gen_current"] < gpu["pcie_link_gen_max"]
-        ],
-        "fabric_states": _distinct(_sub(gpu, "fabric", "state") for gpu in fabric_gpus),
-        "fabric_statuses": _distinct(_sub(gpu, "fabric", "status") for gpu in fabric_gpus),
+    }
+
+
+def _link_summary(gpus: Sequence[Gpu]) -> GpuLinkSummary:
+    # A GPU outside an NVSwitch fabric prints Fabric State N/A (read as None): not counted.
+    fabric_gpus = [gpu for gpu in gpus if _sub(gpu.get("fabric"), "state") is not None]
+    return {
+        "pcie_width_degraded_gpus": [gpu["index"] for gpu in gpus
+                                     if _below(gpu.get("pcie_link_width_current"), gpu.get("pcie_link_width_max"))],
+        "pcie_gen_below_max_gpus": [gpu["index"] for gpu in gpus
+                                    if _below(gpu.get("pcie_link_gen_current"), gpu.get("pcie_link_gen_max"))],
+        "fabric_states": _distinct(_sub(gpu.get("fabric"), "state") for gpu in fabric_gpus),
+        "fabric_statuses": _distinct(_sub(gpu.get("fabric"), "status") for gpu in fabric_gpus),
         "fabric_not_ready_gpus": [
             gpu["index"]
             for gpu in fabric_gpus
-            if _sub(gpu, "fabric", "state").lower() != "completed"
-            or (_sub(gpu, "fabric", "status") or "success").lower() != "success"
+            if _sub(gpu.get("fabric"), "state").lower() != "completed"
+            or (_sub(gpu.get("fabric"), "status") or "success").lower() != "success"
         ],
+    }
+
+
+def _process_summary(gpus: Sequence[Gpu]) -> GpuProcessSummary:
+    return {
         "compute_processes": sum(len(gpu.get("processes") or []) for gpu in gpus),
         "gpus_with_processes": [gpu["index"] for gpu in gpus if gpu.get("processes")],
         "gpus_reporting_errors": [gpu["index"] for gpu in gpus if gpu.get("errors")],
     }
-    summary.update(_nvlink_summary(gpus))
-    return summary
 
 
-def build_inventory(xml=None, text=None, nvlink_status=None, nvlink_errors=None, lspci=None, failures=None, nvlink_collected=True):
+def _as_gpus(records: list[dict[str, Any]]) -> list[Gpu]:
+    """The per-GPU dicts as the fact's ``gpus`` once every key of ``Gpu`` is set: GPU_KEYS are copied by name, which a
+    TypedDict does not follow, so the claim is made here, after ``nvlink`` and ``active_clock_event_reasons``."""
+    return cast("list[Gpu]", records)
+
+
+def build_inventory(xml: Mapping[str, Any] | None = None, text: Mapping[str, Any] | None = None,
+                    nvlink_status: Mapping[str, Any] | None = None, nvlink_errors: Mapping[str, Any] | None = None,
+                    lspci: Mapping[str, Any] | None = None, failures: Mapping[str, str | None] | None = None,
+                    nvlink_collected: bool = True) -> GpuFacts:
     """The whole ``gpufleet_gpu`` fact from the parsed outputs.
 
     ``failures`` maps ``nvlink_status``/``nvlink_errors``/``lspci`` to the message of a tool that
     could not be read (exited non-zero, or is not installed); each one also becomes a warning.
     """
     failures = dict(failures or {})
-    top, gpus, warnings = merge_queries(xml, text)
+    top, records, warnings = merge_queries(xml, text)
     warnings.extend(
         merge_nvlink(
-            gpus,
+            records,
             nvlink_status,
             nvlink_errors,
             status_failure=failures.get("nvlink_status"),
@@ -449,26 +525,19 @@ def build_inventory(xml=None, text=None, nvlink_status=None, nvlink_errors=None,
             collected=nvlink_collected,
         )
     )
-    lspci_view = lspci_crosscheck(gpus, lspci)
+    lspci_view = lspci_crosscheck(records, lspci)
     for address in lspci_view["nvml_only_bus_ids"] or []:
         warnings.append("GPU %s seen by nvidia-smi is not an NVIDIA GPU in the lspci listing" % address)
-    for key in ("nvlink_status", "nvlink_errors", "lspci"):
-        if failures.get(key):
-            warnings.append(failures[key])
-    for gpu in gpus:
+    warnings.extend(message for key in ("nvlink_status", "nvlink_errors", "lspci") if (message := failures.get(key)))
+    for gpu in records:
         gpu["active_clock_event_reasons"] = active_reasons(gpu)
-    fact = dict(top)
-    fact["gpu_count"] = len(gpus)
-    fact.update(lspci_view)
-    fact["sources"] = _sources(xml, text, nvlink_status, nvlink_errors, lspci)
-    fact["query_failures"] = []
-    fact["gpus"] = gpus
-    fact["summary"] = summarise(gpus)
-    fact["warnings"] = warnings
-    return fact
+    gpus = _as_gpus(records)
+    return {**top, "gpu_count": len(gpus), **lspci_view,
+            "sources": _sources(xml, text, nvlink_status, nvlink_errors, lspci), "query_failures": [], "gpus": gpus,
+            "summary": summarise(gpus), "warnings": warnings}
 
 
-def _sources(xml, text, nvlink_status, nvlink_errors, lspci):
+def _sources(xml: object, text: object, nvlink_status: object, nvlink_errors: object, lspci: object) -> GpuSources:
     """Which outputs were parsed and used."""
     return {
         "xml": xml is not None,
@@ -479,15 +548,17 @@ def _sources(xml, text, nvlink_status, nvlink_errors, lspci):
     }
 
 
-def _nvlink_listed_gpu(entry):
+def _nvlink_listed_gpu(entry: Mapping[str, Any]) -> dict[str, Any]:
     """A GPU as ``nvlink -s`` lists it: its index, name and UUID as printed, every ``-q`` field null."""
-    gpu = {key: None for key in GPU_KEYS}
+    gpu: dict[str, Any] = {key: None for key in GPU_KEYS}
     gpu.update(index=entry["index"], name=entry.get("name") or None, uuid=entry.get("uuid"), errors=[])
     gpu["active_clock_event_reasons"] = []
     return gpu
 
 
-def build_nvlink_only(nvlink_status, nvlink_errors=None, lspci=None, failures=None, query_failures=()):
+def build_nvlink_only(nvlink_status: Mapping[str, Any], nvlink_errors: Mapping[str, Any] | None = None,
+                      lspci: Mapping[str, Any] | None = None, failures: Mapping[str, str | None] | None = None,
+                      query_failures: Iterable[str] = ()) -> GpuFacts:
     """The ``gpufleet_gpu`` fact when neither ``nvidia-smi -q -x`` nor ``-q`` could be read.
 
     The GPUs are those ``nvlink -s`` lists (``nvlink_status``, parsed), each with its NVLink state and
@@ -497,27 +568,23 @@ def build_nvlink_only(nvlink_status, nvlink_errors=None, lspci=None, failures=No
     printed by ``nvlink -s``: lspci gives its count and addresses, nothing is matched against them.
     """
     failures = dict(failures or {})
-    gpus = [_nvlink_listed_gpu(entry) for entry in nvlink_status.get("gpus") or []]
+    records = [_nvlink_listed_gpu(entry) for entry in nvlink_status.get("gpus") or []]
     warnings = ["%s; the GPU facts hold only what `nvidia-smi nvlink -s` printed" % message
                 for message in query_failures]
-    warnings.extend(merge_nvlink(gpus, nvlink_status, nvlink_errors, errors_failure=failures.get("nvlink_errors")))
+    warnings.extend(merge_nvlink(records, nvlink_status, nvlink_errors, errors_failure=failures.get("nvlink_errors")))
     lspci_view = lspci_crosscheck([], lspci)
-    lspci_view.update(missing_from_nvml=None, lspci_only_bus_ids=None, nvml_only_bus_ids=None)
-    warnings.extend(failures[key] for key in ("nvlink_errors", "lspci") if failures.get(key))
-    fact = {key: None for key in ("driver_version", "cuda_version", "timestamp", "attached_gpus")}
-    fact["gpu_count"] = None if nvlink_status.get("elided") else len(gpus)
-    fact.update(lspci_view)
-    fact["sources"] = _sources(None, None, nvlink_status, nvlink_errors, lspci)
-    fact["query_failures"] = list(query_failures)
-    fact["gpus"] = gpus
-    fact["summary"] = summarise(gpus)
-    fact["warnings"] = warnings
-    return fact
+    lspci_view["missing_from_nvml"] = lspci_view["lspci_only_bus_ids"] = lspci_view["nvml_only_bus_ids"] = None
+    warnings.extend(message for key in ("nvlink_errors", "lspci") if (message := failures.get(key)))
+    gpus = _as_gpus(records)
+    return {"driver_version": None, "cuda_version": None, "timestamp": None, "attached_gpus": None,
+            "gpu_count": None if nvlink_status.get("elided") else len(gpus), **lspci_view,
+            "sources": _sources(None, None, nvlink_status, nvlink_errors, lspci),
+            "query_failures": list(query_failures), "gpus": gpus, "summary": summarise(gpus), "warnings": warnings}
 
 
 # --- from the collector's raw results
 
-def _soft(reader, key, kind):
+def _soft(reader: RawReader, key: str, kind: str) -> tuple[Any, str | None]:
     """Parse ``key`` when it exited 0; a non-zero exit is not fatal for nvlink queries.
 
     nvidia-smi prints "not supported in MIG mode" / "all links are inActive" in place of links
@@ -543,7 +610,7 @@ def _soft(reader, key, kind):
         return None, failure
 
 
-def _lspci(reader):
+def _lspci(reader: RawReader) -> tuple[Any, str | None]:
     """Parsed lspci output, or ``(None, why)`` when lspci is absent or printed nothing."""
     entry = reader.raw.get("lspci")
     if entry is None:
@@ -551,14 +618,16 @@ def _lspci(reader):
     if entry.get("error") == "not_found":
         return None, "%s not found on the node: the lspci GPU count is unknown" % entry["cmd"][0]
     if not reader.output("lspci").strip():
-        return None, "`%s` printed nothing (no PCI access?): the lspci GPU count is unknown" % reader.command_label("lspci")
+        return None, ("`%s` printed nothing (no PCI access?): the lspci GPU count is unknown"
+                      % reader.command_label("lspci"))
     return reader.parsed("lspci", "lspci"), None
 
 
-def _queries(reader):
+def _queries(reader: RawReader) -> tuple[Any, Any, list[FactError]]:
     """``(xml, text, failures)``: the two ``-q`` queries (None when not collected or unreadable) and the
     FactError of each that failed; either query is enough when the other fails."""
-    parsed, failed = {}, []
+    parsed: dict[str, Any] = {}
+    failed: list[FactError] = []
     for key, kind in (("query_xml", "nvidia-smi-xml"), ("query_text", "nvidia-smi-q")):
         if key not in reader.raw:
             parsed[key] = None
@@ -571,7 +640,7 @@ def _queries(reader):
     return parsed["query_xml"], parsed["query_text"], failed
 
 
-def _without_queries(reader, failed):
+def _without_queries(reader: RawReader, failed: list[FactError]) -> GpuFacts:
     """The fact from ``nvlink -s`` alone when neither ``-q`` query was read (:func:`build_nvlink_only`).
 
     Without a readable ``nvlink -s`` there is nothing to judge: the first query's failure is raised as before.
@@ -598,12 +667,12 @@ def _without_queries(reader, failed):
         raise FactError("%s: %s" % (reader.host, exc)) from None
 
 
-def gather(reader):
+def gather(reader: RawReader) -> GpuFacts:
     """The ``gpufleet_gpu`` fact from one host's raw collector results."""
     xml, text, failed = _queries(reader)
     if xml is None and text is None:
         return _without_queries(reader, failed)
-    failures = {}
+    failures: dict[str, str | None] = {}
     status, failures["nvlink_status"] = _soft(reader, "nvlink_status", "nvlink-status")
     errors, failures["nvlink_errors"] = _soft(reader, "nvlink_errors", "nvlink-errors")
     lspci, failures["lspci"] = _lspci(reader)
@@ -617,6 +686,6 @@ def gather(reader):
     return fact
 
 
-def build_facts(reader):
+def build_facts(reader: RawReader) -> GpuFactGroup:
     """``{"gpufleet_gpu": ...}`` for Ansible from one host's raw gpu_facts results."""
     return {"gpufleet_gpu": gather(reader)}

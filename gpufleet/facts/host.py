@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from gpufleet.facts import xid_catalog
 from gpufleet.facts.raw import RawReader, first_line
+from gpufleet.facts.shapes import (AcsBridge, AcsState, CriticalXid, DriverInfo, Endpoint, FatalSxid, GpuDirectRdma,
+                                   HostFactGroup, HostFacts, IommuInfo, KernelInfo, MemlockInfo, MpiVersion,
+                                   NcclVersion, SxidSummary, XidSummary)
 
 # dma-buf based GPUDirect RDMA (no nvidia-peermem) needs Linux >= 5.12 and NVIDIA's open kernel
 # module (NVIDIA GPUDirect RDMA docs, "Using dma-buf"; NCCL uses it from 2.19 when available).
@@ -30,7 +34,7 @@ _DRIVER_VERSION_RE = re.compile(r"\b(\d+\.\d+(?:\.\d+)?)\b")
 _NVRM_RE = re.compile(r"^NVRM version:\s*(.*)$", re.MULTILINE)
 
 
-def kernel_info(osrelease, uname):
+def kernel_info(osrelease: str | None, uname: dict[str, Any] | None) -> KernelInfo:
     """``{release, major, minor, machine}`` from ``/proc/sys/kernel/osrelease`` or ``os.uname()``."""
     uname = uname or {}
     release = (osrelease or "").strip() or uname.get("release")
@@ -43,17 +47,19 @@ def kernel_info(osrelease, uname):
     }
 
 
-def driver_info(version_text):
+def driver_info(version_text: str | None) -> DriverInfo:
     """``{version, open_kernel_module, nvrm}`` from ``/proc/driver/nvidia/version``; None values when absent.
 
     The open module prints ``NVIDIA UNIX Open Kernel Module for x86_64  570.158.01 ...``, the
     proprietary one ``NVIDIA UNIX x86_64 Kernel Module  535.129.03 ...``.
     """
     if version_text is None:
-        return {"version": None, "open_kernel_module": None, "nvrm": None, "reason": "driver version file not readable: NVIDIA driver not loaded?"}
+        return {"version": None, "open_kernel_module": None, "nvrm": None,
+                "reason": "driver version file not readable: NVIDIA driver not loaded?"}
     match = _NVRM_RE.search(version_text)
     if not match:
-        return {"version": None, "open_kernel_module": None, "nvrm": None, "reason": "no 'NVRM version:' line in the driver version file"}
+        return {"version": None, "open_kernel_module": None, "nvrm": None,
+                "reason": "no 'NVRM version:' line in the driver version file"}
     nvrm = match.group(1).strip()
     after = nvrm.split("Kernel Module", 1)[-1]
     version = _DRIVER_VERSION_RE.search(after)
@@ -65,7 +71,8 @@ def driver_info(version_text):
     }
 
 
-def gpudirect_rdma(modules, kernel, driver, modules_reason=None):
+def gpudirect_rdma(modules: dict[str, Any] | None, kernel: KernelInfo, driver: DriverInfo,
+                   modules_reason: str | None = None) -> GpuDirectRdma:
     """``{peermem_loaded, peermem_module, dmabuf_possible, ok, reasons}``.
 
     ``modules`` is the ``kernel-modules`` parse of ``/proc/modules`` (None when unreadable).
@@ -91,7 +98,8 @@ def gpudirect_rdma(modules, kernel, driver, modules_reason=None):
     else:
         kernel_ok = (kernel["major"], kernel["minor"]) >= DMABUF_MIN_KERNEL
         if not kernel_ok:
-            reasons.append("kernel %s is older than %d.%d: no dma-buf GPUDirect RDMA" % ((kernel["release"],) + DMABUF_MIN_KERNEL))
+            reasons.append("kernel %s is older than %d.%d: no dma-buf GPUDirect RDMA"
+                           % ((kernel["release"],) + DMABUF_MIN_KERNEL))
         if not driver["open_kernel_module"]:
             reasons.append("proprietary NVIDIA kernel module: dma-buf GPUDirect RDMA needs the open kernel module")
         dmabuf_possible = kernel_ok and driver["open_kernel_module"]
@@ -110,7 +118,8 @@ def gpudirect_rdma(modules, kernel, driver, modules_reason=None):
     }
 
 
-def acs_state(endpoints, lspci, lspci_reason=None):
+def acs_state(endpoints: list[dict[str, Any]], lspci: dict[str, Any] | None,
+              lspci_reason: str | None = None) -> AcsState:
     """ACS redirect on the PCIe paths of the GPUs and RDMA devices.
 
     ``endpoints``: ``[{kind, name, address, bridges}]`` (bridges from the root port down, read
@@ -118,23 +127,11 @@ def acs_state(endpoints, lspci, lspci_reason=None):
     ``{state, bridges_with_acs_on_path, bridges_on_path, unknown_bridges, reason}`` where state
     is ``disabled``, ``enabled_on_path`` or ``unknown`` (never ``disabled`` without evidence).
     """
-    bridges = []
-    users = {}
-    for endpoint in endpoints:
-        for bridge in endpoint.get("bridges") or []:
-            if bridge not in users:
-                bridges.append(bridge)
-                users[bridge] = []
-            users[bridge].append(endpoint.get("name") or endpoint["address"])
-    result = {"state": "unknown", "bridges_with_acs_on_path": [], "bridges_on_path": bridges, "unknown_bridges": [], "reason": None}
-    if not endpoints:
-        result["reason"] = "no NVIDIA GPU or RDMA device found in sysfs"
-        return result
-    if lspci is None:
-        result["reason"] = lspci_reason or "lspci -vvv not read"
-        return result
-    if not lspci["capabilities_visible"]:
-        result["reason"] = "lspci printed no PCI capabilities (it needs root: run the task with become: true)"
+    users = _bridge_users(endpoints)
+    bridges = list(users)
+    result: AcsState = {"state": "unknown", "bridges_with_acs_on_path": [], "bridges_on_path": bridges,
+                        "unknown_bridges": [], "reason": _acs_unreadable(endpoints, lspci, lspci_reason)}
+    if result["reason"] is not None or lspci is None:
         return result
     by_address = dict((device["address"], device) for device in lspci["devices"])
     for bridge in bridges:
@@ -142,17 +139,11 @@ def acs_state(endpoints, lspci, lspci_reason=None):
         if device is None or device["acs_enabled"] is None:
             result["unknown_bridges"].append(bridge)
         elif device["acs_enabled"]:
-            ctl = device["acs_ctl"] or {}
-            result["bridges_with_acs_on_path"].append({
-                "address": bridge,
-                "description": device["description"],
-                "enabled": sorted(name for name, on in ctl.items() if on),
-                "devices": users[bridge],
-            })
+            result["bridges_with_acs_on_path"].append(_acs_bridge(bridge, device, users[bridge]))
     if result["bridges_with_acs_on_path"]:
         result["state"] = "enabled_on_path"
-        result["reason"] = "ACS redirect on %d bridge(s) between GPUs and NICs: peer-to-peer traffic goes through the root complex" % (
-            len(result["bridges_with_acs_on_path"]))
+        result["reason"] = ("ACS redirect on %d bridge(s) between GPUs and NICs: peer-to-peer traffic goes through the "
+                            "root complex" % len(result["bridges_with_acs_on_path"]))
     elif result["unknown_bridges"]:
         result["reason"] = "ACS state of bridge(s) %s not shown by lspci" % ", ".join(result["unknown_bridges"])
     else:
@@ -162,7 +153,40 @@ def acs_state(endpoints, lspci, lspci_reason=None):
     return result
 
 
-def iommu_info(cmdline, units, group_types, groups, cmdline_reason=None):
+def _bridge_users(endpoints: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """``{bridge: [endpoint names below it]}``, the bridges in the order the paths first name them."""
+    users: dict[str, list[str]] = {}
+    for endpoint in endpoints:
+        for bridge in endpoint.get("bridges") or []:
+            users.setdefault(bridge, []).append(endpoint.get("name") or endpoint["address"])
+    return users
+
+
+def _acs_unreadable(endpoints: list[dict[str, Any]], lspci: dict[str, Any] | None,
+                    lspci_reason: str | None) -> str | None:
+    """Why the bridges' ACS state cannot be read at all (None when lspci shows it)."""
+    if not endpoints:
+        return "no NVIDIA GPU or RDMA device found in sysfs"
+    if lspci is None:
+        return lspci_reason or "lspci -vvv not read"
+    if not lspci["capabilities_visible"]:
+        return "lspci printed no PCI capabilities (it needs root: run the task with become: true)"
+    return None
+
+
+def _acs_bridge(address: str, device: dict[str, Any], users: list[str]) -> AcsBridge:
+    """A bridge with ACS redirect on: the ACSCtl flags that are on and the endpoints below it."""
+    ctl = device["acs_ctl"] or {}
+    return {
+        "address": address,
+        "description": device["description"],
+        "enabled": sorted(name for name, on in ctl.items() if on),
+        "devices": users,
+    }
+
+
+def iommu_info(cmdline: str | None, units: list[str] | None, group_types: dict[str, int] | None, groups: int | None,
+               cmdline_reason: str | None = None) -> IommuInfo:
     """``{mode, enabled, passthrough, units, groups, group_types, cmdline_flags, reason}``.
 
     mode: ``off`` (no IOMMU unit, no group), ``passthrough`` (every group of type ``identity``,
@@ -203,7 +227,7 @@ def iommu_info(cmdline, units, group_types, groups, cmdline_reason=None):
     }
 
 
-def memlock_info(limits, rlimit):
+def memlock_info(limits: dict[str, Any] | None, rlimit: dict[str, Any] | None) -> MemlockInfo:
     """``{soft, hard, unit, unlimited, ok, source}`` of the collector's own memlock limit (bytes).
 
     ``limits`` is the ``limits`` parse of ``/proc/self/limits`` (None when unreadable);
@@ -244,13 +268,13 @@ def uptime_seconds(text: str | None) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
-def ofed_version(text):
+def ofed_version(text: str | None) -> str | None:
     """``MLNX_OFED_LINUX-23.10-1.1.9.0`` from ``ofed_info -s`` (trailing ``:`` dropped); None when absent."""
     line = first_line(text)
     return line.rstrip(":").strip() if line else None
 
 
-def mpi_version(text):
+def mpi_version(text: str | None) -> MpiVersion | None:
     """``{text, version}`` from the first line of ``mpirun --version``; None when absent."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
     if not lines:
@@ -268,7 +292,7 @@ _NCCL_LIB_RE = re.compile(r"libnccl\.so\.(\d+\.\d+\.\d+)$")
 _NCCL_DEFINE_RE = re.compile(r"^\s*#\s*define\s+NCCL_(MAJOR|MINOR|PATCH|VERSION_CODE)\s+(\d+)\b", re.MULTILINE)
 
 
-def nccl_version(libraries, headers):
+def nccl_version(libraries: list[dict[str, Any]] | None, headers: list[dict[str, Any]] | None) -> NcclVersion | None:
     """``{version, source}`` from a resolved ``libnccl.so.2`` target or an ``nccl.h``; None when neither.
 
     ``libraries``: ``[{path, target}]`` (target is the file name the soname link resolves to);
@@ -281,11 +305,13 @@ def nccl_version(libraries, headers):
     for header in headers or []:
         values = dict((name, int(value)) for name, value in _NCCL_DEFINE_RE.findall(header.get("defines") or ""))
         if all(name in values for name in ("MAJOR", "MINOR", "PATCH")):
-            return {"version": "%d.%d.%d" % (values["MAJOR"], values["MINOR"], values["PATCH"]), "source": header.get("path")}
+            return {"version": "%d.%d.%d" % (values["MAJOR"], values["MINOR"], values["PATCH"]),
+                    "source": header.get("path")}
     return None
 
 
-def xid_summary(log, source, reason=None, keep=EVENTS_KEPT):
+def xid_summary(log: dict[str, Any] | None, source: str | None, reason: str | None = None,
+                keep: int = EVENTS_KEPT) -> XidSummary:
     """The ``xid`` group from a ``kernel-log`` parse (None with ``reason`` when unreadable)."""
     if log is None:
         return {"state": "unreadable", "source": None, "reason": reason, "events": [], "events_total": None,
@@ -295,7 +321,7 @@ def xid_summary(log, source, reason=None, keep=EVENTS_KEPT):
     # critical: the Xids NVIDIA's catalog sends to a repair (gpufleet/facts/xid_catalog.yml), Xid 154 when a GPU's
     # recovery action is other than None; the same judgement as host.xid and the health re-read after stress
     recovery_actions = dict(log.get("recovery_actions") or {})
-    critical = []
+    critical: list[CriticalXid] = []
     for key in sorted(log["xid_counts"], key=int):
         if xid_catalog.xid_status(int(key), recovery_actions) == xid_catalog.FAIL:
             critical.append({"xid": int(key), "count": log["xid_counts"][key],
@@ -317,9 +343,11 @@ def xid_summary(log, source, reason=None, keep=EVENTS_KEPT):
     }
 
 
-def sxid_summary(events, keep=EVENTS_KEPT):
+def sxid_summary(events: list[dict[str, Any]], keep: int = EVENTS_KEPT) -> SxidSummary:
     """NVSwitch SXid headlines of a ``kernel-log`` parse: counts, and the fatal ones per number and switch."""
-    counts, fatal, unknown = {}, {}, set()
+    counts: dict[str, int] = {}
+    fatal: dict[int, FatalSxid] = {}
+    unknown: set[int] = set()
     for event in events:
         key = str(event["sxid"])
         counts[key] = counts.get(key, 0) + 1
@@ -336,7 +364,7 @@ def sxid_summary(events, keep=EVENTS_KEPT):
             "fatal": [fatal[number] for number in sorted(fatal)], "severity_unknown": sorted(unknown - set(fatal))}
 
 
-def summary(facts):
+def summary(facts: HostFacts) -> list[str]:
     """One-line findings a person reads first (empty when nothing needs attention)."""
     lines = []
     gdr = facts["gpudirect_rdma"]
@@ -379,7 +407,7 @@ def summary(facts):
 
 # --- from the collector's raw results
 
-def why_not(reader, key):
+def why_not(reader: RawReader, key: str) -> str | None:
     """Why collected entry ``key`` has no usable output (None when it has)."""
     entry = reader.raw.get(key)
     if entry is None:
@@ -395,7 +423,7 @@ def why_not(reader, key):
     return None
 
 
-def parsed_or_reason(reader, key, kind):
+def parsed_or_reason(reader: RawReader, key: str, kind: str) -> tuple[Any, str | None]:
     """``(parsed, None)``, or ``(None, reason)`` when the tool/file gave nothing; damage raises FactError."""
     reason = why_not(reader, key)
     if reason is not None:
@@ -403,18 +431,20 @@ def parsed_or_reason(reader, key, kind):
     return reader.parsed(key, kind), None
 
 
-def text_or_none(reader, key):
-    return None if why_not(reader, key) else reader.raw[key].get("stdout")
+def text_or_none(reader: RawReader, key: str) -> str | None:
+    """The text collected entry ``key`` printed; None when it has no usable output (:func:`why_not`)."""
+    text: str | None = None if why_not(reader, key) else reader.raw[key].get("stdout")
+    return text
 
 
-def read_kernel_log(reader):
+def read_kernel_log(reader: RawReader) -> tuple[dict[str, Any] | None, str | None, str | None]:
     """``(parsed log, source, reason)`` from journalctl, else dmesg."""
     reasons = []
     for key in ("journalctl", "dmesg"):
         if reader.raw.get(key) is None:
             continue
         log, reason = parsed_or_reason(reader, key, "kernel-log")
-        if log is None:
+        if reason is not None:
             reasons.append(reason)
             continue
         if log["line_count"] == 0:
@@ -425,7 +455,12 @@ def read_kernel_log(reader):
     return None, None, "; ".join(reasons) or "no kernel log collected"
 
 
-def build_facts(reader):
+def _endpoint(entry: dict[str, Any]) -> Endpoint:
+    return {"kind": entry.get("kind"), "name": entry.get("name"), "address": entry.get("address"),
+            "bridges": entry.get("bridges")}
+
+
+def build_facts(reader: RawReader) -> HostFactGroup:
     """``{"gpufleet_host": ...}`` from one host's raw host_facts results."""
     raw = reader.raw
     files = RawReader(reader.host, raw.get("files") or {})
@@ -439,7 +474,7 @@ def build_facts(reader):
     iommu_raw = raw.get("iommu") or {}
     cmdline = text_or_none(files, "cmdline")
 
-    facts = {
+    facts: HostFacts = {
         "kernel": kernel,
         "driver": driver,
         "gpudirect_rdma": gpudirect_rdma(modules, kernel, driver, modules_reason),
@@ -454,7 +489,8 @@ def build_facts(reader):
             "nccl": nccl_version(raw.get("nccl_libraries"), raw.get("nccl_headers")),
         },
         "xid": xid_summary(log, source, log_reason),
-        "endpoints": [dict((k, e.get(k)) for k in ("kind", "name", "address", "bridges")) for e in raw.get("endpoints") or []],
+        "endpoints": [_endpoint(endpoint) for endpoint in raw.get("endpoints") or []],
+        "summary": [],
     }
     facts["summary"] = summary(facts)
     return {"gpufleet_host": facts}

@@ -17,8 +17,12 @@ sysfs value formats read here (see :func:`parse_port_state`, :func:`parse_rate`,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any, TypedDict
 
 from gpufleet.facts.raw import FactError, RawReader
+from gpufleet.facts.shapes import (Bond, BondMember, Gid, HcaPart, Interface, InterfacePcie, InterfaceSummary,
+                                   IpAddress, NicFactGroup, NicFacts, NicSummary, RdmaDevice, RdmaPort, RdmaSummary)
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.registry import parse
 
@@ -27,9 +31,10 @@ PCIE_GT_TO_GEN = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 
 # sysfs port states (include/rdma/ib_verbs.h enum ib_port_state) in ibstat's spelling, so
 # judges compare one vocabulary whichever source a value came from.
-PORT_STATE_WORDS = {"NOP": "Nop", "DOWN": "Down", "INIT": "Initializing", "ARMED": "Armed", "ACTIVE": "Active", "ACTIVE_DEFER": "ActiveDefer"}
-IBV_STATE_WORDS = {"PORT_NOP": "Nop", "PORT_DOWN": "Down", "PORT_INIT": "Initializing", "PORT_ARMED": "Armed", "PORT_ACTIVE": "Active",
-                   "PORT_ACTIVE_DEFER": "ActiveDefer"}
+PORT_STATE_WORDS = {"NOP": "Nop", "DOWN": "Down", "INIT": "Initializing", "ARMED": "Armed", "ACTIVE": "Active",
+                    "ACTIVE_DEFER": "ActiveDefer"}
+IBV_STATE_WORDS = {"PORT_NOP": "Nop", "PORT_DOWN": "Down", "PORT_INIT": "Initializing", "PORT_ARMED": "Armed",
+                   "PORT_ACTIVE": "Active", "PORT_ACTIVE_DEFER": "ActiveDefer"}
 
 # IB port error counters (ports/N/counters/*): a non-zero value is worth a judge's look.
 ERROR_COUNTERS = (
@@ -57,10 +62,19 @@ _INT_RE = re.compile(r"^\s*-?\d+\s*$")
 _HEX_RE = re.compile(r"^\s*0x[0-9a-fA-F]+\s*$")
 
 
+class Rate(TypedDict):
+    """An IB port's rate as sysfs prints it (:func:`parse_rate`)."""
+
+    gbps: float
+    text: str | None
+    width: str | None
+    speed: str | None
+
+
 # --- sysfs value formats -------------------------------------------------------------------
 
 
-def parse_int(value):
+def parse_int(value: str | None) -> int | None:
     """A sysfs number (decimal or ``0x`` hex) as int; None for unreadable/``N/A``/other text."""
     if value is None:
         return None
@@ -71,7 +85,7 @@ def parse_int(value):
     return None
 
 
-def parse_port_state(value):
+def parse_port_state(value: str | None) -> tuple[int | None, str | None]:
     """``"4: ACTIVE"`` -> ``(4, "ACTIVE")``; ``(None, None)`` when unreadable or not that form."""
     if value is None:
         return None, None
@@ -81,7 +95,7 @@ def parse_port_state(value):
     return int(match.group(1)), match.group(2)
 
 
-def port_state_word(word):
+def port_state_word(word: str | None) -> str | None:
     """sysfs/ibv_devinfo state word in ibstat's spelling (``ACTIVE``/``PORT_ACTIVE`` -> ``Active``)."""
     if word is None:
         return None
@@ -92,7 +106,7 @@ def port_state_word(word):
     return word
 
 
-def parse_rate(value):
+def parse_rate(value: str | None) -> Rate | None:
     """``"400 Gb/sec (4X NDR)"`` -> ``{"gbps": 400, "text": "4X NDR", "width": "4X", "speed": "NDR"}``.
 
     ``"10 Gb/sec (4X)"`` has no speed word (None); unreadable or another form -> None.
@@ -105,7 +119,8 @@ def parse_rate(value):
     number = float(match.group(1))
     gbps = int(number) if number.is_integer() else number
     text = (match.group(2) or "").strip() or None
-    width = speed = None
+    width: str | None = None
+    speed: str | None = None
     if text:
         words = text.split()
         if re.match(r"^\d+X$", words[0]):
@@ -116,7 +131,7 @@ def parse_rate(value):
     return {"gbps": gbps, "text": text, "width": width, "speed": speed}
 
 
-def pcie_generation(value):
+def pcie_generation(value: str | None) -> int | None:
     """PCIe link speed as sysfs prints it (``"16.0 GT/s PCIe"``, ``"8 GT/s"``) -> generation 1..6.
 
     None when unreadable, ``Unknown``, or a rate that is no PCIe generation.
@@ -129,7 +144,7 @@ def pcie_generation(value):
     return PCIE_GT_TO_GEN.get(float(match.group(1)))
 
 
-def normalise_guid(value):
+def normalise_guid(value: str | None) -> str | None:
     """A GUID in sysfs/ibv_devinfo form ``xxxx:xxxx:xxxx:xxxx`` (ibstat prints ``0x...``)."""
     if value is None:
         return None
@@ -141,7 +156,7 @@ def normalise_guid(value):
     return text
 
 
-def text_value(value):
+def text_value(value: str | None) -> str | None:
     """A sysfs string without surrounding whitespace/blank lines; None when unreadable or empty."""
     if value is None:
         return None
@@ -149,7 +164,7 @@ def text_value(value):
     return value or None
 
 
-def parse_counters(values):
+def parse_counters(values: Mapping[str, str | None] | None) -> dict[str, int | None]:
     """``{name: "123"}`` -> ``{name: 123}``; a counter that reads ``N/A (no PMA)`` is None."""
     return {name: parse_int(text) for name, text in sorted((values or {}).items())}
 
@@ -157,7 +172,7 @@ def parse_counters(values):
 # --- interfaces ----------------------------------------------------------------------------
 
 
-def classify_interface(entry):
+def classify_interface(entry: Mapping[str, Any]) -> tuple[bool, str | None, str | None]:
     """``(virtual, virtual_kind, reason)`` of one sysfs ``class/net`` entry.
 
     Kinds: ``loopback``, ``docker``, ``veth``, ``bridge``, ``bond``, ``virtual`` (anything
@@ -185,7 +200,7 @@ def classify_interface(entry):
     return False, None, None
 
 
-def _pcie(entry):
+def _pcie(entry: Mapping[str, Any]) -> InterfacePcie | None:
     pci = entry.get("pci")
     if not entry.get("pci_address") or not pci:
         return None
@@ -199,7 +214,7 @@ def _pcie(entry):
     }
 
 
-def _speed(value):
+def _speed(value: str | None) -> int | None:
     speed = parse_int(value)
     # Unknown speed reads -1, or 4294967295 (SPEED_UNKNOWN as u32) on older kernels.
     if speed is None or speed < 0 or speed == 4294967295:
@@ -207,22 +222,22 @@ def _speed(value):
     return speed
 
 
-def _carrier(value):
+def _carrier(value: str | None) -> bool | None:
     number = parse_int(value)
     if number is None:
         return None
     return number == 1
 
 
-def _numa(value):
+def _numa(value: str | None) -> int | None:
     number = parse_int(value)
     return None if number is None or number < 0 else number
 
 
-def _addresses(ip_entry, family):
+def _addresses(ip_entry: Mapping[str, Any] | None, family: str) -> list[IpAddress] | None:
     if ip_entry is None:
         return None
-    out = []
+    out: list[IpAddress] = []
     for addr in ip_entry.get("addresses") or []:
         if addr.get("family") == family:
             out.append({"address": addr.get("local"), "prefixlen": addr.get("prefixlen"), "scope": addr.get("scope"),
@@ -230,11 +245,13 @@ def _addresses(ip_entry, family):
     return out
 
 
-def build_interface(entry, ethtool=None, driver_info=None, ethtool_error=None, ip_entry=None, ip_known=True, driver_error=None):
-    """One ``interfaces[]`` fact from a sysfs entry and what the tools said about it."""
+def build_interface(entry: Any, ethtool: dict[str, Any] | None = None, driver_info: dict[str, Any] | None = None,
+                    ethtool_error: str | None = None, ip_entry: Mapping[str, Any] | None = None, ip_known: bool = True,
+                    driver_error: str | None = None) -> Interface:
+    """One ``interfaces[]`` fact from a sysfs ``class/net`` entry (as the node sent it) and what the tools said."""
     attrs = entry.get("attrs") or {}
     virtual, kind, reason = classify_interface(entry)
-    iface = {
+    iface: Interface = {
         "name": entry.get("name"),
         "virtual": virtual,
         "virtual_kind": kind,
@@ -276,7 +293,7 @@ _MBPS_RE = re.compile(r"^(\d+)\s*Mbps$")
 LACP_MODE_TEXT = "IEEE 802.3ad Dynamic link aggregation"
 
 
-def parse_bonding(text: str | None) -> dict | None:
+def parse_bonding(text: str | None) -> Bond | None:
     """The bonding driver's ``/proc/net/bonding/<bond>`` text -> mode, active aggregator and members.
 
     ``{"mode", "lacp", "mii_status", "active_aggregator", "members": [{"name", "mii_status",
@@ -286,8 +303,9 @@ def parse_bonding(text: str | None) -> dict | None:
     """
     if not text or not text.strip():
         return None
-    bond = {"mode": None, "lacp": False, "mii_status": None, "active_aggregator": None, "members": []}
-    member, in_active_info = None, False
+    bond: Bond = {"mode": None, "lacp": False, "mii_status": None, "active_aggregator": None, "members": []}
+    member: BondMember | None = None
+    in_active_info = False
     for line in text.splitlines():
         match = _BOND_KEY_RE.match(line)
         if not match:
@@ -301,39 +319,53 @@ def parse_bonding(text: str | None) -> dict | None:
         elif key == "Active Aggregator Info":
             in_active_info = True
         elif member is None:
-            if key == "Bonding Mode":
-                bond["mode"] = value
-                bond["lacp"] = value == LACP_MODE_TEXT
-            elif key == "MII Status":
-                bond["mii_status"] = value
-            elif key == "Aggregator ID" and in_active_info:
-                bond["active_aggregator"] = parse_int(value)
-        elif key == "MII Status":
-            member["mii_status"] = value
-        elif key == "Speed":
-            speed = _MBPS_RE.match(value)
-            member["speed_mbps"] = int(speed.group(1)) if speed else None
-        elif key == "Duplex":
-            member["duplex"] = value
-        elif key == "Link Failure Count":
-            member["link_failure_count"] = parse_int(value)
-        elif key == "Aggregator ID":
-            member["aggregator_id"] = parse_int(value)
+            _read_bond_line(bond, key, value, in_active_info)
+        else:
+            _read_member_line(member, key, value)
     for item in bond["members"]:
-        in_aggregator = not bond["lacp"] or bond["active_aggregator"] is None or item["aggregator_id"] == bond["active_aggregator"]
+        in_aggregator = (not bond["lacp"] or bond["active_aggregator"] is None
+                         or item["aggregator_id"] == bond["active_aggregator"])
         item["active"] = item["mii_status"] == "up" and in_aggregator
     return bond
+
+
+def _read_bond_line(bond: Bond, key: str, value: str, in_active_info: bool) -> None:
+    """One ``key: value`` line of the bond's own part (before the first member)."""
+    if key == "Bonding Mode":
+        bond["mode"] = value
+        bond["lacp"] = value == LACP_MODE_TEXT
+    elif key == "MII Status":
+        bond["mii_status"] = value
+    elif key == "Aggregator ID" and in_active_info:
+        bond["active_aggregator"] = parse_int(value)
+
+
+def _read_member_line(member: BondMember, key: str, value: str) -> None:
+    """One ``key: value`` line of a member's part (after its ``Slave Interface`` line)."""
+    if key == "MII Status":
+        member["mii_status"] = value
+    elif key == "Speed":
+        speed = _MBPS_RE.match(value)
+        member["speed_mbps"] = int(speed.group(1)) if speed else None
+    elif key == "Duplex":
+        member["duplex"] = value
+    elif key == "Link Failure Count":
+        member["link_failure_count"] = parse_int(value)
+    elif key == "Aggregator ID":
+        member["aggregator_id"] = parse_int(value)
 
 
 # --- RDMA ----------------------------------------------------------------------------------
 
 
-def _port_netdev(port_entry, device_entry, net_by_name):
+def _port_netdev(port_entry: Mapping[str, Any], device_entry: Mapping[str, Any],
+                 net_by_name: Mapping[str, Any]) -> str | None:
     """The netdev of one RDMA port: the GID table's ndevs first, then the PCI function's net/."""
     for gid in port_entry.get("gids") or []:
         if gid.get("ndev"):
-            return gid["ndev"]
-    netdevs = list(device_entry.get("netdevs") or [])
+            ndev: str = gid["ndev"]
+            return ndev
+    netdevs: list[str] = list(device_entry.get("netdevs") or [])
     if len(netdevs) == 1:
         return netdevs[0]
     number = parse_int(port_entry.get("port"))
@@ -347,17 +379,19 @@ def _port_netdev(port_entry, device_entry, net_by_name):
     return None
 
 
-def build_rdma_port(port_entry, device_entry, net_by_name):
+def build_rdma_port(port_entry: Mapping[str, Any], device_entry: Mapping[str, Any],
+                    net_by_name: Mapping[str, Any]) -> RdmaPort:
     """One ``rdma[].ports[]`` fact from a sysfs port entry."""
     attrs = port_entry.get("attrs") or {}
     state_code, state_word = parse_port_state(attrs.get("state"))
     phys_code, phys_word = parse_port_state(attrs.get("phys_state"))
     rate = parse_rate(attrs.get("rate"))
     counters = parse_counters(port_entry.get("counters"))
-    gids = []
+    gids: list[Gid] = []
     for gid in port_entry.get("gids") or []:
         if gid.get("gid") and gid["gid"] != ZERO_GID:
-            gids.append({"index": parse_int(gid.get("index")), "gid": gid["gid"], "type": gid.get("type"), "netdev": gid.get("ndev")})
+            gids.append({"index": parse_int(gid.get("index")), "gid": gid["gid"], "type": gid.get("type"),
+                         "netdev": gid.get("ndev")})
     return {
         "port": parse_int(port_entry.get("port")),
         "state": port_state_word(state_word),
@@ -378,8 +412,8 @@ def build_rdma_port(port_entry, device_entry, net_by_name):
     }
 
 
-def build_rdma_device(entry, net_by_name):
-    """One ``rdma[]`` fact from a sysfs ``class/infiniband`` entry."""
+def build_rdma_device(entry: Any, net_by_name: Mapping[str, Any]) -> RdmaDevice:
+    """One ``rdma[]`` fact from a sysfs ``class/infiniband`` entry (as the node sent it)."""
     attrs = entry.get("attrs") or {}
     return {
         "device": entry.get("name"),
@@ -395,30 +429,30 @@ def build_rdma_device(entry, net_by_name):
     }
 
 
-def _empty_device(name):
-    return {"device": name, "fw_ver": None, "board_id": None, "node_guid": None, "sys_image_guid": None, "hca_type": None,
-            "pci_address": None, "netdevs": [], "ports": [], "sources": []}
+def _empty_device(name: str) -> RdmaDevice:
+    return {"device": name, "fw_ver": None, "board_id": None, "node_guid": None, "sys_image_guid": None,
+            "hca_type": None, "pci_address": None, "netdevs": [], "ports": [], "sources": []}
 
 
-def _empty_port(number):
-    return {"port": number, "state": None, "state_code": None, "physical_state": None, "physical_state_code": None, "rate_gbps": None,
-            "rate_text": None, "link_layer": None, "lid": None, "sm_lid": None, "netdev": None, "gids": [], "counters": {},
-            "hw_counters": {}, "errors": {}, "sources": []}
+def _empty_port(number: int | None) -> RdmaPort:
+    return {"port": number, "state": None, "state_code": None, "physical_state": None, "physical_state_code": None,
+            "rate_gbps": None, "rate_text": None, "link_layer": None, "lid": None, "sm_lid": None, "netdev": None,
+            "gids": [], "counters": {}, "hw_counters": {}, "errors": {}, "sources": []}
 
 
-def _fill(target, key, value):
-    if target.get(key) is None and value is not None:
-        target[key] = value
+def _known(current: Any, value: Any) -> Any:
+    """``current``, or ``value`` where it is null: a tool fills only what sysfs (or the tool before) left null."""
+    return value if current is None else current
 
 
-def _device_for(by_name, rdma, name):
+def _device_for(by_name: dict[str, RdmaDevice], rdma: list[RdmaDevice], name: str) -> RdmaDevice:
     if name not in by_name:
         by_name[name] = _empty_device(name)
         rdma.append(by_name[name])
     return by_name[name]
 
 
-def _port_for(device, number):
+def _port_for(device: RdmaDevice, number: int | None) -> RdmaPort:
     for port in device["ports"]:
         if port["port"] == number:
             return port
@@ -427,7 +461,7 @@ def _port_for(device, number):
     return port
 
 
-def merge_ibstat(rdma, ibstat):
+def merge_ibstat(rdma: list[RdmaDevice], ibstat: Mapping[str, Any] | None) -> list[RdmaDevice]:
     """Fill what sysfs did not give from ``ibstat``; add the devices only ibstat saw."""
     by_name = {dev["device"]: dev for dev in rdma}
     for dev in (ibstat or {}).get("devices") or []:
@@ -435,25 +469,25 @@ def merge_ibstat(rdma, ibstat):
             continue
         target = _device_for(by_name, rdma, dev["name"])
         target["sources"].append("ibstat")
-        _fill(target, "fw_ver", dev.get("firmware_version"))
-        _fill(target, "hca_type", dev.get("ca_type"))
-        _fill(target, "node_guid", normalise_guid(dev.get("node_guid")))
-        _fill(target, "sys_image_guid", normalise_guid(dev.get("system_image_guid")))
+        target["fw_ver"] = _known(target["fw_ver"], dev.get("firmware_version"))
+        target["hca_type"] = _known(target["hca_type"], dev.get("ca_type"))
+        target["node_guid"] = _known(target["node_guid"], normalise_guid(dev.get("node_guid")))
+        target["sys_image_guid"] = _known(target["sys_image_guid"], normalise_guid(dev.get("system_image_guid")))
         for port in dev.get("ports") or []:
             out = _port_for(target, port.get("port"))
             out["sources"].append("ibstat")
-            _fill(out, "state", port.get("state"))
-            _fill(out, "physical_state", port.get("physical_state"))
-            _fill(out, "rate_gbps", port.get("rate_gbps"))
-            _fill(out, "link_layer", port.get("link_layer"))
-            _fill(out, "lid", port.get("base_lid"))
-            _fill(out, "sm_lid", port.get("sm_lid"))
+            out["state"] = _known(out["state"], port.get("state"))
+            out["physical_state"] = _known(out["physical_state"], port.get("physical_state"))
+            out["rate_gbps"] = _known(out["rate_gbps"], port.get("rate_gbps"))
+            out["link_layer"] = _known(out["link_layer"], port.get("link_layer"))
+            out["lid"] = _known(out["lid"], port.get("base_lid"))
+            out["sm_lid"] = _known(out["sm_lid"], port.get("sm_lid"))
             out["port_guid"] = normalise_guid(port.get("port_guid"))
             out["capability_mask"] = port.get("capability_mask")
     return rdma
 
 
-def merge_ibv_devinfo(rdma, devinfo):
+def merge_ibv_devinfo(rdma: list[RdmaDevice], devinfo: Mapping[str, Any] | None) -> list[RdmaDevice]:
     """Fill what sysfs/ibstat did not give from ``ibv_devinfo``; add MTUs and the part id."""
     by_name = {dev["device"]: dev for dev in rdma}
     for dev in (devinfo or {}).get("devices") or []:
@@ -461,20 +495,20 @@ def merge_ibv_devinfo(rdma, devinfo):
             continue
         target = _device_for(by_name, rdma, dev["name"])
         target["sources"].append("ibv_devinfo")
-        _fill(target, "fw_ver", dev.get("fw_ver"))
-        _fill(target, "board_id", dev.get("board_id"))
-        _fill(target, "node_guid", normalise_guid(dev.get("node_guid")))
-        _fill(target, "sys_image_guid", normalise_guid(dev.get("sys_image_guid")))
+        target["fw_ver"] = _known(target["fw_ver"], dev.get("fw_ver"))
+        target["board_id"] = _known(target["board_id"], dev.get("board_id"))
+        target["node_guid"] = _known(target["node_guid"], normalise_guid(dev.get("node_guid")))
+        target["sys_image_guid"] = _known(target["sys_image_guid"], normalise_guid(dev.get("sys_image_guid")))
         target["vendor_part_id"] = dev.get("vendor_part_id")
         target["transport"] = dev.get("transport")
         for port in dev.get("ports") or []:
             out = _port_for(target, port.get("port"))
             out["sources"].append("ibv_devinfo")
-            _fill(out, "state", port_state_word(port.get("state")))
-            _fill(out, "state_code", port.get("state_code"))
-            _fill(out, "link_layer", port.get("link_layer"))
-            _fill(out, "lid", port.get("port_lid"))
-            _fill(out, "sm_lid", port.get("sm_lid"))
+            out["state"] = _known(out["state"], port_state_word(port.get("state")))
+            out["state_code"] = _known(out["state_code"], port.get("state_code"))
+            out["link_layer"] = _known(out["link_layer"], port.get("link_layer"))
+            out["lid"] = _known(out["lid"], port.get("port_lid"))
+            out["sm_lid"] = _known(out["sm_lid"], port.get("sm_lid"))
             out["active_mtu"] = port.get("active_mtu")
             out["max_mtu"] = port.get("max_mtu")
     return rdma
@@ -485,7 +519,7 @@ def merge_ibv_devinfo(rdma, devinfo):
 _FW_MAJOR_RE = re.compile(r"^\s*(\d+)\.")
 
 
-def hca_part(dev: dict) -> dict:
+def hca_part(dev: Mapping[str, Any]) -> HcaPart:
     """``{"part", "firmware_family", "firmware_group"}``: what HCA firmware is compared within.
 
     A virtual function shows a generic PCI device id (``vendor_part_id`` 4126, ``15b3:101e``,
@@ -496,7 +530,8 @@ def hca_part(dev: dict) -> dict:
     22.x ConnectX-6 Dx, 28.x ConnectX-7, 32.x BlueField-3). HCAs of one ``firmware_group`` should
     run one firmware; HCAs of different groups are different products.
     """
-    part = dev.get("board_id") or dev.get("hca_type") or (None if dev.get("vendor_part_id") is None else "part %s" % dev["vendor_part_id"])
+    part = dev.get("board_id") or dev.get("hca_type") or (
+        None if dev.get("vendor_part_id") is None else "part %s" % dev["vendor_part_id"])
     major = _FW_MAJOR_RE.match(dev.get("fw_ver") or "")
     family = int(major.group(1)) if major else None
     group = None if part is None else "%s%s" % (part, "" if family is None else " (firmware %d.x)" % family)
@@ -506,27 +541,31 @@ def hca_part(dev: dict) -> dict:
 # --- the whole fact --------------------------------------------------------------------------
 
 
-def _ip_by_name(ip_addr):
+def _ip_by_name(ip_addr: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if ip_addr is None:
         return None
     return {entry.get("ifname"): entry for entry in ip_addr.get("interfaces") or []}
 
 
-def _pcie_degraded(iface):
+def _pcie_degraded(iface: Interface) -> bool:
     pcie = iface.get("pcie")
     if not pcie:
         return False
     gen = pcie["gen_current"] is not None and pcie["gen_max"] is not None and pcie["gen_current"] < pcie["gen_max"]
-    width = pcie["width_current"] is not None and pcie["width_max"] is not None and pcie["width_current"] < pcie["width_max"]
+    width = (pcie["width_current"] is not None and pcie["width_max"] is not None
+             and pcie["width_current"] < pcie["width_max"])
     return gen or width
 
 
-def summarise(interfaces, rdma, tools_missing):
+def summarise(interfaces: list[Interface], rdma: list[RdmaDevice], tools_missing: Iterable[str]) -> NicSummary:
     """Judgement-ready lists and counts."""
+    return {**_interface_summary(interfaces), **_rdma_summary(rdma), "tools_missing": sorted(tools_missing)}
+
+
+def _interface_summary(interfaces: list[Interface]) -> InterfaceSummary:
     physical = [iface for iface in interfaces if not iface["virtual"]]
     up = [iface for iface in physical if iface["operstate"] == "up"]
     speeds = [iface["speed_mbps"] for iface in up if iface["speed_mbps"] is not None]
-    ports = [(dev, port) for dev in rdma for port in dev["ports"]]
     return {
         "interface_count": len(interfaces),
         "physical_count": len(physical),
@@ -536,17 +575,25 @@ def summarise(interfaces, rdma, tools_missing):
         "fastest_mbps": max(speeds) if speeds else None,
         "pcie_degraded": [iface["name"] for iface in physical if _pcie_degraded(iface)],
         "ethtool_failed": [iface["name"] for iface in physical if iface["ethtool_error"]],
-        "rdma_device_count": len(rdma),
-        "rdma_port_count": len(ports),
-        "rdma_active_ports": ["%s/%s" % (dev["device"], port["port"]) for dev, port in ports if port["state"] == "Active"],
-        "rdma_inactive_ports": ["%s/%s" % (dev["device"], port["port"]) for dev, port in ports if port["state"] != "Active"],
-        "rdma_ports_with_errors": ["%s/%s" % (dev["device"], port["port"]) for dev, port in ports if port["errors"]],
-        "tools_missing": sorted(tools_missing),
     }
 
 
-def build_nic_facts(sysfs, ethtool=None, ethtool_driver=None, ethtool_errors=None, ibstat=None, ibv_devinfo=None, ip_addr=None,
-                    tools_missing=(), ethtool_driver_errors=None):
+def _rdma_summary(rdma: list[RdmaDevice]) -> RdmaSummary:
+    ports = [("%s/%s" % (dev["device"], port["port"]), port) for dev in rdma for port in dev["ports"]]
+    return {
+        "rdma_device_count": len(rdma),
+        "rdma_port_count": len(ports),
+        "rdma_active_ports": [name for name, port in ports if port["state"] == "Active"],
+        "rdma_inactive_ports": [name for name, port in ports if port["state"] != "Active"],
+        "rdma_ports_with_errors": [name for name, port in ports if port["errors"]],
+    }
+
+
+def build_nic_facts(sysfs: Mapping[str, Any] | None, ethtool: dict[str, Any] | None = None,
+                    ethtool_driver: dict[str, Any] | None = None, ethtool_errors: dict[str, str] | None = None,
+                    ibstat: Mapping[str, Any] | None = None,
+                    ibv_devinfo: Mapping[str, Any] | None = None, ip_addr: Mapping[str, Any] | None = None,
+                    tools_missing: Iterable[str] = (), ethtool_driver_errors: dict[str, str] | None = None) -> NicFacts:
     """``gpufleet_nic`` from the sysfs snapshot and the parsed tool outputs.
 
     ``ethtool`` / ``ethtool_driver`` map interface names to the parsed ``ethtool IFACE`` /
@@ -558,20 +605,38 @@ def build_nic_facts(sysfs, ethtool=None, ethtool_driver=None, ethtool_errors=Non
     ethtool_driver = ethtool_driver or {}
     ethtool_errors = ethtool_errors or {}
     driver_errors = ethtool_driver_errors or {}
-    net = (sysfs or {}).get("net") or []
-    net_by_name = {entry.get("name"): entry for entry in net}
+    net: list[Any] = (sysfs or {}).get("net") or []
     ip_by_name = _ip_by_name(ip_addr)
     interfaces = []
     for entry in net:
         name = entry.get("name")
         interfaces.append(build_interface(entry, ethtool.get(name), ethtool_driver.get(name), ethtool_errors.get(name),
-                                          (ip_by_name or {}).get(name), ip_known=ip_by_name is not None, driver_error=driver_errors.get(name)))
-    rdma = [build_rdma_device(entry, net_by_name) for entry in (sysfs or {}).get("infiniband") or []]
+                                          (ip_by_name or {}).get(name), ip_known=ip_by_name is not None,
+                                          driver_error=driver_errors.get(name)))
+    rdma = _build_rdma((sysfs or {}).get("infiniband") or [], net, ibstat, ibv_devinfo)
+    _link_rdma(interfaces, rdma, net)
+    return {"interfaces": interfaces, "rdma": rdma, "summary": summarise(interfaces, rdma, tools_missing)}
+
+
+def _build_rdma(infiniband: list[Any], net: list[Any], ibstat: Mapping[str, Any] | None,
+                ibv_devinfo: Mapping[str, Any] | None) -> list[RdmaDevice]:
+    """``rdma[]``: the sysfs devices, then what ibstat and ibv_devinfo fill or add, then each one's part."""
+    net_by_name = {entry.get("name"): entry for entry in net}
+    rdma = [build_rdma_device(entry, net_by_name) for entry in infiniband]
     merge_ibstat(rdma, ibstat)
     merge_ibv_devinfo(rdma, ibv_devinfo)
     for dev in rdma:
-        dev.update(hca_part(dev))
-    by_iface = {iface["name"]: iface for iface in interfaces}
+        part = hca_part(dev)
+        dev["part"] = part["part"]
+        dev["firmware_family"] = part["firmware_family"]
+        dev["firmware_group"] = part["firmware_group"]
+    return rdma
+
+
+def _link_rdma(interfaces: list[Interface], rdma: list[RdmaDevice], net: list[Any]) -> None:
+    """Set each interface's ``rdma_device`` / ``rdma_port``: a port's netdev first, then a device's netdevs, then
+    the RDMA devices sysfs lists under the interface."""
+    by_iface: dict[str | None, Interface] = {iface["name"]: iface for iface in interfaces}
     for dev in rdma:
         for port in dev["ports"]:
             iface = by_iface.get(port["netdev"])
@@ -585,7 +650,6 @@ def build_nic_facts(sysfs, ethtool=None, ethtool_driver=None, ethtool_errors=Non
         iface = by_iface[entry.get("name")]
         if iface["rdma_device"] is None and entry.get("rdma_devices"):
             iface["rdma_device"] = entry["rdma_devices"][0]
-    return {"interfaces": interfaces, "rdma": rdma, "summary": summarise(interfaces, rdma, tools_missing)}
 
 
 # --- from the collector's raw results
@@ -594,18 +658,20 @@ def build_nic_facts(sysfs, ethtool=None, ethtool_driver=None, ethtool_errors=Non
 RDMA_TOOLS = {"ibstat": ("ibstat", "ibstat"), "ibv_devinfo": ("ibv-devinfo", "ibv_devinfo")}
 
 
-def _without_host(host, message):
+def _without_host(host: str, message: str) -> str:
     prefix = "%s: " % host
     return message[len(prefix):] if message.startswith(prefix) else message
 
 
-def read_ethtool(host, runs, kind):
+def read_ethtool(host: str, runs: dict[str, Any] | None, kind: str) -> tuple[dict[str, Any], dict[str, str], bool]:
     """Per interface: parsed output, or the reason there is none; and whether ethtool is missing.
 
     A run that exits non-zero marks only its interface (what it printed before, e.g. before a
     crash, is still parsed when it can be); output of a clean run that cannot be read fails.
     """
-    parsed, errors, missing = {}, {}, False
+    parsed: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    missing = False
     reader = RawReader(host, runs or {})
     for name, entry in sorted((runs or {}).items()):
         if entry.get("error") == "not_found":
@@ -624,7 +690,7 @@ def read_ethtool(host, runs, kind):
     return parsed, errors, missing
 
 
-def read_rdma_tool(reader, key, kind):
+def read_rdma_tool(reader: RawReader, key: str, kind: str) -> Any:
     """Parsed ``ibstat``/``ibv_devinfo``; a non-zero exit fails naming the error the tool printed.
 
     A capture may hold stdout and stderr together (``ibstat`` prints its devices, then
@@ -644,14 +710,15 @@ def read_rdma_tool(reader, key, kind):
             pass
         if said is None:
             raise
-        raise FactError("%s: `%s` exited %s: %s" % (reader.host, reader.command_label(key), entry["rc"], said)) from None
+        raise FactError("%s: `%s` exited %s: %s"
+                        % (reader.host, reader.command_label(key), entry["rc"], said)) from None
 
 
-def build_facts(reader):
+def build_facts(reader: RawReader) -> NicFactGroup:
     """``{"gpufleet_nic": ...}`` from one host's raw nic_facts results."""
     raw = reader.raw
     sysfs = raw.get("sysfs") or {}
-    missing = []
+    missing: list[str] = []
     ethtool, ethtool_errors, ethtool_missing = read_ethtool(reader.host, raw.get("ethtool"), "ethtool")
     driver_info, driver_errors, _driver_missing = read_ethtool(reader.host, raw.get("ethtool_driver"), "ethtool-driver")
     if ethtool_missing:
@@ -659,7 +726,7 @@ def build_facts(reader):
     for name in raw.get("skipped_names") or []:
         ethtool_errors[name] = "name not passed to ethtool: not an interface name"
     has_rdma = bool(sysfs.get("infiniband"))
-    tools = {}
+    tools: dict[str, Any] = {}
     for key, (kind, tool) in RDMA_TOOLS.items():
         entry = raw.get(key) or {}
         if entry.get("error") == "not_found":
@@ -673,6 +740,7 @@ def build_facts(reader):
     ip_addr = reader.optional("ip_addr", "ip-addr")
     if ip_addr is None:
         missing.append("ip")
-    facts = build_nic_facts(sysfs, ethtool=ethtool, ethtool_driver=driver_info, ethtool_errors=ethtool_errors, ibstat=tools["ibstat"],
-                            ibv_devinfo=tools["ibv_devinfo"], ip_addr=ip_addr, tools_missing=missing, ethtool_driver_errors=driver_errors)
+    facts = build_nic_facts(sysfs, ethtool=ethtool, ethtool_driver=driver_info, ethtool_errors=ethtool_errors,
+                            ibstat=tools["ibstat"], ibv_devinfo=tools["ibv_devinfo"], ip_addr=ip_addr,
+                            tools_missing=missing, ethtool_driver_errors=driver_errors)
     return {"gpufleet_nic": facts}

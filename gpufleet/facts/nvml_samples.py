@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 SCHEMA = "gpufleet.nvml-samples/v1"
 
@@ -28,6 +30,8 @@ CLOCK_EVENTS = ("sw_power_cap", "sw_thermal", "hw_slowdown", "hw_thermal", "hw_p
 ECC_FIELDS = ("volatile_corrected", "volatile_uncorrected", "aggregate_corrected", "aggregate_uncorrected")
 NVLINK_FIELDS = ("replay", "recovery", "crc_flit", "crc_data")
 GAUGES = ("temperature_c", "sm_clock_mhz", "power_w")
+# The cumulative counters summarised per GPU (``ecc.volatile_corrected``, ...), by group.
+COUNTER_GROUPS = (("ecc", ECC_FIELDS), ("nvlink", NVLINK_FIELDS), ("clock_event_ns", CLOCK_EVENTS))
 
 # A file larger than this is not read whole (24 h at 1 s on 8 GPUs is ~700,000 lines of ~600 bytes).
 MAX_FILE_BYTES = 1 << 30
@@ -37,7 +41,7 @@ class SamplesError(Exception):
     """A samples file that cannot be read at all; the message names the file."""
 
 
-def _number(value):
+def _number(value: Any) -> float | None:
     """An int/float that is finite, else None (bool is not a number here)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -46,7 +50,7 @@ def _number(value):
     return value
 
 
-def _count(value):
+def _count(value: Any) -> int | None:
     """A cumulative counter: a whole number >= 0, else None."""
     value = _number(value)
     if value is None or value < 0:
@@ -54,13 +58,14 @@ def _count(value):
     return int(value)
 
 
-def _text(value):
+def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _group(raw, names, read, bad):
+def _group(raw: Any, names: tuple[str, ...], read: Callable[[Any], int | None],
+           bad: list[str]) -> dict[str, int | None]:
     raw = raw if isinstance(raw, dict) else {}
-    out = {}
+    out: dict[str, int | None] = {}
     for name in names:
         value = raw.get(name)
         out[name] = read(value)
@@ -69,10 +74,11 @@ def _group(raw, names, read, bad):
     return out
 
 
-def normalise_sample(raw):
+def normalise_sample(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """``(sample, bad field names)``: a sample line with every value checked against the contract."""
-    bad = []
-    sample = {"type": "sample", "t": _number(raw.get("t")), "gpu": raw.get("gpu"), "uuid": _text(raw.get("uuid"))}
+    bad: list[str] = []
+    sample: dict[str, Any] = {"type": "sample", "t": _number(raw.get("t")), "gpu": raw.get("gpu"),
+                              "uuid": _text(raw.get("uuid"))}
     if isinstance(sample["gpu"], bool) or not isinstance(sample["gpu"], int):
         sample["gpu"] = None
     for name in GAUGES:
@@ -88,9 +94,10 @@ def normalise_sample(raw):
     return sample, bad
 
 
-def _normalise_header(raw):
+def _normalise_header(raw: dict[str, Any]) -> dict[str, Any]:
     gpus = []
-    for item in raw.get("gpus") if isinstance(raw.get("gpus"), list) else []:
+    listed = raw.get("gpus")
+    for item in listed if isinstance(listed, list) else []:
         if not isinstance(item, dict) or isinstance(item.get("index"), bool) or not isinstance(item.get("index"), int):
             continue
         gpus.append({"index": item["index"], "uuid": _text(item.get("uuid")), "name": _text(item.get("name")),
@@ -107,14 +114,14 @@ def _normalise_header(raw):
     }
 
 
-def parse_lines(lines):
+def parse_lines(lines: Iterable[str]) -> dict[str, Any]:
     """Read JSON Lines (an iterable of str) into ``{"header", "samples", "end", "bad_lines", "bad_fields", "lines"}``.
 
     ``bad_lines`` lists ``[line number, why]`` for lines that are not a JSON object of a known type
     or a sample without a GPU index or time; ``bad_fields`` counts the values that had the wrong type
     (they became null). A second header is a bad line (one file, one sampler run).
     """
-    out = {"header": None, "samples": [], "end": None, "bad_lines": [], "bad_fields": 0, "lines": 0}
+    out: dict[str, Any] = {"header": None, "samples": [], "end": None, "bad_lines": [], "bad_fields": 0, "lines": 0}
     for number, line in enumerate(lines, 1):
         out["lines"] = number
         line = line.strip()
@@ -142,7 +149,8 @@ def parse_lines(lines):
             out["bad_fields"] += len(bad)
             out["samples"].append(sample)
         elif kind == "end":
-            out["end"] = {"type": "end", "t": _number(raw.get("t")), "samples": _count(raw.get("samples")), "reason": _text(raw.get("reason"))}
+            out["end"] = {"type": "end", "t": _number(raw.get("t")), "samples": _count(raw.get("samples")),
+                          "reason": _text(raw.get("reason"))}
             if raw.get("error") is not None:
                 out["end"]["error"] = _text(raw.get("error"))
         else:
@@ -150,12 +158,12 @@ def parse_lines(lines):
     return out
 
 
-def parse_text(text):
+def parse_text(text: Any) -> dict[str, Any]:
     """:func:`parse_lines` of a whole text."""
     return parse_lines(str(text).splitlines())
 
 
-def load_file(path):
+def load_file(path: str) -> dict[str, Any]:
     """:func:`parse_lines` of the file at ``path``; SamplesError naming it when it cannot be read."""
     try:
         size = os.path.getsize(path)
@@ -170,20 +178,21 @@ def load_file(path):
 # -- series ----------------------------------------------------------------------------------
 
 
-def gpu_lost(sample):
+def gpu_lost(sample: Mapping[str, Any]) -> bool:
     """True when the sampler marked the GPU lost (NVML_ERROR_GPU_IS_LOST) on this line."""
-    return sample.get("errors", {}).get("*") == "gpu_lost"
+    lost: bool = sample.get("errors", {}).get("*") == "gpu_lost"
+    return lost
 
 
-def ticks(samples):
+def ticks(samples: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The samples grouped by tick, in file order: ``[{"t": earliest time, "gpus": {index: sample}}]``.
 
     The sampler writes one line per GPU per tick, the GPUs of a tick together: a tick ends when a
     GPU index already seen in it comes again. (Grouping by time would split a tick whose GPUs were
     read a few milliseconds apart.)
     """
-    out = []
-    current = {"t": None, "gpus": {}}
+    out: list[dict[str, Any]] = []
+    current: dict[str, Any] = {"t": None, "gpus": {}}
     for sample in samples:
         if not out or sample["gpu"] in current["gpus"]:
             current = {"t": sample["t"], "gpus": {}}
@@ -193,22 +202,23 @@ def ticks(samples):
     return out
 
 
-def by_gpu(samples):
+def by_gpu(samples: Iterable[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
     """``{index: [sample, ...]}`` in file order."""
-    out = {}
+    out: dict[int, list[dict[str, Any]]] = {}
     for sample in samples:
         out.setdefault(sample["gpu"], []).append(sample)
     return out
 
 
-def gpu_identity(index, series, header):
+def gpu_identity(index: int, series: Iterable[Mapping[str, Any]] | None,
+                 header: Mapping[str, Any] | None) -> dict[str, Any]:
     """``{"index", "uuid", "name", "pci_bus_id"}`` of a GPU from the header, else from its samples."""
     listed = next((item for item in (header or {}).get("gpus") or [] if item["index"] == index), None) or {}
     uuid = listed.get("uuid") or next((sample["uuid"] for sample in series or [] if sample.get("uuid")), None)
     return {"index": index, "uuid": uuid, "name": listed.get("name"), "pci_bus_id": listed.get("pci_bus_id")}
 
 
-def values(series, path):
+def values(series: Iterable[Mapping[str, Any]], path: str | tuple[str, str]) -> list[tuple[float, Any]]:
     """The non-null values of one field along a series, with their times: ``[(t, value)]``.
 
     ``path`` is a field (``"temperature_c"``) or ``(group, field)`` (``("ecc", "volatile_corrected")``).
@@ -221,7 +231,7 @@ def values(series, path):
     return out
 
 
-def counter_growth(points):
+def counter_growth(points: Sequence[tuple[float, float]]) -> tuple[float | None, int]:
     """How much a cumulative counter grew along ``points`` (``[(t, value)]``, nulls already left out).
 
     Sums the increase between consecutive known values. A value lower than the one before it is a
@@ -231,7 +241,8 @@ def counter_growth(points):
     """
     if len(points) < 2:
         return None, 0
-    growth, resets = 0, 0
+    growth: float = 0
+    resets = 0
     for (_t0, before), (_t1, after) in zip(points, points[1:]):
         if after < before:
             resets += 1
@@ -241,7 +252,7 @@ def counter_growth(points):
     return growth, resets
 
 
-def clock_event_deltas(points):
+def clock_event_deltas(points: Sequence[tuple[float, float]]) -> tuple[float, float, int]:
     """``(event ns, wall ns, resets)`` of a cumulative clock-event counter along ``points``.
 
     Each step adds the counter's increase (a reset counts the new value, as :func:`counter_growth`)
@@ -261,7 +272,8 @@ def clock_event_deltas(points):
     return event, wall, resets
 
 
-def median(items):
+def median(items: Iterable[float]) -> float | None:
+    """The middle value (the mean of the two middle ones for an even count); None for no values."""
     items = sorted(items)
     if not items:
         return None
@@ -271,7 +283,7 @@ def median(items):
     return (items[middle - 1] + items[middle]) / 2.0
 
 
-def percentile(items, share):
+def percentile(items: Iterable[float], share: float) -> float | None:
     """The nearest-rank percentile: the smallest value with at least ``share`` of the values at or below it."""
     items = sorted(items)
     if not items:
@@ -280,12 +292,13 @@ def percentile(items, share):
     return items[min(rank, len(items)) - 1]
 
 
-def _round(value, digits=3):
+def _round(value: float | None, digits: int = 3) -> float | None:
     return None if value is None else round(float(value), digits)
 
 
-def summarise(parsed):
-    """Per GPU: ``{index, uuid, name, samples, lost, t_first, t_last, temp_*, sm_clock_*, power_*, counters_start, counters_end}``.
+def summarise(parsed: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per GPU: ``{index, uuid, name, samples, lost, t_first, t_last, temp_*, sm_clock_*, power_*, counters_start,
+    counters_end}``.
 
     Temperatures in C (mean, min, max, p95 nearest-rank), SM clock in MHz (median, min, max), power
     in W (mean, max), each over the GPU's non-null values (null when it has none); counters are the
@@ -298,31 +311,44 @@ def summarise(parsed):
     for index in indexes:
         series = series_of.get(index, [])
         summary = gpu_identity(index, series, header)
-        temps = [value for _t, value in values(series, "temperature_c")]
-        clocks = [value for _t, value in values(series, "sm_clock_mhz")]
-        power = [value for _t, value in values(series, "power_w")]
         summary.update({
             "samples": len(series),
             "lost": any(gpu_lost(sample) for sample in series),
             "t_first": series[0]["t"] if series else None,
             "t_last": series[-1]["t"] if series else None,
-            "temp_mean_c": _round(sum(temps) / len(temps)) if temps else None,
-            "temp_min_c": min(temps) if temps else None,
-            "temp_max_c": max(temps) if temps else None,
-            "temp_p95_c": percentile(temps, 0.95),
-            "sm_clock_median_mhz": _round(median(clocks)),
-            "sm_clock_min_mhz": min(clocks) if clocks else None,
-            "sm_clock_max_mhz": max(clocks) if clocks else None,
-            "power_mean_w": _round(sum(power) / len(power)) if power else None,
-            "power_max_w": _round(max(power)) if power else None,
-            "counters_start": {},
-            "counters_end": {},
         })
-        for group, names in (("ecc", ECC_FIELDS), ("nvlink", NVLINK_FIELDS), ("clock_event_ns", CLOCK_EVENTS)):
-            for name in names:
-                known = values(series, (group, name))
-                key = "%s.%s" % (group, name)
-                summary["counters_start"][key] = known[0][1] if known else None
-                summary["counters_end"][key] = known[-1][1] if known else None
+        summary.update(_gauges(series))
+        summary["counters_start"], summary["counters_end"] = _counter_ends(series)
         out.append(summary)
     return out
+
+
+def _gauges(series: list[dict[str, Any]]) -> dict[str, float | None]:
+    """The temperature, SM clock and power statistics of one GPU's series (see :func:`summarise`)."""
+    temps = [value for _t, value in values(series, "temperature_c")]
+    clocks = [value for _t, value in values(series, "sm_clock_mhz")]
+    power = [value for _t, value in values(series, "power_w")]
+    return {
+        "temp_mean_c": _round(sum(temps) / len(temps)) if temps else None,
+        "temp_min_c": min(temps) if temps else None,
+        "temp_max_c": max(temps) if temps else None,
+        "temp_p95_c": percentile(temps, 0.95),
+        "sm_clock_median_mhz": _round(median(clocks)),
+        "sm_clock_min_mhz": min(clocks) if clocks else None,
+        "sm_clock_max_mhz": max(clocks) if clocks else None,
+        "power_mean_w": _round(sum(power) / len(power)) if power else None,
+        "power_max_w": _round(max(power)) if power else None,
+    }
+
+
+def _counter_ends(series: list[dict[str, Any]]) -> tuple[dict[str, int | None], dict[str, int | None]]:
+    """``(first, last)`` known value of each counter of one GPU's series, by ``group.field``."""
+    start: dict[str, int | None] = {}
+    end: dict[str, int | None] = {}
+    for group, names in COUNTER_GROUPS:
+        for name in names:
+            known = values(series, (group, name))
+            key = "%s.%s" % (group, name)
+            start[key] = known[0][1] if known else None
+            end[key] = known[-1][1] if known else None
+    return start, end

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar
 
+from gpufleet.facts.shapes import FactNotes, NotedIgnoredLine
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.registry import parse
 
@@ -35,6 +37,9 @@ TASK_TIMED_OUT = "the fact task ran past its timeout of %s s before the node ans
 _OVERRUN = re.compile(r"` (?:timed out\b|skipped: |truncated: )|" + re.escape(TASK_TIMED_OUT.split(" %s ", 1)[0]))
 # Commands named one by one in a list of skipped ones; the rest are counted.
 _NAMED_SKIPS = 3
+
+# A ``{"gpufleet_<group>": {...}}`` dict of facts, as a builder returns it.
+FactsT = TypeVar("FactsT", bound=Mapping[str, object])
 
 
 class FactError(Exception):
@@ -50,7 +55,7 @@ def _seconds(value: Any) -> str:
     return ("%.1f" % value).rstrip("0").rstrip(".") if isinstance(value, (int, float)) else str(value)
 
 
-def timed_out_text(label: str, entry: dict) -> str:
+def timed_out_text(label: str, entry: dict[str, Any]) -> str:
     """```cmd` timed out after 30 s``; stopped by the phase's end:
     ``... (the fact phase's budget of 150 s ran out)``."""
     if entry.get("timeout_s") is None:
@@ -61,7 +66,7 @@ def timed_out_text(label: str, entry: dict) -> str:
     return text
 
 
-def _tool_runs(raw: Any):
+def _tool_runs(raw: Any) -> Iterator[dict[str, Any]]:
     """Every run_tool entry (a dict with ``cmd`` and ``error``) in a group's raw results, nested ones included."""
     if isinstance(raw, dict):
         if isinstance(raw.get("cmd"), list) and "error" in raw:
@@ -74,11 +79,11 @@ def _tool_runs(raw: Any):
             yield from _tool_runs(value)
 
 
-def _short_label(cmd: list) -> str:
+def _short_label(cmd: list[Any]) -> str:
     return " ".join([os.path.basename(str(cmd[0]))] + [str(part) for part in cmd[1:]]) if cmd else "?"
 
 
-def _cut_as_skipped(entry: dict) -> dict:
+def _cut_as_skipped(entry: dict[str, Any]) -> dict[str, Any]:
     """A run the spent output budget cut, as builders read a skipped one: no rc, no output, ``truncated: <reason>``."""
     return dict(entry, rc=None, stdout="", stderr="", error="truncated: %s" % entry["truncated_reason"])
 
@@ -93,8 +98,8 @@ def as_read(raw: Any) -> Any:
         read = {key: as_read(value) for key, value in raw.items()}
         return raw if all(read[key] is raw[key] for key in raw) else read
     if isinstance(raw, list):
-        read = [as_read(value) for value in raw]
-        return raw if all(new is old for new, old in zip(read, raw)) else read
+        read_items = [as_read(value) for value in raw]
+        return raw if all(new is old for new, old in zip(read_items, raw)) else read_items
     return raw
 
 
@@ -107,7 +112,8 @@ def overruns(raw: Any) -> list[str]:
     (```ethtool eth7`, `ethtool -i eth7` truncated: the fact phase's output budget of 64 MiB was spent``); [] when
     every tool answered whole.
     """
-    timed_out, cut = [], {}
+    timed_out: list[str] = []
+    cut: dict[tuple[str, ...], list[str]] = {}
     for entry in _tool_runs(as_read(raw)):
         error = str(entry.get("error") or "")
         label = _short_label(entry["cmd"])
@@ -122,7 +128,7 @@ def overruns(raw: Any) -> list[str]:
     return timed_out
 
 
-def first_line(text):
+def first_line(text: str | None) -> str:
     """The first non-blank line of ``text``, stripped and cut to 300 characters (for messages)."""
     for line in (text or "").splitlines():
         if line.strip():
@@ -133,19 +139,19 @@ def first_line(text):
 class RawReader:
     """Turns one host's raw collector results into parsed data, with clear failures."""
 
-    def __init__(self, host, raw):
+    def __init__(self, host: str, raw: dict[str, Any]) -> None:
         self.host = host
         # a run the spent output budget cut reads as a skipped one (as_read)
-        self.raw = as_read(raw)
-        # {"command", "line", "text", "why"} of every line a parse skipped as foreign, in parse order
-        self.ignored_lines: list[dict] = []
+        self.raw: dict[str, Any] = as_read(raw)
+        # every line a parse skipped as foreign, with its command, in parse order
+        self.ignored_lines: list[NotedIgnoredLine] = []
 
-    def command_label(self, key):
+    def command_label(self, key: str) -> str:
         entry = self.raw.get(key) or {}
         cmd = entry.get("cmd") or [key]
         return " ".join(str(part) for part in cmd)
 
-    def output(self, key, allow_rc=(0,)):
+    def output(self, key: str, allow_rc: tuple[int | None, ...] = (0,)) -> str:
         """stdout of collected command ``key``; FactError when it did not run cleanly."""
         entry = self.raw.get(key)
         if entry is None:
@@ -160,27 +166,29 @@ class RawReader:
         if entry.get("rc") not in allow_rc:
             said = first_line(entry.get("stderr")) or first_line(entry.get("stdout")) or "no output"
             raise FactError("%s: `%s` exited %s: %s" % (self.host, label, entry.get("rc"), said))
-        return entry.get("stdout") or ""
+        stdout: str = entry.get("stdout") or ""
+        return stdout
 
-    def parsed(self, key, kind, allow_rc=(0,)):
+    def parsed(self, key: str, kind: str, allow_rc: tuple[int | None, ...] = (0,)) -> Any:
         """Parse collected command ``key`` as ``kind``; FactError names tool, line and host."""
         text = self.output(key, allow_rc=allow_rc)
         try:
             result = parse(kind, text)
         except ParseError as exc:
             where = " line %d:" % exc.line if exc.line is not None else ""
-            raise FactError("%s: cannot read `%s` output:%s %s%s" % (self.host, self.command_label(key), where, exc.message,
-                                                                     self.truncation(key))) from None
+            raise FactError("%s: cannot read `%s` output:%s %s%s" % (self.host, self.command_label(key), where,
+                                                                     exc.message, self.truncation(key))) from None
         if isinstance(result, dict):
             label = self.command_label(key)
-            self.ignored_lines.extend(dict(entry, command=label) for entry in result.pop("ignored_lines", ()))
+            self.ignored_lines.extend({"line": entry["line"], "text": entry["text"], "why": entry["why"],
+                                       "command": label} for entry in result.pop("ignored_lines", ()))
         return result
 
-    def attach_notes(self, facts: dict) -> dict:
+    def attach_notes(self, facts: FactsT) -> FactsT:
         """``facts`` (``{"gpufleet_<group>": {...}}``) with what the reader saw beside the facts, in the group dict,
         each only when there is one: ``ignored_lines`` (the lines the parses skipped as foreign) and ``overran`` (the
         tools of the raw results that overran the fact phase, :func:`overruns`: the verdict names them)."""
-        notes = {"ignored_lines": list(self.ignored_lines), "overran": overruns(self.raw)}
+        notes: FactNotes = {"ignored_lines": list(self.ignored_lines), "overran": overruns(self.raw)}
         for group_facts in facts.values():
             if isinstance(group_facts, dict):
                 group_facts.update((key, value) for key, value in notes.items() if value)
@@ -197,7 +205,7 @@ class RawReader:
             return " (output truncated on the node)"
         return " (output truncated on the node: it printed %d bytes, the first %d were kept)" % (printed, kept)
 
-    def optional(self, key, kind, allow_rc=(0,)):
+    def optional(self, key: str, kind: str, allow_rc: tuple[int | None, ...] = (0,)) -> Any:
         """Like parsed(), but a tool that is absent yields None (e.g. ibstat on a box without RDMA)."""
         entry = self.raw.get(key)
         if entry is None or entry.get("error") == "not_found":

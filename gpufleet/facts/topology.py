@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import re
 
+from gpufleet.facts.raw import RawReader
+from gpufleet.facts.shapes import (GpuPair, NearestNic, TopologyAnalysis, TopologyFactGroup, TopologyFacts,
+                                   TopologyMatrix, TopologySummary)
+
 # Path codes from nearest to farthest, as nvidia-smi's legend orders them. SOC is the
 # pre-2018 spelling of SYS.
 PCIE_PATH_ORDER = ("PIX", "PXB", "PHB", "NODE", "SYS")
@@ -28,12 +32,12 @@ LINK_CLASS = {
 _NV_RE = re.compile(r"^NV(\d+)$")
 
 
-def normalise_code(code):
+def normalise_code(code: str) -> str:
     """The code with old spellings mapped to today's (``SOC`` -> ``SYS``)."""
     return _CODE_ALIASES.get(code, code)
 
 
-def classify(code):
+def classify(code: str) -> tuple[str, int | None]:
     """``(link_class, nvlinks)`` of one matrix code; nvlinks is None unless NVLink."""
     code = normalise_code(code)
     match = _NV_RE.match(code)
@@ -44,61 +48,72 @@ def classify(code):
     return LINK_CLASS.get(code, "unknown"), None
 
 
-def _path_rank(code):
+def _path_rank(code: str) -> int:
     code = normalise_code(code)
     if code in PCIE_PATH_ORDER:
         return PCIE_PATH_ORDER.index(code)
     return len(PCIE_PATH_ORDER)
 
 
-def analyse_topology(parsed):
-    """Return ``gpu_pairs``, ``nearest_nic`` and ``summary`` for a parsed matrix."""
-    links = parsed["links"]
-    gpu_names = [gpu["name"] for gpu in parsed["gpus"]]
-    nic_devices = {nic["name"]: nic.get("device") for nic in parsed.get("nics", [])}
-
-    pairs = []
-    class_counts = {}
+def _gpu_pairs(gpu_names: list[str], links: dict[str, dict[str, str]]) -> list[GpuPair]:
+    """Every GPU pair, in matrix order, with its link class."""
+    pairs: list[GpuPair] = []
     for i, a in enumerate(gpu_names):
         for b in gpu_names[i + 1:]:
             code = links[a][b]
             link_class, nvlinks = classify(code)
             pairs.append({"a": a, "b": b, "code": code, "link_class": link_class, "nvlinks": nvlinks})
-            class_counts[link_class] = class_counts.get(link_class, 0) + 1
+    return pairs
 
-    nearest = {}
-    for gpu in gpu_names:
-        if not nic_devices:
-            break
-        ranked = sorted(nic_devices, key=lambda nic, g=gpu: _path_rank(links[g][nic]))
-        best = _path_rank(links[gpu][ranked[0]])
-        closest = [nic for nic in ranked if _path_rank(links[gpu][nic]) == best]
-        nearest[gpu] = {
-            "nics": closest,
-            "devices": [nic_devices[nic] for nic in closest],
-            "code": normalise_code(links[gpu][closest[0]]),
-            "link_class": classify(links[gpu][closest[0]])[0],
-        }
 
+def _nearest_nic(gpu_links: dict[str, str], nic_devices: dict[str, str | None]) -> NearestNic:
+    """The NIC(s) on the shortest path from one GPU (its row of the matrix)."""
+    ranked = sorted(nic_devices, key=lambda nic: _path_rank(gpu_links[nic]))
+    best = _path_rank(gpu_links[ranked[0]])
+    closest = [nic for nic in ranked if _path_rank(gpu_links[nic]) == best]
+    return {
+        "nics": closest,
+        "devices": [nic_devices[nic] for nic in closest],
+        "code": normalise_code(gpu_links[closest[0]]),
+        "link_class": classify(gpu_links[closest[0]])[0],
+    }
+
+
+def _summary(parsed: TopologyMatrix, pairs: list[GpuPair], nic_count: int) -> TopologySummary:
+    """The counts and lists a judge holds against the seller's claim."""
+    class_counts: dict[str, int] = {}
+    for pair in pairs:
+        class_counts[pair["link_class"]] = class_counts.get(pair["link_class"], 0) + 1
     nv_counts = [p["nvlinks"] for p in pairs if p["nvlinks"] is not None]
-    summary = {
-        "gpu_count": len(gpu_names),
-        "nic_count": len(nic_devices),
+    numa = (gpu.get("numa_affinity") for gpu in parsed["gpus"])
+    return {
+        "gpu_count": len(parsed["gpus"]),
+        "nic_count": nic_count,
         "pair_count": len(pairs),
         "all_pairs_nvlink": bool(pairs) and len(nv_counts) == len(pairs),
         "nvlink_pairs": len(nv_counts),
         "min_nvlinks": min(nv_counts) if nv_counts else None,
         "max_nvlinks": max(nv_counts) if nv_counts else None,
-        "non_nvlink_pairs": ["%s-%s:%s" % (p["a"], p["b"], normalise_code(p["code"])) for p in pairs if p["nvlinks"] is None],
+        "non_nvlink_pairs": ["%s-%s:%s" % (p["a"], p["b"], normalise_code(p["code"]))
+                             for p in pairs if p["nvlinks"] is None],
         "link_classes": class_counts,
-        "numa_nodes": sorted({g["numa_affinity"] for g in parsed["gpus"] if g.get("numa_affinity") not in (None, "N/A")}),
+        "numa_nodes": sorted({node for node in numa if node is not None and node != "N/A"}),
     }
-    return {"gpu_pairs": pairs, "nearest_nic": nearest, "summary": summary}
 
 
-def build_facts(reader):
+def analyse_topology(parsed: TopologyMatrix) -> TopologyAnalysis:
+    """Return ``gpu_pairs``, ``nearest_nic`` and ``summary`` for a parsed matrix."""
+    links = parsed["links"]
+    gpu_names = [gpu["name"] for gpu in parsed["gpus"]]
+    nic_devices = {nic["name"]: nic.get("device") for nic in parsed.get("nics", [])}
+    pairs = _gpu_pairs(gpu_names, links)
+    nearest = {gpu: _nearest_nic(links[gpu], nic_devices) for gpu in gpu_names} if nic_devices else {}
+    return {"gpu_pairs": pairs, "nearest_nic": nearest, "summary": _summary(parsed, pairs, len(nic_devices))}
+
+
+def build_facts(reader: RawReader) -> TopologyFactGroup:
     """``{"gpufleet_topology": ...}`` from one host's raw ``nvidia-smi topo -m`` result."""
-    parsed = reader.parsed("topo_m", "topo")
-    topology = dict(parsed)
-    topology.update(analyse_topology(parsed))
+    parsed: TopologyMatrix = reader.parsed("topo_m", "topo")
+    # the parser's keys first, then what they say (the parser's dict passes through whole)
+    topology: TopologyFacts = {**parsed, **analyse_topology(parsed)}
     return {"gpufleet_topology": topology}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, TypedDict
 
 import yaml
 
@@ -23,18 +23,29 @@ FAIL, WARN, RECOVERY_ACTION = "fail", "warn", "recovery_action"
 RECOVERY_NONE = "none"
 
 
+class XidEntry(TypedDict):
+    """One Xid of the catalog: what it means, its resolution bucket, its status, the source of that status and why."""
+
+    meaning: str
+    bucket: str
+    status: str
+    source: str
+    why: str | None
+
+
 @lru_cache(maxsize=None)
-def _data() -> Dict[str, Any]:
+def _data() -> dict[str, Any]:
     with open(CATALOG_PATH, "r", encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        data: dict[str, Any] = yaml.safe_load(handle)
+    return data
 
 
 @lru_cache(maxsize=None)
-def catalog() -> Dict[int, Dict[str, Any]]:
+def catalog() -> dict[int, XidEntry]:
     """``{xid: {meaning, bucket, status, source, why}}`` (status resolved from the bucket unless the entry sets it)."""
     data = _data()
     buckets, sources = data["buckets"], data["sources"]
-    out = {}
+    out: dict[int, XidEntry] = {}
     for xid, entry in data["xids"].items():
         status = entry.get("status") or buckets[entry["bucket"]]
         source = sources["aznhc"] if entry.get("status") and "AzNHC" in (entry.get("why") or "") else sources["nvidia"]
@@ -45,16 +56,17 @@ def catalog() -> Dict[int, Dict[str, Any]]:
 
 def nvidia_source() -> str:
     """The catalog's own source line (for an Xid judged by its bucket)."""
-    return _data()["sources"]["nvidia"]
+    source: str = _data()["sources"]["nvidia"]
+    return source
 
 
-def recovery_failures(recovery_actions: Optional[Dict[str, Optional[str]]]) -> List[Tuple[str, Optional[str]]]:
+def recovery_failures(recovery_actions: dict[str, str | None] | None) -> list[tuple[str, str | None]]:
     """``[(gpu address, action)]`` whose last Xid 154 asked for something other than None (None: unreadable)."""
     return [(pci, action) for pci, action in sorted((recovery_actions or {}).items())
             if action is None or action.strip().lower() != RECOVERY_NONE]
 
 
-def xid_status(number: int, recovery_actions: Optional[Dict[str, Optional[str]]] = None) -> str:
+def xid_status(number: int, recovery_actions: dict[str, str | None] | None = None) -> str:
     """``fail`` or ``warn`` for Xid ``number``: its catalog status, Xid 154 by the actions (an unlisted Xid warns)."""
     entry = catalog().get(int(number))
     status = entry["status"] if entry else WARN
@@ -63,7 +75,7 @@ def xid_status(number: int, recovery_actions: Optional[Dict[str, Optional[str]]]
     return status
 
 
-def meaning(number: int) -> Optional[str]:
+def meaning(number: int) -> str | None:
     """What the catalog says Xid ``number`` is (None when it does not list it)."""
     entry = catalog().get(int(number))
     return entry["meaning"] if entry else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import TYPE_CHECKING, Dict, Iterator, List, NamedTuple, Optional, TypedDict
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple, TypedDict, TypeVar
 
 if TYPE_CHECKING:  # only for the annotations; imported where a template is read
     import textfsm
@@ -54,14 +54,15 @@ class ParseError(ValueError):
     problem is the text as a whole, e.g. empty input). ``kind`` names the format.
     """
 
-    def __init__(self, message, line=None, kind=None, text=None):
+    def __init__(self, message: str, line: int | None = None, kind: str | None = None,
+                 text: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
         self.kind = kind
         self.text = text
 
-    def __str__(self):
+    def __str__(self) -> str:
         where = "line %d: " % self.line if self.line is not None else ""
         what = "%s: " % self.kind if self.kind else ""
         shown = ""
@@ -70,12 +71,12 @@ class ParseError(ValueError):
         return "%s%s%s%s" % (what, where, self.message, shown)
 
 
-def strip_ansi(text):
+def strip_ansi(text: str) -> str:
     """Remove terminal escape sequences (nvidia-smi >= 590 underlines header rows)."""
     return _ANSI_RE.sub("", text)
 
 
-def numbered_lines(text):
+def numbered_lines(text: str) -> list[tuple[int, str]]:
     """Split text into ``(line_number, line)`` pairs, 1-based, without line endings.
 
     Carriage returns are dropped so CRLF captures read like LF ones.
@@ -83,7 +84,7 @@ def numbered_lines(text):
     return [(i + 1, line.rstrip("\r")) for i, line in enumerate(text.split("\n"))]
 
 
-def is_not_available(value):
+def is_not_available(value: str | None) -> bool:
     """True when ``value`` is one of the tools' spellings of "no value"."""
     if value is None:
         return True
@@ -100,6 +101,9 @@ MAX_DIGITS = len(str(MAX_NUMBER))
 # (NVIDIA/open-gpu-kernel-modules src/common/sdk/nvidia/inc/nvlimits.h). A count or a matrix above it is no node's.
 MAX_GPUS_PER_NODE = 32
 
+# a number as a parser converted it; bounded_number gives back the type it was given
+_Number = TypeVar("_Number", int, float)
+
 
 class ImplausibleNumber(ParseError):
     """A number no tool field holds: non-finite, or of a magnitude above :data:`MAX_NUMBER`."""
@@ -110,12 +114,13 @@ def _shown(text: str) -> str:
     return text if len(text) <= 24 else "%s... (%d characters)" % (text[:16], len(text))
 
 
-def _out_of_range(what: str, shown: str, line, kind) -> ImplausibleNumber:
+def _out_of_range(what: str, shown: str, line: int | None, kind: str | None) -> ImplausibleNumber:
     return ImplausibleNumber("%s %s is out of range: its magnitude is above 2^64-1, more than any tool field holds"
                              % (what, _shown(shown)), line=line, kind=kind)
 
 
-def bounded_number(number, line=None, kind=None, what="number"):
+def bounded_number(number: _Number, line: int | None = None, kind: str | None = None,
+                   what: str = "number") -> _Number:
     """``number`` when finite and of magnitude at most :data:`MAX_NUMBER`; else :class:`ImplausibleNumber` naming
     ``what`` and the line. For parsers that convert a cell themselves (``int()``, ``float()``, JSON)."""
     if isinstance(number, float) and not math.isfinite(number):
@@ -125,7 +130,8 @@ def bounded_number(number, line=None, kind=None, what="number"):
     return number
 
 
-def parse_number(value, line=None, kind=None, unit=None):
+def parse_number(value: str | None, line: int | None = None, kind: str | None = None,
+                 unit: str | None = None) -> int | float | None:
     """Read an int or float from a tool's cell; None for the "no value" spellings.
 
     ``unit`` is an optional suffix to strip (``"MiB"``, ``"W"``, ``"MHz"``, ``"C"``...).
@@ -139,6 +145,7 @@ def parse_number(value, line=None, kind=None, unit=None):
         return None
     if unit and raw.lower().endswith(unit.lower()):
         raw = raw[: -len(unit)].strip()
+    number: int | float
     if re.fullmatch(r"[-+]?\d+", raw):
         if len(raw.lstrip("+-").lstrip("0")) > MAX_DIGITS:
             raise _out_of_range("number", raw, line, kind)
@@ -178,7 +185,8 @@ def json_depth(text: str) -> int:
 MAX_JSON_DEPTH = 32
 
 
-def refuse_deep_json(text: str, limit: int = MAX_JSON_DEPTH, kind=None, what="the document") -> None:
+def refuse_deep_json(text: str, limit: int = MAX_JSON_DEPTH, kind: str | None = None,
+                     what: str = "the document") -> None:
     """ParseError naming the depth when ``text`` nests brackets deeper than ``limit``, before any recursive reader."""
     deepest = json_depth(text)
     if deepest > limit:
@@ -192,7 +200,7 @@ RANK_PREFIX_RE = re.compile(r"^(?:\[(\d+),(\d+)\]<(?:stdout|stderr)>:\s?|\s*(\d+
 PROMPT_RE = re.compile(r"^\s*(?:\([^)]*\)\s*)?(?:[\w.@:~/\-]*|\[[^\]]*\])\s?[$#%>]\s+\S")
 
 
-def clean_lines(text, kind):
+def clean_lines(text: object, kind: str | None) -> list[tuple[int, str]]:
     """``(n, line)`` pairs with ANSI escapes, CR and one rank prefix removed, prompt lines blanked.
 
     A uniform ``srun -l`` / ``mpirun --tag-output`` prefix is removed; lines of a second rank
@@ -223,7 +231,7 @@ def clean_lines(text, kind):
 BENCH_RANK_PREFIX_RE = re.compile(r"^(?:(\d+): ?|\[\d+,(\d+)\]<std(?:out|err)>: ?)")
 
 
-def strip_rank_prefix(text, kind):
+def strip_rank_prefix(text: object, kind: str | None) -> list[tuple[int, str]]:
     """Numbered lines with ANSI removed and one launcher's rank prefix stripped.
 
     The prefix is removed when at least half of the non-blank lines carry it (a benchmark's
@@ -246,8 +254,8 @@ def strip_rank_prefix(text, kind):
             raise ParseError("output of several ranks is interleaved (rank %s and %s)" % (first_rank, rank), line=n, kind=kind)
     cleaned = []
     for n, line in pairs:
-        match = BENCH_RANK_PREFIX_RE.match(line)
-        cleaned.append((n, line[match.end():] if match else line))
+        prefix = BENCH_RANK_PREFIX_RE.match(line)
+        cleaned.append((n, line[prefix.end():] if prefix else line))
     return cleaned
 
 
@@ -289,7 +297,7 @@ class IgnoredLine(TypedDict):
     why: str
 
 
-def foreign_line(line: str) -> Optional[str]:
+def foreign_line(line: str) -> str | None:
     """Why ``line`` is clearly not any tool's output (a prompt, a banner, a note...), or None."""
     for why, pattern in _FOREIGN_PATTERNS:
         if pattern.match(line):
@@ -297,12 +305,12 @@ def foreign_line(line: str) -> Optional[str]:
     return None
 
 
-def ignore_line(ignored: List[IgnoredLine], number: int, line: str, why: str) -> None:
+def ignore_line(ignored: list[IgnoredLine], number: int, line: str, why: str) -> None:
     """Record ``line`` in ``ignored`` as skipped for ``why`` (a parser's own rule, e.g. a bare command line)."""
     ignored.append({"line": number, "text": line.strip()[:200], "why": why})
 
 
-def skip_foreign(ignored: List[IgnoredLine], number: int, line: str) -> bool:
+def skip_foreign(ignored: list[IgnoredLine], number: int, line: str) -> bool:
     """Record ``line`` in ``ignored`` and say True when it is foreign; False leaves the refusal to the parser."""
     why = foreign_line(line)
     if why is None:
@@ -311,14 +319,14 @@ def skip_foreign(ignored: List[IgnoredLine], number: int, line: str) -> bool:
     return True
 
 
-def with_ignored(result: dict, ignored: List[IgnoredLine]) -> dict:
+def with_ignored(result: dict[str, Any], ignored: list[IgnoredLine]) -> dict[str, Any]:
     """``result`` with ``ignored_lines`` set when a line was skipped (absent otherwise)."""
     if ignored:
         result["ignored_lines"] = list(ignored)
     return result
 
 
-def is_placeholder(value: Optional[str]) -> bool:
+def is_placeholder(value: str | None) -> bool:
     """True for a value someone pasted instead of the real one (``...``, ``<masked>``)."""
     return value is not None and value.strip().lower() in PLACEHOLDERS
 
@@ -329,7 +337,7 @@ def is_placeholder(value: Optional[str]) -> bool:
 TEMPLATE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 # Compiled templates not in use, by name. A parse takes one and puts it back, so two parses
 # (threads, or a caller that stops reading rows half-way) never share one FSM's state.
-_IDLE_TEMPLATES: Dict[str, List["textfsm.TextFSM"]] = {}
+_IDLE_TEMPLATES: dict[str, list["textfsm.TextFSM"]] = {}
 # What textfsm raises for an ``-> Error "message"`` rule: 'Error: "message". Rule Line: ...'.
 _TEMPLATE_ERROR_RE = re.compile(r'^Error: "(.*)"\. Rule Line: \d+\. Input Line: ', re.DOTALL)
 
@@ -343,7 +351,7 @@ class TemplateRow(NamedTuple):
 
     line: int
     text: str
-    fields: Dict[str, str]
+    fields: dict[str, str]
 
 
 def _take_template(name: str) -> "textfsm.TextFSM":
@@ -357,8 +365,8 @@ def _take_template(name: str) -> "textfsm.TextFSM":
             return textfsm.TextFSM(handle)
 
 
-def parse_with_template(name: str, text: str, kind: str, ignored: Optional[List[IgnoredLine]] = None,
-                        foreign_refusal: Optional[str] = None) -> Iterator[TemplateRow]:
+def parse_with_template(name: str, text: str, kind: str, ignored: list[IgnoredLine] | None = None,
+                        foreign_refusal: str | None = None) -> Iterator[TemplateRow]:
     """Rows of ``templates/<name>.textfsm`` read over ``text``, one line at a time.
 
     ``text`` is cleaned first (:func:`clean_lines`: ANSI, CR, rank prefix, prompt lines), so

@@ -40,6 +40,7 @@ common's ``MAX_JSON_DEPTH`` (32; refused before the JSON reader, which recurses,
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from gpufleet.parsers.common import IgnoredLine, ParseError, refuse_deep_json, skip_foreign, with_ignored
 
@@ -50,32 +51,33 @@ _STATUS_WORDS = {"pass": "pass", "fail": "fail", "warn": "warn", "warning": "war
 _WORST_FIRST = ("fail", "skip", "warn", "pass")
 
 
-def normal_status(word) -> str:
+def normal_status(word: object) -> str:
     """``Pass``/``PASS`` -> ``pass``, ``Skip``/``SKIPPED`` -> ``skip``...; an undocumented word in lower case."""
     word = str(word or "").strip().lower()
     return _STATUS_WORDS.get(word, word or "unknown")
 
 
-def _warning_text(item) -> str:
+def _warning_text(item: Any) -> str:
     if isinstance(item, dict):
         return " ".join(str(item.get("warning") or item.get("message") or json.dumps(item, sort_keys=True)).split())
     return " ".join(str(item).split())
 
 
-def _entity(result: dict):
+def _entity(result: dict[str, Any]) -> Any:
     if "entity_id" in result:
         return result.get("entity_id")
     return result.get("gpu_ids")
 
 
-def _test(category: str, test: dict) -> dict:
-    entities = []
+def _test(category: str, test: dict[str, Any]) -> dict[str, Any]:
+    entities: list[dict[str, Any]] = []
     for result in test.get("results") or []:
         if not isinstance(result, dict):
             continue
         entities.append({"entity": _entity(result), "status": normal_status(result.get("status")),
                          "warnings": [_warning_text(item) for item in result.get("warnings") or []]})
-    summary = test.get("test_summary") if isinstance(test.get("test_summary"), dict) else {}
+    raw_summary = test.get("test_summary")
+    summary: dict[str, Any] = raw_summary if isinstance(raw_summary, dict) else {}
     if summary.get("status"):
         status = normal_status(summary["status"])
     else:
@@ -102,11 +104,9 @@ def _after_document(text: str, end: int, ignored: list[IgnoredLine]) -> None:
         skip_foreign(ignored, number, line.rstrip("\r"))
 
 
-def parse_dcgmi_diag(text: str) -> dict:
-    """Parse ``dcgmi diag -j`` output; see the module docstring for the keys."""
-    if not isinstance(text, str) or not text.strip():
-        raise ParseError("empty input", kind=KIND)
-    ignored: list[IgnoredLine] = []
+def _read_document(text: str, ignored: list[IgnoredLine]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(document, root)`` of the output's JSON document (root: its ``ROOT_KEYS`` object); foreign lines around it
+    are listed in ``ignored``."""
     start = _document_start(text, ignored)
     if start < 0:
         raise ParseError("no JSON document in the output (dcgmi diag was not run with -j, "
@@ -122,8 +122,11 @@ def parse_dcgmi_diag(text: str) -> dict:
     if root_key is None or not isinstance(document[root_key], dict):
         raise ParseError("no %s key in the JSON document" % " / ".join(repr(key) for key in ROOT_KEYS), kind=KIND)
     _after_document(text, start + end, ignored)
-    root = document[root_key]
-    metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
+    return document, document[root_key]
+
+
+def _tests(root: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every test of every category, in the document's order."""
     tests = []
     for category in root.get("test_categories") or []:
         if not isinstance(category, dict):
@@ -131,6 +134,18 @@ def parse_dcgmi_diag(text: str) -> dict:
         for test in category.get("tests") or []:
             if isinstance(test, dict):
                 tests.append(_test(str(category.get("category") or "?"), test))
+    return tests
+
+
+def parse_dcgmi_diag(text: str) -> dict[str, Any]:
+    """Parse ``dcgmi diag -j`` output; see the module docstring for the keys."""
+    if not isinstance(text, str) or not text.strip():
+        raise ParseError("empty input", kind=KIND)
+    ignored: list[IgnoredLine] = []
+    document, root = _read_document(text, ignored)
+    raw_metadata = document.get("metadata")
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
+    tests = _tests(root)
     counts: dict[str, int] = {}
     for test in tests:
         counts[test["status"]] = counts.get(test["status"], 0) + 1

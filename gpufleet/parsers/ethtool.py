@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import re
 
-from typing import List
+from typing import Any, List, NamedTuple, NoReturn
 
 from gpufleet.parsers.common import (
     IgnoredLine, ParseError, is_not_available, is_placeholder, parse_with_template, skip_foreign,
@@ -86,19 +86,20 @@ _FLAG_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _UNKNOWN_RE = re.compile(r"^Unknown!?(?:\s*\(\d+\))?$")
 
 
-def _snake(key):
+def _snake(key: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
 
 
-def _fail(message, number, line, kind=KIND):
+def _fail(message: str, number: int, line: str, kind: str = KIND) -> NoReturn:
     raise ParseError(message, line=number, kind=kind, text=line)
 
 
-def _mode_list(value, pattern, what, entries):
+def _mode_list(value: str, pattern: re.Pattern[str], what: str,
+               entries: list[tuple[int, str]]) -> list[str] | None:
     """Tokens of a list value; None for "Not reported". ``entries`` are (line number, text)."""
     if value.strip().lower() in ("not reported", "none reported"):
         return None
-    tokens = []
+    tokens: list[str] = []
     for number, text in entries:
         for token in text.split():
             if not pattern.match(token):
@@ -107,7 +108,8 @@ def _mode_list(value, pattern, what, entries):
     return tokens
 
 
-def _yes_no(value, number, line, yes="yes", no="no", kind=KIND):
+def _yes_no(value: str, number: int, line: str, yes: str = "yes", no: str = "no",
+            kind: str = KIND) -> bool:
     lowered = value.strip().lower()
     if lowered == yes:
         return True
@@ -116,14 +118,20 @@ def _yes_no(value, number, line, yes="yes", no="no", kind=KIND):
     return _fail("expected %s/%s, got %r" % (yes, no, value), number, line, kind)
 
 
-def _integer(value, number, line):
+def _integer(value: str, number: int, line: str) -> int:
     if not re.fullmatch(r"\d+", value.strip()):
         _fail("not an integer: %r" % value, number, line)
     return int(value)
 
 
-def _interpret(result, key, entries):
+def _interpret(result: dict[str, Any], key: str, entries: list[tuple[int, str]]) -> None:
     """Set the typed keys from one setting; ``entries`` = [(line number, value text), ...]."""
+    if not _interpret_link(result, key, entries):
+        _interpret_lists(result, key, entries)
+
+
+def _interpret_link(result: dict[str, Any], key: str, entries: list[tuple[int, str]]) -> bool:
+    """The link's settings (speed, duplex, link, negotiation, lanes, PHY address); False for another key."""
     number, value = entries[0]
     line = value
     if key == "Speed":
@@ -151,7 +159,16 @@ def _interpret(result, key, entries):
         result["lanes"] = _integer(value, number, line)
     elif key == "PHYAD":
         result["phyad"] = _integer(value, number, line)
-    elif key in ("Port", "Transceiver"):
+    else:
+        return False
+    return True
+
+
+def _interpret_lists(result: dict[str, Any], key: str, entries: list[tuple[int, str]]) -> None:
+    """The port, transceiver and the list settings (ports, link and FEC modes, message level flags)."""
+    number, value = entries[0]
+    line = value
+    if key in ("Port", "Transceiver"):
         result[_snake(key)] = None if is_not_available(value) or is_placeholder(value) else value
     elif key == "Supported ports":
         match = re.fullmatch(r"\[(.*)\]", value)
@@ -170,7 +187,7 @@ def _interpret(result, key, entries):
         result["message_level_flags"] = _mode_list("", _FLAG_RE, "message flag", entries[1:])
 
 
-def _new_result():
+def _new_result() -> dict[str, Any]:
     return {
         "interface": None,
         "speed_mbps": None,
@@ -197,17 +214,26 @@ def _new_result():
     }
 
 
-def parse_ethtool(text: str) -> dict:
+def parse_ethtool(text: str) -> dict[str, Any]:
     """Parse ``ethtool IFACE`` output; see the module docstring for the returned keys."""
     ignored: List[IgnoredLine] = []
     return with_ignored(_parse_ethtool(text, ignored), ignored)
 
 
-def _parse_ethtool(text: str, ignored: List[IgnoredLine]) -> dict:
-    result = _new_result()
-    settings = []  # [key, [(line number, text), ...]]
-    header_line = None
-    last_line = None
+class _Settings(NamedTuple):
+    """The settings of one ``ethtool IFACE`` output as read: each key with its lines, and where the output was."""
+
+    settings: list[tuple[str, list[tuple[int, str]]]]  # [(key, [(line number, text), ...])]
+    header_line: int | None
+    last_line: int | None
+    crashed: bool
+
+
+def _read_settings(text: str, ignored: List[IgnoredLine], result: dict[str, Any]) -> _Settings:
+    """The template's records: settings and their continuation lines; errors and elisions go to ``result``."""
+    settings: list[tuple[str, list[tuple[int, str]]]] = []
+    header_line: int | None = None
+    last_line: int | None = None
     crashed = False
     for number, line, fields in parse_with_template(TEMPLATE, text, KIND, ignored, "unrecognised ethtool line"):
         if fields["ELISION"]:
@@ -222,12 +248,18 @@ def _parse_ethtool(text: str, ignored: List[IgnoredLine]) -> dict:
             key = fields["KEY"]
             if any(key == k for k, _e in settings):
                 _fail("%r printed twice: two captures concatenated?" % key, number, line)
-            settings.append([key, [(number, fields["VALUE"])]])
+            settings.append((key, [(number, fields["VALUE"])]))
             last_line = number
         elif not skip_foreign(ignored, number, line):  # a banner or note would be refused as no link mode
             # the template allows a continuation line only right after a list setting
             settings[-1][1].append((number, fields["CONTINUATION"]))
             last_line = number
+    return _Settings(settings, header_line, last_line, crashed)
+
+
+def _parse_ethtool(text: str, ignored: List[IgnoredLine]) -> dict[str, Any]:
+    result = _new_result()
+    settings, header_line, last_line, crashed = _read_settings(text, ignored, result)
     result["truncated"] = result["truncated"] or crashed or header_line is None
     if not settings:
         if result["errors"]:
@@ -243,15 +275,15 @@ def _parse_ethtool(text: str, ignored: List[IgnoredLine]) -> dict:
     return result
 
 
-def parse_ethtool_driver(text: str) -> dict:
+def parse_ethtool_driver(text: str) -> dict[str, Any]:
     """Parse ``ethtool -i IFACE`` output; see the module docstring for the returned keys."""
     ignored: List[IgnoredLine] = []
     return with_ignored(_parse_ethtool_driver(text, ignored), ignored)
 
 
-def _parse_ethtool_driver(text: str, ignored: List[IgnoredLine]) -> dict:
-    result = {}
-    messages = []
+def _parse_ethtool_driver(text: str, ignored: List[IgnoredLine]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    messages: list[tuple[int, str]] = []
     for number, line, fields in parse_with_template(TEMPLATE_DRIVER, text, KIND_DRIVER, ignored,
                                                     "unrecognised ethtool -i line"):
         if fields["MESSAGE"]:

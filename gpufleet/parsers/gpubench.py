@@ -43,7 +43,7 @@ from the GPU lines.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from gpufleet.parsers.common import IgnoredLine, ParseError, skip_foreign, with_ignored
 
@@ -112,10 +112,10 @@ class _Line:
             raise self.fail("%s must be a finite number >= 0, got %r" % (key, value))
         return figure
 
-    def optional(self, key: str, read) -> Any:
+    def optional(self, key: str, read: Callable[[str], Any]) -> Any:
         return read(key) if self.fields.get(key) not in (None, "") else None
 
-    def known(self, key: str, names: tuple) -> str:
+    def known(self, key: str, names: tuple[str, ...]) -> str:
         name = self.need(key)
         if name not in names:
             raise self.fail("unknown %s %r (known: %s)" % (key, name, ", ".join(names)))
@@ -126,14 +126,14 @@ def _version_or_none(value: str | None) -> str | None:
     return None if value in (None, "", "unknown") else value
 
 
-def _header(result: dict, line: _Line) -> None:
+def _header(result: dict[str, Any], line: _Line) -> None:
     result["version"] = line.need("version")
     result["cuda"] = _version_or_none(line.fields.get("cuda"))
     result["driver"] = _version_or_none(line.fields.get("driver"))
     result["order"] = line.fields.get("order") or None
 
 
-def _gpu(result: dict, gpus: dict, line: _Line) -> None:
+def _gpu(result: dict[str, Any], gpus: dict[int, dict[str, Any]], line: _Line) -> None:
     index = line.count("index")
     if index in gpus:
         raise line.fail("GPU %d declared twice" % index)
@@ -144,14 +144,14 @@ def _gpu(result: dict, gpus: dict, line: _Line) -> None:
     result["gpus"].append(gpus[index])
 
 
-def _declared(gpus: dict, line: _Line) -> dict:
+def _declared(gpus: dict[int, dict[str, Any]], line: _Line) -> dict[str, Any]:
     index = line.count("index")
     if index not in gpus:
         raise line.fail("a figure for GPU %d before its gpu line" % index)
     return gpus[index]
 
 
-def _fast_accum(gpu: dict, dtype: str, line: _Line) -> None:
+def _fast_accum(gpu: dict[str, Any], dtype: str, line: _Line) -> None:
     value = line.fields.get("fast_accum")
     if value is None:
         return  # version 1.0, or a dtype without the choice
@@ -162,7 +162,7 @@ def _fast_accum(gpu: dict, dtype: str, line: _Line) -> None:
     gpu["fast_accum"][dtype] = int(value)
 
 
-def _gemm(gpus: dict, line: _Line) -> None:
+def _gemm(gpus: dict[int, dict[str, Any]], line: _Line) -> None:
     gpu = _declared(gpus, line)
     dtype = line.known("dtype", DTYPES)
     if dtype in gpu["gemm_tflops"]:
@@ -171,7 +171,7 @@ def _gemm(gpus: dict, line: _Line) -> None:
     _fast_accum(gpu, dtype, line)
 
 
-def _hbm(gpus: dict, line: _Line) -> None:
+def _hbm(gpus: dict[int, dict[str, Any]], line: _Line) -> None:
     gpu = _declared(gpus, line)
     test = line.known("test", HBM_TESTS)
     if test in gpu["hbm_gbs"]:
@@ -179,7 +179,7 @@ def _hbm(gpus: dict, line: _Line) -> None:
     gpu["hbm_gbs"][test] = line.figure("gbs")
 
 
-def _sustained(gpus: dict, line: _Line) -> None:
+def _sustained(gpus: dict[int, dict[str, Any]], line: _Line) -> None:
     gpu = _declared(gpus, line)
     if gpu["sustained"] is not None:
         raise line.fail("GPU %d sustained given twice" % gpu["index"])
@@ -187,7 +187,7 @@ def _sustained(gpus: dict, line: _Line) -> None:
     gpu["sustained"] = dict(figures, dtype=line.known("dtype", DTYPES), windows=line.optional("windows", line.count))
 
 
-def _error(result: dict, line: _Line) -> None:
+def _error(result: dict[str, Any], line: _Line) -> None:
     message = line.fields.get("msg") or "error without a message"
     if "index" not in line.fields:
         result["errors"].append(message)
@@ -199,13 +199,13 @@ def _error(result: dict, line: _Line) -> None:
     result["errors"].append("%s %s: %s" % (where, test, message) if test else "%s: %s" % (where, message))
 
 
-def _end(gpus: dict, line: _Line) -> None:
+def _end(gpus: dict[int, dict[str, Any]], line: _Line) -> None:
     count = line.need("gpus")
     if not count.isdigit() or int(count) != len(gpus):
         raise line.fail("end says %s GPUs, %d gpu lines were read" % (count, len(gpus)))
 
 
-def _record(result: dict, gpus: dict, record: str, line: _Line) -> None:
+def _record(result: dict[str, Any], gpus: dict[int, dict[str, Any]], record: str, line: _Line) -> None:
     if record == "gpu":
         _gpu(result, gpus, line)
     elif record == "gemm":
@@ -220,7 +220,7 @@ def _record(result: dict, gpus: dict, record: str, line: _Line) -> None:
         _end(gpus, line)
 
 
-def _lines(text: str):
+def _lines(text: str) -> Iterator[tuple[int, str, str, str]]:
     """``(number, raw, record, rest)`` of every line that holds a record (not blank, not a ``#`` comment)."""
     for number, raw in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
         line = raw.strip()

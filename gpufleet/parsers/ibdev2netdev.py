@@ -39,10 +39,10 @@ echoed command, a note, an elision) are skipped instead and listed in ``ignored_
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from gpufleet.parsers.common import (
-    clean_lines, ParseError, is_not_available, is_placeholder, skip_foreign, with_ignored,
+    IgnoredLine, ParseError, clean_lines, is_not_available, is_placeholder, skip_foreign, with_ignored,
 )
 
 KIND = "ibdev2netdev"
@@ -64,8 +64,8 @@ _VERBOSE_RE = re.compile(r"^\((?P<type>[^()]*?)\s+-\s+(?P<part>[^()]*?)\s*\)\s*(
 _ERROR_RE = re.compile(r"^[\w.\-/]+: \S.*$")
 
 
-def _verbose_fields(verbose, number, line):
-    fields = {"ca_type": None, "part_number": None, "description": None, "fw_version": None}
+def _verbose_fields(verbose: str | None, number: int, line: str) -> dict[str, str | None]:
+    fields: dict[str, str | None] = {"ca_type": None, "part_number": None, "description": None, "fw_version": None}
     if verbose is None:
         return fields
     match = _VERBOSE_RE.match(verbose.strip())
@@ -83,12 +83,12 @@ def _text(value: Optional[str]) -> Optional[str]:
     return None if is_not_available(value) or is_placeholder(value) else value
 
 
-def parse_ibdev2netdev(text):
+def parse_ibdev2netdev(text: object) -> dict[str, Any]:
     """Parse ``ibdev2netdev [-v]`` output; see the module docstring for the returned keys."""
-    mappings = []
-    errors = []
-    ignored = []
-    seen = set()
+    mappings: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    ignored: list[IgnoredLine] = []
+    seen: set[tuple[str, int]] = set()
     for number, line in clean_lines(text, KIND):
         stripped = line.strip()
         if not stripped:
@@ -111,7 +111,7 @@ def parse_ibdev2netdev(text):
         if key in seen:
             raise ParseError("%s port %d printed twice" % key, line=number, kind=KIND, text=line)
         seen.add(key)
-        mapping = {
+        mapping: dict[str, Any] = {
             "device": key[0],
             "port": key[1],
             "netdev": match.group("netdev"),
@@ -124,6 +124,7 @@ def parse_ibdev2netdev(text):
         mappings.append(mapping)
     if not mappings:
         if errors:
-            raise ParseError("ibdev2netdev printed no mapping: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND, text=errors[0]["text"])
+            raise ParseError("ibdev2netdev printed no mapping: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND,
+                             text=errors[0]["text"])
         raise ParseError("no ibdev2netdev output (no 'DEV port N ==> NETDEV (State)' line)", kind=KIND)
     return with_ignored({"mappings": mappings, "errors": errors}, ignored)

@@ -57,7 +57,7 @@ device value reads as None, like N/A; for a port value or as the CA name it is r
 from __future__ import annotations
 
 import re
-from typing import List
+from typing import Any, List, TypedDict
 
 from gpufleet.parsers.common import (
     IgnoredLine, ParseError, is_not_available, is_placeholder, parse_number, parse_with_template,
@@ -98,11 +98,11 @@ _PORT_KEYS = {
 }
 
 
-def _snake(key):
+def _snake(key: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
 
 
-def _port_value(field, value, number, line):
+def _port_value(field: str, value: str, number: int, line: str) -> str | int | float | None:
     if field in ("state", "physical_state", "link_layer"):
         allowed = {"state": _STATES, "physical_state": _PHYS_STATES, "link_layer": _LINK_LAYERS}[field]
         if value not in allowed:
@@ -125,7 +125,7 @@ def _port_value(field, value, number, line):
     return result
 
 
-def _device_value(field, value, number, line):
+def _device_value(field: str, value: str, number: int, line: str) -> str | int | None:
     if is_not_available(value) or is_placeholder(value):
         return None
     if field == "num_ports":
@@ -137,8 +137,8 @@ def _device_value(field, value, number, line):
     return value
 
 
-def _new_device(name):
-    device = {"name": name, "details": False}
+def _new_device(name: str) -> dict[str, Any]:
+    device: dict[str, Any] = {"name": name, "details": False}
     for field in _DEVICE_KEYS.values():
         device[field] = None
     device["other"] = {}
@@ -146,7 +146,7 @@ def _new_device(name):
     return device
 
 
-def _check_device(device, seen, last_line):
+def _check_device(device: dict[str, Any], seen: _Seen, last_line: int | None) -> None:
     """A device with any detail must be complete; a truncated block names its last line."""
     if not device["details"]:
         return
@@ -167,49 +167,68 @@ def _check_device(device, seen, last_line):
         )
 
 
-def parse_ibstat(text: str) -> dict:
+def parse_ibstat(text: str) -> dict[str, Any]:
     """Parse ``ibstat`` output; see the module docstring for the returned keys."""
     ignored: List[IgnoredLine] = []
     return with_ignored(_parse_ibstat(text, ignored), ignored)
 
 
-def _parse_ibstat(text: str, ignored: List[IgnoredLine]) -> dict:
-    devices = []
-    errors = []
-    device = None
-    port = None
-    seen = None
-    last_line = None
-    ca_lines = []  # (line number, line, device) of every CA line, for the bare-CA check
+class _Seen(TypedDict):
+    """The fields one CA printed, and those of each of its port blocks."""
 
-    for row in parse_with_template(TEMPLATE, text, KIND, ignored, "unrecognised ibstat line"):
-        number, line, fields = row
+    device: set[str]
+    ports: list[set[str]]
+
+
+class _Reader:
+    """The CAs of one ibstat output, one template record at a time."""
+
+    def __init__(self) -> None:
+        self.devices: list[dict[str, Any]] = []
+        self.errors: list[dict[str, Any]] = []
+        self.device: dict[str, Any] | None = None
+        self.port: dict[str, Any] | None = None
+        self.seen: _Seen = {"device": set(), "ports": []}
+        self.last_line: int | None = None
+        self.ca_lines: list[tuple[int, str, dict[str, Any]]] = []  # every CA line, for the bare-CA check
+
+    def read(self, number: int, line: str, fields: dict[str, str]) -> None:
         if fields["CA"]:
-            if device is not None:
-                _check_device(device, seen, last_line)
-            name = fields["CA"][1:-1]
-            if not name or is_placeholder(name) or any(d["name"] == name for d in devices):
-                raise ParseError("empty, placeholder or repeated CA name %r" % name, line=number, kind=KIND, text=line)
-            device = _new_device(name)
-            seen = {"device": set(), "ports": []}
-            devices.append(device)
-            ca_lines.append((number, line, device))
-            port = None
-            last_line = number
-        elif fields["PORT"]:
+            self._ca(number, line, fields["CA"])
+        elif fields["MESSAGE"] or not (fields["PORT"] or fields["DEVICE_KEY"] or fields["PORT_KEY"]
+                                       or fields["OTHER_KEY"]):
+            self.errors.append({"line": number, "text": fields["MESSAGE"]})
+            return
+        else:
+            # the template records these only after a CA line
+            assert self.device is not None
+            self._detail(self.device, number, line, fields)
+        self.last_line = number
+
+    def _ca(self, number: int, line: str, ca: str) -> None:
+        if self.device is not None:
+            _check_device(self.device, self.seen, self.last_line)
+        name = ca[1:-1]
+        if not name or is_placeholder(name) or any(d["name"] == name for d in self.devices):
+            raise ParseError("empty, placeholder or repeated CA name %r" % name, line=number, kind=KIND, text=line)
+        self.device = _new_device(name)
+        self.seen = {"device": set(), "ports": []}
+        self.devices.append(self.device)
+        self.ca_lines.append((number, line, self.device))
+        self.port = None
+
+    def _detail(self, device: dict[str, Any], number: int, line: str, fields: dict[str, str]) -> None:
+        seen = self.seen
+        if fields["PORT"]:
             # The template accepts "Port N:" only after a device key; ports need the count first.
             if "num_ports" not in seen["device"]:
                 raise ParseError("port block outside a CA block", line=number, kind=KIND, text=line)
             port_number = int(fields["PORT"])
             if any(p["port"] == port_number for p in device["ports"]):
                 raise ParseError("port %d printed twice" % port_number, line=number, kind=KIND, text=line)
-            port = {"port": port_number}
-            for field in _PORT_KEYS.values():
-                port[field] = None
-            port["other"] = {}
-            device["ports"].append(port)
+            self.port = _new_port(port_number)
+            device["ports"].append(self.port)
             seen["ports"].append(set())
-            last_line = number
         elif fields["DEVICE_KEY"]:
             key = fields["DEVICE_KEY"]
             field = _DEVICE_KEYS[key]
@@ -218,29 +237,42 @@ def _parse_ibstat(text: str, ignored: List[IgnoredLine]) -> dict:
             device[field] = _device_value(field, fields["VALUE"], number, line)
             device["details"] = True
             seen["device"].add(field)
-            last_line = number
         elif fields["PORT_KEY"]:
             key = fields["PORT_KEY"]
             field = _PORT_KEYS[key]
             if field in seen["ports"][-1]:
                 raise ParseError("%r repeated in one port block" % key, line=number, kind=KIND, text=line)
-            port[field] = _port_value(field, fields["VALUE"], number, line)
+            assert self.port is not None  # the template accepts a port key only inside a port block
+            self.port[field] = _port_value(field, fields["VALUE"], number, line)
             seen["ports"][-1].add(field)
-            last_line = number
-        elif fields["OTHER_KEY"]:
-            target = port if port is not None else device
-            target["other"][_snake(fields["OTHER_KEY"])] = fields["VALUE"]
-            last_line = number
         else:
-            errors.append({"line": number, "text": fields["MESSAGE"]})
-    if device is not None:
-        _check_device(device, seen, last_line)
+            target = self.port if self.port is not None else device
+            target["other"][_snake(fields["OTHER_KEY"])] = fields["VALUE"]
+
+
+def _new_port(port_number: int) -> dict[str, Any]:
+    port: dict[str, Any] = {"port": port_number}
+    for field in _PORT_KEYS.values():
+        port[field] = None
+    port["other"] = {}
+    return port
+
+
+def _parse_ibstat(text: str, ignored: List[IgnoredLine]) -> dict[str, Any]:
+    reader = _Reader()
+    for number, line, fields in parse_with_template(TEMPLATE, text, KIND, ignored, "unrecognised ibstat line"):
+        reader.read(number, line, fields)
+    devices, errors = reader.devices, reader.errors
+    if reader.device is not None:
+        _check_device(reader.device, reader.seen, reader.last_line)
     if any(d["details"] for d in devices):
-        for number, line, bare in ca_lines:
+        for number, line, bare in reader.ca_lines:
             if not bare["details"]:
-                raise ParseError("CA %r has no details while others do (truncated?)" % bare["name"], line=number, kind=KIND, text=line)
+                raise ParseError("CA %r has no details while others do (truncated?)" % bare["name"], line=number,
+                                 kind=KIND, text=line)
     if not devices:
         if errors:
-            raise ParseError("ibstat printed no device: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND, text=errors[0]["text"])
+            raise ParseError("ibstat printed no device: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND,
+                             text=errors[0]["text"])
         raise ParseError("no ibstat output (no \"CA '...'\" line)", kind=KIND)
     return {"devices": devices, "errors": errors}

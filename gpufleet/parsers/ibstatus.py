@@ -51,9 +51,11 @@ of the same size does both.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from gpufleet.parsers.common import (
-    clean_lines, ParseError, is_not_available, is_placeholder, parse_number, skip_foreign, with_ignored,
+    IgnoredLine, ParseError, clean_lines, is_not_available, is_placeholder, parse_number, skip_foreign, with_ignored,
 )
 
 KIND = "ibstatus"
@@ -84,7 +86,7 @@ _LINK_LAYERS = {"InfiniBand", "Ethernet", "IB", "Unknown"}
 _REQUIRED = ("default_gid", "base_lid", "sm_lid", "state", "physical_state", "rate_gbps")
 
 
-def _coded(value, table, what, number, line):
+def _coded(value: str, table: dict[str, str], what: str, number: int, line: str) -> tuple[str, int]:
     match = _CODE_RE.match(value)
     if not match:
         raise ParseError("%s is not 'CODE: WORD': %r" % (what, value), line=number, kind=KIND, text=line)
@@ -95,7 +97,7 @@ def _coded(value, table, what, number, line):
     return table[key], int(match.group(1))
 
 
-def _lid(value, number, line):
+def _lid(value: str, number: int, line: str) -> int | None:
     if is_not_available(value):
         return None
     if not _HEX_RE.match(value):
@@ -103,7 +105,7 @@ def _lid(value, number, line):
     return int(value, 16)
 
 
-def _store(port, key, value, number, line):
+def _store(port: dict[str, Any], key: str, value: str, number: int, line: str) -> str:
     if key == "default gid":
         if is_not_available(value):
             port["default_gid"] = None
@@ -139,71 +141,101 @@ def _store(port, key, value, number, line):
     return "link_layer"
 
 
-def parse_ibstatus(text):
-    """Parse ``ibstatus`` output; see the module docstring for the returned keys."""
-    lines = clean_lines(text, KIND)
-    devices = []
-    by_name = {}
-    errors = []
-    blocks = []  # (port dict, fields seen, last line)
-    ignored = []
-    current = None
-    for number, line in lines:
-        stripped = line.strip()
-        if not stripped:
-            continue
+@dataclass
+class _Block:
+    """One port block as read: its port, the fields it printed, its last line and its device's name."""
+
+    port: dict[str, Any]
+    seen: set[str]
+    last: int
+    name: str
+
+
+def _new_port(port_number: int) -> dict[str, Any]:
+    return {
+        "port": port_number,
+        "default_gid": None,
+        "base_lid": None,
+        "sm_lid": None,
+        "state": None,
+        "state_code": None,
+        "physical_state": None,
+        "physical_state_code": None,
+        "rate_gbps": None,
+        "rate_text": None,
+        "link_layer": None,
+    }
+
+
+class _Reader:
+    """The devices, port blocks and error lines of one ibstatus output."""
+
+    def __init__(self) -> None:
+        self.devices: list[dict[str, Any]] = []
+        self.by_name: dict[str, dict[str, Any]] = {}
+        self.errors: list[dict[str, Any]] = []
+        self.blocks: list[_Block] = []
+        self.ignored: list[IgnoredLine] = []
+        self.current: _Block | None = None
+
+    def read_line(self, number: int, line: str, stripped: str) -> None:
         match = _HEADER_RE.match(stripped)
         if match:
-            name, port_number = match.group(1), int(match.group(2))
-            if is_placeholder(name):
-                raise ParseError("device name is a placeholder: %r" % name, line=number, kind=KIND, text=line)
-            device = by_name.get(name)
-            if device is None:
-                device = by_name[name] = {"name": name, "ports": []}
-                devices.append(device)
-            if any(p["port"] == port_number for p in device["ports"]):
-                raise ParseError("device %r port %d printed twice" % (name, port_number), line=number, kind=KIND, text=line)
-            port = {
-                "port": port_number,
-                "default_gid": None,
-                "base_lid": None,
-                "sm_lid": None,
-                "state": None,
-                "state_code": None,
-                "physical_state": None,
-                "physical_state_code": None,
-                "rate_gbps": None,
-                "rate_text": None,
-                "link_layer": None,
-            }
-            device["ports"].append(port)
-            current = [port, set(), number, name]
-            blocks.append(current)
-            continue
+            self._header(number, line, match.group(1), int(match.group(2)))
+            return
         match = _KEY_RE.match(stripped)
         if match:
+            current = self.current
             if current is None:
                 raise ParseError("%r outside a port block" % match.group(1), line=number, kind=KIND, text=line)
-            field = _store(current[0], match.group(1), match.group(2).strip(), number, line)
-            if field in current[1]:
+            field = _store(current.port, match.group(1), match.group(2).strip(), number, line)
+            if field in current.seen:
                 raise ParseError("%r repeated in one port block" % match.group(1), line=number, kind=KIND, text=line)
-            current[1].add(field)
-            current[2] = number
-            continue
+            current.seen.add(field)
+            current.last = number
+            return
         if not line[:1].isspace() and _ERROR_RE.match(stripped):
-            errors.append({"line": number, "text": stripped})
-            continue
-        if skip_foreign(ignored, number, line):
-            continue
+            self.errors.append({"line": number, "text": stripped})
+            return
+        if skip_foreign(self.ignored, number, line):
+            return
         raise ParseError("unrecognised ibstatus line", line=number, kind=KIND, text=line)
+
+    def _header(self, number: int, line: str, name: str, port_number: int) -> None:
+        """``Infiniband device 'NAME' port N status:`` starts a port block (and the device at its first port)."""
+        if is_placeholder(name):
+            raise ParseError("device name is a placeholder: %r" % name, line=number, kind=KIND, text=line)
+        device = self.by_name.get(name)
+        if device is None:
+            device = self.by_name[name] = {"name": name, "ports": []}
+            self.devices.append(device)
+        if any(p["port"] == port_number for p in device["ports"]):
+            raise ParseError("device %r port %d printed twice" % (name, port_number), line=number, kind=KIND,
+                             text=line)
+        port = _new_port(port_number)
+        device["ports"].append(port)
+        self.current = _Block(port, set(), number, name)
+        self.blocks.append(self.current)
+
+
+def parse_ibstatus(text: object) -> dict[str, Any]:
+    """Parse ``ibstatus`` output; see the module docstring for the returned keys."""
+    reader = _Reader()
+    for number, line in clean_lines(text, KIND):
+        stripped = line.strip()
+        if stripped:
+            reader.read_line(number, line, stripped)
+    blocks, errors = reader.blocks, reader.errors
     if not blocks:
         if errors:
-            raise ParseError("ibstatus printed no port: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND, text=errors[0]["text"])
+            raise ParseError("ibstatus printed no port: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND,
+                             text=errors[0]["text"])
         raise ParseError("no ibstatus output (no \"Infiniband device '...' port N status:\" line)", kind=KIND)
-    with_link_layer = any("link_layer" in seen for _p, seen, _n, _d in blocks)
-    for port, seen, last, name in blocks:
+    with_link_layer = any("link_layer" in block.seen for block in blocks)
+    for block in blocks:
         required = _REQUIRED + (("link_layer",) if with_link_layer else ())
-        missing = [field for field in required if field not in seen]
+        missing = [field for field in required if field not in block.seen]
         if missing:
-            raise ParseError("device %r port %d is incomplete (no %s)" % (name, port["port"], ", ".join(missing)), line=last, kind=KIND)
-    return with_ignored({"devices": devices, "errors": errors}, ignored)
+            raise ParseError("device %r port %d is incomplete (no %s)" % (block.name, block.port["port"],
+                             ", ".join(missing)), line=block.last, kind=KIND)
+    return with_ignored({"devices": reader.devices, "errors": errors}, reader.ignored)

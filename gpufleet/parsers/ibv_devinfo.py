@@ -62,7 +62,7 @@ elision) that the template refuses as unrecognised are skipped and listed in ``i
 from __future__ import annotations
 
 import re
-from typing import List
+from typing import Any, List, NoReturn, TypedDict
 
 from gpufleet.parsers.common import IgnoredLine, ParseError, is_placeholder, parse_with_template, with_ignored
 
@@ -81,22 +81,29 @@ _PORT_KEYS = ("state", "max_mtu", "active_mtu", "sm_lid", "port_lid", "port_lmc"
 _LINK_LAYERS = {"InfiniBand", "Ethernet", "Unknown"}
 
 
-def _fail(message, number, line):
+class _Seen(TypedDict):
+    """The keys one device printed, and those of each of its port blocks."""
+
+    device: set[str]
+    ports: list[set[str]]
+
+
+def _fail(message: str, number: int, line: str) -> NoReturn:
     raise ParseError(message, line=number, kind=KIND, text=line)
 
 
-def _snake(key):
+def _snake(key: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
 
 
-def _int(value, number, line, base=10):
+def _int(value: str, number: int, line: str, base: int = 10) -> int:
     pattern = r"\d+" if base == 10 else r"0[xX][0-9a-fA-F]+"
     if not re.fullmatch(pattern, value):
         _fail("not a %s number: %r" % ("decimal" if base == 10 else "hex", value), number, line)
     return int(value, base if base == 10 else 16)
 
 
-def _device_value(key, value, number, line, device):
+def _device_value(key: str, value: str, number: int, line: str, device: dict[str, Any]) -> None:
     if is_placeholder(value):
         if key in _DEVICE_REQUIRED:
             _fail("%s is a placeholder, not a value: %r" % (key, value), number, line)
@@ -121,7 +128,7 @@ def _device_value(key, value, number, line, device):
         device[key] = value
 
 
-def _mtu(value, number, line):
+def _mtu(value: str, number: int, line: str) -> int | None:
     match = _CODED_RE.match(value)
     if not match:
         _fail("MTU is not 'BYTES (CODE)': %r" % value, number, line)
@@ -130,7 +137,7 @@ def _mtu(value, number, line):
     return _int(match.group(1), number, line)
 
 
-def _port_value(key, value, number, line, port):
+def _port_value(key: str, value: str, number: int, line: str, port: dict[str, Any]) -> None:
     if key == "state":
         match = _CODED_RE.match(value)
         if not match or not re.fullmatch(r"PORT_[A-Z_]+|invalid state", match.group(1)):
@@ -148,8 +155,8 @@ def _port_value(key, value, number, line, port):
         port[key] = value
 
 
-def _new_device(name):
-    device = {"name": name, "transport_code": None}
+def _new_device(name: str) -> dict[str, Any]:
+    device: dict[str, Any] = {"name": name, "transport_code": None}
     for key in _DEVICE_KEYS:
         device[key] = None
     device["attributes"] = {}
@@ -157,16 +164,16 @@ def _new_device(name):
     return device
 
 
-def _new_port(number):
-    port = {"port": number, "state_code": None}
+def _new_port(number: int) -> dict[str, Any]:
+    port: dict[str, Any] = {"port": number, "state_code": None}
     for key in _PORT_KEYS:
         port[key] = None
     port["attributes"] = {}
     return port
 
 
-def _check(device, seen, last):
-    if device is None:
+def _check(device: dict[str, Any] | None, seen: _Seen | None, last: int | None) -> None:
+    if device is None or seen is None:
         return
     missing = [key for key in _DEVICE_REQUIRED if key not in seen["device"]]
     if missing:
@@ -183,34 +190,52 @@ def _check(device, seen, last):
         )
 
 
-def parse_ibv_devinfo(text: str) -> dict:
+def parse_ibv_devinfo(text: str) -> dict[str, Any]:
     """Parse ``ibv_devinfo [-v]`` output; see the module docstring for the returned keys."""
     ignored: List[IgnoredLine] = []
     return with_ignored(_parse_ibv_devinfo(text, ignored), ignored)
 
 
-def _parse_ibv_devinfo(text: str, ignored: List[IgnoredLine]) -> dict:
-    devices = []
-    errors = []
-    device = port = seen = None
-    last = None
-    attribute = None  # (dict, key) that a continuation line extends; the template says when one may follow
-    for number, line, fields in parse_with_template(TEMPLATE, text, KIND, ignored,
-                                                    "unrecognised ibv_devinfo line"):
+class _Reader:
+    """The devices of one ibv_devinfo output, one template record at a time."""
+
+    def __init__(self) -> None:
+        self.devices: list[dict[str, Any]] = []
+        self.errors: list[dict[str, Any]] = []
+        self.device: dict[str, Any] | None = None
+        self.port: dict[str, Any] | None = None
+        self.seen: _Seen | None = None
+        self.last: int | None = None
+        # (dict, key) that a continuation line extends; the template says when one may follow
+        self.attribute: tuple[dict[str, str], str] | None = None
+
+    def read(self, number: int, line: str, fields: dict[str, str]) -> None:
         if fields["HCA_ID_KEY"]:
-            _check(device, seen, last)
-            name = fields["VALUE"]
-            if not name or is_placeholder(name) or any(d["name"] == name for d in devices):
-                _fail("empty, placeholder or repeated hca_id %r" % name, number, line)
-            device = _new_device(name)
-            devices.append(device)
-            seen = {"device": set(), "ports": []}
-            port = attribute = None
-        elif fields["PORT"]:
+            self._hca_id(number, line, fields["VALUE"])
+        elif not any(fields[key] for key in ("PORT", "DEVICE_KEY", "PORT_KEY", "ATTRIBUTE_KEY", "CONTINUATION")):
+            self.errors.append({"line": number, "text": fields["MESSAGE"]})
+            return
+        else:
+            # the template records the other keys only after an hca_id line
+            assert self.device is not None and self.seen is not None
+            self._detail(self.device, self.seen, number, line, fields)
+        self.last = number
+
+    def _hca_id(self, number: int, line: str, name: str) -> None:
+        _check(self.device, self.seen, self.last)
+        if not name or is_placeholder(name) or any(d["name"] == name for d in self.devices):
+            _fail("empty, placeholder or repeated hca_id %r" % name, number, line)
+        self.device = _new_device(name)
+        self.devices.append(self.device)
+        self.seen = {"device": set(), "ports": []}
+        self.port = self.attribute = None
+
+    def _detail(self, device: dict[str, Any], seen: _Seen, number: int, line: str, fields: dict[str, str]) -> None:
+        if fields["PORT"]:
             if any(p["port"] == int(fields["PORT"]) for p in device["ports"]):
                 _fail("port %s printed twice" % fields["PORT"], number, line)
-            port = _new_port(int(fields["PORT"]))
-            device["ports"].append(port)
+            self.port = _new_port(int(fields["PORT"]))
+            device["ports"].append(self.port)
             seen["ports"].append(set())
         elif fields["DEVICE_KEY"]:
             key = fields["DEVICE_KEY"]
@@ -222,25 +247,37 @@ def _parse_ibv_devinfo(text: str, ignored: List[IgnoredLine]) -> dict:
             key = fields["PORT_KEY"]
             if key in seen["ports"][-1]:
                 _fail("%r repeated in one port block" % key, number, line)
-            _port_value(key, fields["VALUE"], number, line, port)
+            assert self.port is not None  # the template accepts a port key only inside a port block
+            _port_value(key, fields["VALUE"], number, line, self.port)
             seen["ports"][-1].add(key)
-        elif fields["ATTRIBUTE_KEY"]:
-            target = (port or device)["attributes"]
+        else:
+            self._attribute(device, fields)
+
+    def _attribute(self, device: dict[str, Any], fields: dict[str, str]) -> None:
+        """A -v ``key: value`` attribute, or a continuation line of the one before it."""
+        if fields["ATTRIBUTE_KEY"]:
+            target = (self.port or device)["attributes"]
             name = _snake(fields["ATTRIBUTE_KEY"])
             value = fields["VALUE"]
             target[name] = value if name not in target else "%s %s" % (target[name], value)
-            attribute = (target, name)
-        elif fields["CONTINUATION"]:
-            # the template admits a continuation only right after an attribute line, so ``attribute`` is set
-            target, name = attribute  # pylint: disable=unpacking-non-sequence
-            target[name] = ("%s %s" % (target[name], fields["CONTINUATION"])).strip()
+            self.attribute = (target, name)
         else:
-            errors.append({"line": number, "text": fields["MESSAGE"]})
-            continue
-        last = number
-    _check(device, seen, last)
+            # the template admits a continuation only right after an attribute line, so ``attribute`` is set
+            assert self.attribute is not None
+            target, name = self.attribute
+            target[name] = ("%s %s" % (target[name], fields["CONTINUATION"])).strip()
+
+
+def _parse_ibv_devinfo(text: str, ignored: List[IgnoredLine]) -> dict[str, Any]:
+    reader = _Reader()
+    for number, line, fields in parse_with_template(TEMPLATE, text, KIND, ignored,
+                                                    "unrecognised ibv_devinfo line"):
+        reader.read(number, line, fields)
+    _check(reader.device, reader.seen, reader.last)
+    devices, errors = reader.devices, reader.errors
     if not devices:
         if errors:
-            raise ParseError("ibv_devinfo printed no device: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND, text=errors[0]["text"])
+            raise ParseError("ibv_devinfo printed no device: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND,
+                             text=errors[0]["text"])
         raise ParseError("no ibv_devinfo output (no 'hca_id:' line)", kind=KIND)
     return {"devices": devices, "errors": errors}

@@ -56,7 +56,7 @@ None in an optional field and is refused in a required one (``ifname``, ``local`
 from __future__ import annotations
 
 import json
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from gpufleet.parsers.common import (
     PROMPT_RE, IgnoredLine, ParseError, is_placeholder, numbered_lines, skip_foreign, strip_ansi, with_ignored,
@@ -66,7 +66,7 @@ KIND = "ip-addr"
 _FOREVER = 4294967295
 
 
-def _need(obj, key, types, line, where, optional=True):
+def _need(obj: dict[str, Any], key: str, types: type, line: int, where: str, optional: bool = True) -> Any:
     value = obj.get(key)
     if isinstance(value, str) and is_placeholder(value):
         if not optional:
@@ -79,11 +79,11 @@ def _need(obj, key, types, line, where, optional=True):
     return value
 
 
-def _lifetime(value):
+def _lifetime(value: int | None) -> int | None:
     return None if value == _FOREVER else value
 
 
-def _address(info, line, where):
+def _address(info: dict[str, Any], line: int, where: str) -> dict[str, Any]:
     family = _need(info, "family", str, line, where, optional=False)
     local = _need(info, "local", str, line, where, optional=False)
     prefixlen = _need(info, "prefixlen", int, line, where, optional=False)
@@ -101,7 +101,7 @@ def _address(info, line, where):
     }
 
 
-def _interface(obj, line, position):
+def _interface(obj: Any, line: int, position: int) -> dict[str, Any]:
     where = "interface #%d" % position
     if not isinstance(obj, dict):
         raise ParseError("%s is not a JSON object" % where, line=line, kind=KIND)
@@ -116,7 +116,7 @@ def _interface(obj, line, position):
     elif "LOWER_UP" in flags:
         carrier = True
     infos = _need(obj, "addr_info", list, line, where) or []
-    addresses = []
+    addresses: list[dict[str, Any]] = []
     for info in infos:
         if not isinstance(info, dict):
             raise ParseError("%s: addr_info entry is not an object" % where, line=line, kind=KIND)
@@ -147,7 +147,7 @@ def _first_content_line(lines: List[Tuple[int, str]], ignored: List[IgnoredLine]
     return None
 
 
-def parse_ip_addr(text):
+def parse_ip_addr(text: object) -> dict[str, Any]:
     """Parse ``ip -j addr`` JSON; see the module docstring for the returned keys."""
     if not isinstance(text, str):
         raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND)

@@ -68,11 +68,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Optional
+from typing import Any, Optional, TypedDict
 
 from gpufleet.parsers.common import (
-    bounded_number, foreign_line, is_placeholder, parse_number, skip_foreign, strip_rank_prefix, with_ignored,
-    ParseError,
+    IgnoredLine, ParseError, bounded_number, foreign_line, is_placeholder, parse_number, skip_foreign,
+    strip_rank_prefix, with_ignored,
 )
 
 KIND = "iperf3"
@@ -105,11 +105,11 @@ _BYTE_FACTOR = {"": 1, "K": 1024, "M": 1024 ** 2, "G": 1024 ** 3, "T": 1024 ** 4
 _BIT_FACTOR = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 
 
-def _err(message, line=None, text=None):
+def _err(message: str, line: int | None = None, text: str | None = None) -> ParseError:
     return ParseError(message, line=line, kind=KIND, text=text)
 
 
-def _is_prompt(line):
+def _is_prompt(line: str) -> bool:
     stripped = line.strip()
     if not stripped:
         return False
@@ -124,12 +124,15 @@ def _host(value: object) -> Optional[str]:
     return value if isinstance(value, str) and not is_placeholder(value) else None
 
 
-def _number(raw, line):
+def _number(raw: str, line: int) -> int | float:
     """int when integral in the source, float otherwise; a number above common's MAX_NUMBER raises naming ``line``."""
-    return parse_number(raw, line=line, kind=KIND)
+    number = parse_number(raw, line=line, kind=KIND)
+    if number is None:  # never: every caller passes digits its pattern matched, no "no value" spelling
+        raise _err("not a number: %r" % raw, line=line)
+    return number
 
 
-def _unsigned(raw, line, text, what):
+def _unsigned(raw: str, line: int, text: str, what: str) -> int | float:
     """A count or share iperf3 prints as 0 or more (lost datagrams, their percentage); a negative one raises."""
     number = _number(raw, line)
     if number < 0:
@@ -137,12 +140,12 @@ def _unsigned(raw, line, text, what):
     return number
 
 
-def _bytes(value, unit, line):
+def _bytes(value: str, unit: str, line: int) -> int | float:
     prefix = unit[:-5]  # strip "Bytes"
     return bounded_number(_number(value, line) * _BYTE_FACTOR[prefix], line=line, kind=KIND, what="byte count")
 
 
-def _bps(value, unit, line):
+def _bps(value: str, unit: str, line: int) -> float:
     if "Bytes" in unit:
         prefix = unit[: -len("Bytes/sec")]
         rate = float(_number(value, line)) * 8.0 * _BYTE_FACTOR[prefix]
@@ -151,7 +154,7 @@ def _bps(value, unit, line):
     return bounded_number(rate, line=line, kind=KIND, what="rate")
 
 
-def _new_run(fmt):
+def _new_run(fmt: str) -> dict[str, Any]:
     return {
         "format": fmt,
         "protocol": None,
@@ -180,7 +183,7 @@ def _new_run(fmt):
     }
 
 
-def _finish(runs, fmt):
+def _finish(runs: list[dict[str, Any]], fmt: str) -> dict[str, Any]:
     result = dict(runs[-1])
     result["format"] = fmt
     result["runs"] = runs
@@ -188,7 +191,7 @@ def _finish(runs, fmt):
     return result
 
 
-def parse_iperf3(text):
+def parse_iperf3(text: str) -> dict[str, Any]:
     """Parse iperf3 output (text or ``--json``); see the module docstring for the keys."""
     pairs = strip_rank_prefix(text, KIND)
     for _n, line in pairs:
@@ -206,7 +209,7 @@ def parse_iperf3(text):
 # ----------------------------------------------------------------------------- JSON
 
 
-def _line_of(offsets, pos):
+def _line_of(offsets: list[int], pos: int) -> int:
     """1-based line of character ``pos`` given the start offset of every line."""
     lo, hi = 0, len(offsets) - 1
     while lo < hi:
@@ -218,7 +221,7 @@ def _line_of(offsets, pos):
     return lo + 1
 
 
-def _parse_json(pairs):
+def _parse_json(pairs: list[tuple[int, str]]) -> dict[str, Any]:
     caret = False
     lines = []
     for _n, line in pairs:
@@ -234,8 +237,8 @@ def _parse_json(pairs):
     last_content_line = max(n for n, line in pairs if line.strip())
 
     decoder = json.JSONDecoder(parse_constant=lambda _name: None)
-    runs = []
-    ignored = []
+    runs: list[dict[str, Any]] = []
+    ignored: list[IgnoredLine] = []
     pos = 0
     length = len(clean)
     while pos < length:
@@ -266,7 +269,7 @@ def _parse_json(pairs):
     return with_ignored(_finish(runs, "json"), ignored)
 
 
-def _jnum(obj, key, line, what):
+def _jnum(obj: Any, key: str, line: int, what: str) -> int | float | None:
     """A figure of the document: a finite number, not negative (iperf3 prints none below 0), within common's
     MAX_NUMBER; anything else raises naming its JSON path and the document's line."""
     value = obj.get(key) if isinstance(obj, dict) else None
@@ -281,7 +284,7 @@ def _jnum(obj, key, line, what):
     return value
 
 
-def _jobj(parent, key, line, what):
+def _jobj(parent: Any, key: str, line: int, what: str) -> dict[str, Any]:
     value = parent.get(key) if isinstance(parent, dict) else None
     if value is None:
         return {}
@@ -290,24 +293,29 @@ def _jobj(parent, key, line, what):
     return value
 
 
-def _fnum(value):
+def _fnum(value: int | float | None) -> float | None:
     return None if value is None else float(value)
 
 
-def _run_from_json(doc, line, caret):
+def _run_from_json(doc: Any, line: int, caret: bool) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise _err("JSON document is not an object", line=line)
     if not any(key in doc for key in ("start", "end", "intervals", "error")):
         raise _err("JSON document is not iperf3 --json output (no start/end/intervals/error)", line=line)
     run = _new_run("json")
-    start = _jobj(doc, "start", line, "")
-    end = _jobj(doc, "end", line, "")
     error = doc.get("error")
     if error is not None and not isinstance(error, str):
         error = json.dumps(error)
     run["error"] = error
     run["interrupted"] = bool(caret or (error and "interrupt" in error.lower()))
+    _json_start(run, _jobj(doc, "start", line, ""), line)
+    _json_intervals(run, doc.get("intervals") or [], line)
+    _json_end(run, _jobj(doc, "end", line, ""), line)
+    return run
 
+
+def _json_start(run: dict[str, Any], start: dict[str, Any], line: int) -> None:
+    """The document's ``start`` object: version, protocol, streams and the two ends of the connection."""
     version = start.get("version")
     run["version"] = version if isinstance(version, str) else None
     test_start = _jobj(start, "test_start", line, "start")
@@ -335,7 +343,9 @@ def _run_from_json(doc, line, caret):
             run["remote_host"] = _host(first.get("remote_host"))
         run["local_host"] = _host(first.get("local_host"))
 
-    intervals = doc.get("intervals") or []
+
+def _json_intervals(run: dict[str, Any], intervals: Any, line: int) -> None:
+    """The document's ``intervals``: each one's ``sum`` (UDP ones with their datagram count)."""
     if not isinstance(intervals, list):
         raise _err("intervals is not a list", line=line)
     for index, interval in enumerate(intervals):
@@ -355,6 +365,9 @@ def _run_from_json(doc, line, caret):
             entry["packets"] = _jnum(total, "packets", line, what)
         run["intervals"].append(entry)
 
+
+def _json_end(run: dict[str, Any], end: dict[str, Any], line: int) -> None:
+    """The document's ``end``: the sender's and the receiver's totals, and UDP's jitter and loss."""
     sum_sent = _jobj(end, "sum_sent", line, "end")
     sum_received = _jobj(end, "sum_received", line, "end")
     udp_sum = _jobj(end, "sum", line, "end")
@@ -381,7 +394,7 @@ def _run_from_json(doc, line, caret):
         run["lost_packets"] = _jnum(udp_source, "lost_packets", line, "end.sum")
         run["total_packets"] = _jnum(udp_source, "packets", line, "end.sum")
         run["lost_percent"] = _fnum(_jnum(udp_source, "lost_percent", line, "end.sum"))
-    return run
+
 
 
 # ----------------------------------------------------------------------------- text
@@ -390,22 +403,37 @@ def _run_from_json(doc, line, caret):
 class _TextRun:
     """Accumulates the lines of one text run."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.run = _new_run("text")
-        self.stream_ids = set()
-        self.stream_intervals = []
-        self.sum_intervals = []
-        self.summaries = {"sender": {}, "receiver": {}}
-        self.header_udp = None
-        self.last_line = None
+        self.stream_ids: set[int | float] = set()
+        self.stream_intervals: list[dict[str, Any]] = []
+        self.sum_intervals: list[dict[str, Any]] = []
+        # role ("sender"/"receiver") -> stream id (or "SUM") -> its summary line's entry
+        self.summaries: dict[str, dict[str, dict[str, Any]]] = {"sender": {}, "receiver": {}}
+        self.header_udp: bool | None = None
+        self.last_line: int | None = None
         self.has_content = False
-        self.command_host = None
+        self.command_host: str | None = None
 
 
-def _parse_rest(rest, n, line, current):
+class _RestInfo(TypedDict):
+    """What follows the rate column of an interval or summary line."""
+
+    role: str | None
+    omitted: bool
+    retransmits: int | float | None
+    packets: int | float | None
+    cwnd: int | float | None
+    jitter: float | None
+    lost: int | float | None
+    total: int | float | None
+    pct: float | None
+
+
+def _parse_rest(rest: str, n: int, line: str, current: _TextRun) -> _RestInfo:
     """Decode what follows the rate column: retransmits/cwnd, datagrams, jitter/loss, role."""
     rest = rest.strip()
-    info = {"role": None, "omitted": False, "retransmits": None, "packets": None, "cwnd": None,
+    info: _RestInfo = {"role": None, "omitted": False, "retransmits": None, "packets": None, "cwnd": None,
             "jitter": None, "lost": None, "total": None, "pct": None}
     if rest.endswith("(omitted)"):
         info["omitted"] = True
@@ -446,103 +474,139 @@ def _parse_rest(rest, n, line, current):
     return info
 
 
-def _parse_text(pairs):
-    runs = []
-    current = _TextRun()
+class _TextReader:
+    """One pass over iperf3's text output: its runs, each line going to the first step that takes it."""
 
-    def start_new_run():
-        nonlocal current
-        if current.has_content:
-            runs.append(current)
-            current = _TextRun()
+    def __init__(self) -> None:
+        self.runs: list[_TextRun] = []
+        self.current = _TextRun()
 
-    for n, raw in pairs:
-        line = raw
+    def start_new_run(self) -> None:
+        if self.current.has_content:
+            self.runs.append(self.current)
+            self.current = _TextRun()
+
+    def read_line(self, n: int, line: str) -> None:
         caret = _CARET_C_RE.match(line)
         if caret:
-            current.run["interrupted"] = True
+            self.current.run["interrupted"] = True
             line = line[caret.end():]
         stripped = line.strip()
         if not stripped:
-            continue
+            return
         if stripped.startswith("Client connecting to") or stripped.startswith("Server listening on TCP port") \
                 or stripped.startswith("Server listening on UDP port"):
             raise _err("this is iperf (version 2) output, not iperf3", line=n, text=stripped)
         if _is_prompt(line):
-            if "iperf3" in stripped:
-                if current.has_content:
-                    start_new_run()
-                current.last_line = n
-                cmd = _COMMAND_HOST_RE.search(stripped)
-                if cmd:
-                    current.command_host = _host(cmd.group("host"))
-                    current.run["role"] = "client"
-            continue
-        match = _CONNECTING_RE.match(stripped)
-        if match:
-            start_new_run()
-            current.run["role"] = "client"
-            current.run["remote_host"] = _host(match.group("host"))
-            current.run["remote_port"] = _number(match.group("port"), n)
-            current.last_line = n
-            continue
-        match = _ACCEPTED_RE.match(stripped)
-        if match:
-            start_new_run()
-            current.run["role"] = "server"
-            current.run["remote_host"] = _host(match.group("host"))
-            current.run["remote_port"] = _number(match.group("port"), n)
-            current.last_line = n
-            continue
-        current.last_line = n
+            self._prompt(n, stripped)
+            return
+        if self._connection(n, stripped):
+            return
+        self.current.last_line = n
+        # the order is the precedence: a "connected" line before the interval lines, ...
+        for step in (self._connected, self._header, self._interval, self._message, self._version):
+            if step(n, stripped):
+                return
+        # Anything else (banners, "iperf Done.", separators, cookie lines) carries no figures.
+
+    def _prompt(self, n: int, stripped: str) -> None:
+        """A prompt line: an iperf3 command on it starts a run (its -c host is the remote end)."""
+        if "iperf3" not in stripped:
+            return
+        if self.current.has_content:
+            self.start_new_run()
+        self.current.last_line = n
+        cmd = _COMMAND_HOST_RE.search(stripped)
+        if cmd:
+            self.current.command_host = _host(cmd.group("host"))
+            self.current.run["role"] = "client"
+
+    def _connection(self, n: int, stripped: str) -> bool:
+        """"Connecting to host" (a client) or "Accepted connection from" (a server) starts a run."""
+        for pattern, role in ((_CONNECTING_RE, "client"), (_ACCEPTED_RE, "server")):
+            match = pattern.match(stripped)
+            if match:
+                self.start_new_run()
+                run = self.current.run
+                run["role"] = role
+                run["remote_host"] = _host(match.group("host"))
+                run["remote_port"] = _number(match.group("port"), n)
+                self.current.last_line = n
+                return True
+        return False
+
+    def _connected(self, n: int, stripped: str) -> bool:
         match = _CONNECTED_RE.match(stripped)
-        if match:
-            current.stream_ids.add(_number(match.group("id"), n))
-            current.run["local_host"] = _host(match.group("local"))
-            if current.run["remote_host"] is None:
-                current.run["remote_host"] = _host(match.group("remote"))
-                current.run["remote_port"] = _number(match.group("rport"), n)
-            continue
-        if _HEADER_RE.match(stripped):
-            is_udp = "Datagrams" in stripped or "Jitter" in stripped
-            if current.header_udp is None:
-                current.header_udp = is_udp
-            if is_udp:
-                current.run["protocol"] = "UDP"
-            elif "Retr" in stripped or "Cwnd" in stripped:
-                current.run["protocol"] = current.run["protocol"] or "TCP"
-            continue
-        if _INTERVAL_START_RE.match(stripped):
-            _text_interval(stripped, n, current)
-            continue
+        if not match:
+            return False
+        current = self.current
+        current.stream_ids.add(_number(match.group("id"), n))
+        current.run["local_host"] = _host(match.group("local"))
+        if current.run["remote_host"] is None:
+            current.run["remote_host"] = _host(match.group("remote"))
+            current.run["remote_port"] = _number(match.group("rport"), n)
+        return True
+
+    def _header(self, n: int, stripped: str) -> bool:
+        if not _HEADER_RE.match(stripped):
+            return False
+        current = self.current
+        is_udp = "Datagrams" in stripped or "Jitter" in stripped
+        if current.header_udp is None:
+            current.header_udp = is_udp
+        if is_udp:
+            current.run["protocol"] = "UDP"
+        elif "Retr" in stripped or "Cwnd" in stripped:
+            current.run["protocol"] = current.run["protocol"] or "TCP"
+        return True
+
+    def _interval(self, n: int, stripped: str) -> bool:
+        if not _INTERVAL_START_RE.match(stripped):
+            return False
+        _text_interval(stripped, n, self.current)
+        return True
+
+    def _message(self, n: int, stripped: str) -> bool:
+        """iperf3's own "iperf3: ..." lines (an error, or a warning) and bare warning lines."""
+        run = self.current.run
         lowered = stripped.lower()
         if lowered.startswith("iperf3:"):
             message = stripped[len("iperf3:"):].strip()
             if message.lower().startswith("warning"):
-                current.run["warnings"].append(message)
-                continue
-            current.run["error"] = message
-            current.has_content = True
+                run["warnings"].append(message)
+                return True
+            run["error"] = message
+            self.current.has_content = True
             if "interrupt" in message.lower():
-                current.run["interrupted"] = True
-            continue
+                run["interrupted"] = True
+            return True
         if lowered.startswith("warning"):
-            current.run["warnings"].append(stripped)
-            continue
+            run["warnings"].append(stripped)
+            return True
+        return False
+
+    def _version(self, n: int, stripped: str) -> bool:
         version = _VERSION_RE.match(stripped)
-        if version and current.run["version"] is None:
-            current.run["version"] = version.group("version")
-            continue
-        # Anything else (banners, "iperf Done.", separators, cookie lines) carries no figures.
-    if current.has_content or not runs:
-        runs.append(current)
+        if not version or self.current.run["version"] is not None:
+            return False
+        self.current.run["version"] = version.group("version")
+        return True
+
+
+def _parse_text(pairs: list[tuple[int, str]]) -> dict[str, Any]:
+    reader = _TextReader()
+    for n, raw in pairs:
+        reader.read_line(n, raw)
+    runs = reader.runs
+    if reader.current.has_content or not runs:
+        runs.append(reader.current)
     if not any(r.has_content for r in runs):
         raise _err("no iperf3 results found")
     finished = [_finish_text_run(r) for r in runs]
     return _finish(finished, "text")
 
 
-def _text_interval(stripped, n, current):
+def _text_interval(stripped: str, n: int, current: _TextRun) -> None:
     match = _INTERVAL_RE.match(stripped)
     if not match:
         raise _err("unreadable interval/summary line", line=n, text=stripped)
@@ -581,7 +645,8 @@ def _text_interval(stripped, n, current):
         current.stream_intervals.append(entry)
 
 
-def _pick(summaries, role, streams, last_line):
+def _pick(summaries: dict[str, dict[str, dict[str, Any]]], role: str, streams: int | None,
+          last_line: int | None) -> dict[str, Any] | None:
     entries = summaries[role]
     if not entries:
         return None
@@ -592,14 +657,14 @@ def _pick(summaries, role, streams, last_line):
     raise _err("%d streams but no [SUM] %s line (truncated?)" % (len(entries), role), line=last_line)
 
 
-def _public_interval(entry, udp):
+def _public_interval(entry: dict[str, Any], udp: bool) -> dict[str, Any]:
     out = {key: entry[key] for key in ("start", "end", "bps", "bytes", "retransmits", "omitted")}
     if udp:
         out["packets"] = entry["_packets"]
     return out
 
 
-def _finish_text_run(textrun):
+def _finish_text_run(textrun: _TextRun) -> dict[str, Any]:
     run = textrun.run
     if not textrun.has_content:
         raise _err("no interval or summary lines for this run (truncated?)", line=textrun.last_line)
@@ -607,14 +672,7 @@ def _finish_text_run(textrun):
     run["streams"] = streams
     if run["remote_host"] is None and textrun.command_host:
         run["remote_host"] = textrun.command_host
-    udp = run["protocol"] == "UDP"
-    if streams and streams > 1:
-        chosen = textrun.sum_intervals
-        if textrun.stream_intervals and not chosen:
-            raise _err("%d streams but no [SUM] interval lines" % streams, line=textrun.stream_intervals[-1]["_line"])
-    else:
-        chosen = textrun.stream_intervals or textrun.sum_intervals
-    run["intervals"] = [_public_interval(e, udp) for e in chosen]
+    _text_intervals(textrun, streams)
     sender = _pick(textrun.summaries, "sender", streams, textrun.last_line)
     receiver = _pick(textrun.summaries, "receiver", streams, textrun.last_line)
     failed = run["error"] is not None or run["interrupted"]
@@ -622,6 +680,34 @@ def _finish_text_run(textrun):
         raise _err("no end summary (sender/receiver lines): output truncated?", line=textrun.last_line)
     if sender is not None and receiver is None and not failed and sender["_info"]["jitter"] is None:
         raise _err("sender summary without the receiver line (truncated?)", line=textrun.last_line)
+    _text_totals(run, sender, receiver, failed)
+    udp_entry = receiver if receiver is not None and receiver["_info"]["jitter"] is not None else sender
+    if udp_entry is not None and udp_entry["_info"]["jitter"] is not None:
+        info = udp_entry["_info"]
+        run["protocol"] = "UDP"
+        run["jitter_ms"] = info["jitter"]
+        run["lost_packets"] = info["lost"]
+        run["total_packets"] = info["total"]
+        run["lost_percent"] = info["pct"]
+    return run
+
+
+def _text_intervals(textrun: _TextRun, streams: int | None) -> None:
+    """The run's intervals: the [SUM] lines of several streams, else the one stream's lines."""
+    run = textrun.run
+    if streams and streams > 1:
+        chosen = textrun.sum_intervals
+        if textrun.stream_intervals and not chosen:
+            raise _err("%d streams but no [SUM] interval lines" % streams, line=textrun.stream_intervals[-1]["_line"])
+    else:
+        chosen = textrun.stream_intervals or textrun.sum_intervals
+    udp = run["protocol"] == "UDP"
+    run["intervals"] = [_public_interval(e, udp) for e in chosen]
+
+
+def _text_totals(run: dict[str, Any], sender: dict[str, Any] | None, receiver: dict[str, Any] | None,
+                 failed: bool) -> None:
+    """The sender's and the receiver's summary lines as the run's totals."""
     if sender is not None:
         run["sent_bps"] = sender["bps"]
         run["sent_bytes"] = sender["bytes"]
@@ -636,12 +722,3 @@ def _finish_text_run(textrun):
         run["receiver_duration_s"] = round(receiver["end"] - receiver["start"], 6)
         if run["duration_s"] is None:
             run["duration_s"] = run["receiver_duration_s"]
-    udp_entry = receiver if receiver is not None and receiver["_info"]["jitter"] is not None else sender
-    if udp_entry is not None and udp_entry["_info"]["jitter"] is not None:
-        info = udp_entry["_info"]
-        run["protocol"] = "UDP"
-        run["jitter_ms"] = info["jitter"]
-        run["lost_packets"] = info["lost"]
-        run["total_packets"] = info["total"]
-        run["lost_percent"] = info["pct"]
-    return run

@@ -51,6 +51,7 @@ with nothing in it says nothing, and the caller decides what that means.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from gpufleet.parsers.common import ParseError, numbered_lines, strip_ansi
 
@@ -86,7 +87,7 @@ _SXID_DETAIL_RE = re.compile(_SXID_HEAD + r"((?:Severity|Data)\b.*)$")
 _RECOVERY_RE = re.compile(r"recovery action changed from .*? to (0x[0-9A-Fa-f]+) \(([^)]*)\)")
 
 
-def _strip_prefix(line):
+def _strip_prefix(line: str) -> tuple[str | None, str | None, str, bool]:
     """``(format, timestamp, message, decoded)`` of one line, the prefixes removed."""
     decoded = False
     match = _DECODE_RE.match(line)
@@ -101,12 +102,14 @@ def _strip_prefix(line):
     return None, None, line, decoded
 
 
-def _xid_event(number, timestamp, message, line):
+def _xid_event(number: int, timestamp: str | None, message: str, line: str) -> dict[str, Any]:
     match = _XID_RE.search(message)
     if not match:
-        raise ParseError("an NVRM Xid line whose address or Xid number cannot be read", line=number, kind=KIND, text=line)
+        raise ParseError("an NVRM Xid line whose address or Xid number cannot be read", line=number, kind=KIND,
+                         text=line)
     pci, xid, rest = match.group(1).lower(), int(match.group(2)), match.group(3).strip()
-    pid = process = None
+    pid: int | None = None
+    process: str | None = None
     pid_match = _PID_RE.match(rest)
     if pid_match:
         pid = int(pid_match.group(1)) if pid_match.group(1).isdigit() else None
@@ -117,19 +120,33 @@ def _xid_event(number, timestamp, message, line):
             if process in ("<unknown>", "'<unknown>'", ""):
                 process = None
             rest = rest[name_match.end():]
-    event = {"line": number, "timestamp": timestamp, "pci": pci, "xid": xid, "pid": pid, "process": process,
-             "message": rest.strip()}
+    event: dict[str, Any] = {"line": number, "timestamp": timestamp, "pci": pci, "xid": xid, "pid": pid,
+                             "process": process, "message": rest.strip()}
     if xid == 154:
         changed = _RECOVERY_RE.search(rest)
         event["recovery_action"] = changed.group(2).strip() if changed else None
     return event
 
 
-def parse_kernel_log(text):
+class _Record:
+    """One logged message: its first line's number, its time stamp, its text (continuation lines joined), its lines."""
+
+    def __init__(self, number: int, timestamp: str | None, message: str, lines: list[tuple[int, str]]) -> None:
+        self.number = number
+        self.timestamp = timestamp
+        self.message = message
+        self.lines = lines
+
+
+# (switch, SXid number) -> (line, timestamp, match) of its first detail line
+_SxidDetails = dict[tuple[str, str], tuple[int, str | None, re.Match[str]]]
+
+
+def parse_kernel_log(text: object) -> dict[str, Any]:
     """Parse a kernel log (see the module docstring for the keys)."""
     if not isinstance(text, str):
         raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND)
-    result = {
+    result: dict[str, Any] = {
         "format": None,
         "decoded": False,
         "line_count": 0,
@@ -143,7 +160,26 @@ def parse_kernel_log(text):
         "sxid_events": [],
         "sxid_counts": {},
     }
-    records = []  # [first line number, timestamp, message text]
+    records = _records(text, result)
+    last_named: tuple[int, str] | None = None  # (record index, address) of the last record naming a GPU address
+    details: _SxidDetails = {}
+    for index, record in enumerate(records):
+        named = _GPU_ADDR_RE.search(record.message)
+        if named:
+            last_named = (index, named.group(1).lower())
+        _read_xid(result, record, index, last_named)
+        _read_sxid(result, record, details)
+        if _PEERMEM_RE.search(record.message):
+            result["peermem_errors"] += 1
+            if result["peermem_first_line"] is None:
+                result["peermem_first_line"] = record.number
+    _sxids_from_details(result, details)
+    return result
+
+
+def _records(text: str, result: dict[str, Any]) -> list[_Record]:
+    """The log's messages, each with its continuation lines; counts lines and notes the format in ``result``."""
+    records: list[_Record] = []
     for number, raw in numbered_lines(text):
         line = strip_ansi(raw).rstrip()
         if not line.strip():
@@ -157,51 +193,49 @@ def parse_kernel_log(text):
         result["decoded"] = result["decoded"] or decoded
         if fmt is None and not decoded and line[:1].isspace() and records:
             # plain dmesg indents the further lines of a multi-line message under its text
-            records[-1][2] += " " + line.strip()
-            records[-1][3].append((number, line))
+            records[-1].message += " " + line.strip()
+            records[-1].lines.append((number, line))
             continue
         if fmt is not None and result["format"] is None:
             result["format"] = fmt
-        records.append([number, timestamp, message.strip(), [(number, line)]])
-
-    last_named = None  # (record index, address) of the last record naming a GPU address
-    details = {}  # (switch, SXid number) -> (line, timestamp, match) of its first detail line
-    for index, (number, timestamp, message, lines) in enumerate(records):
-        named = _GPU_ADDR_RE.search(message)
-        if named:
-            last_named = (index, named.group(1).lower())
-        if _XID_START_RE.search(message):
-            event = _xid_event(number, timestamp, message, lines[0][1])
-            result["events"].append(event)
-            key = str(event["xid"])
-            result["xid_counts"][key] = result["xid_counts"].get(key, 0) + 1
-            if event["xid"] == 79:
-                _add_once(result["fallen_off_bus"], event["pci"])
-            if event["xid"] == 154:
-                result["recovery_actions"][event["pci"]] = event["recovery_action"]
-        elif "fallen off the bus" in message and last_named is not None and index - last_named[0] <= _CONTINUATION_RECORDS:
-            # the address is on this line, or on the first line of a message logged line by line
-            _add_once(result["fallen_off_bus"], last_named[1])
-        sxid = _SXID_RE.search(message)
-        if sxid:
-            switch, pci, number_text, severity, rest = sxid.groups()
-            result["sxid_events"].append({"line": number, "timestamp": timestamp, "switch": switch,
-                                          "pci": pci.lower(), "sxid": int(number_text),
-                                          "fatal": severity == "Fatal", "message": rest.strip()})
-            result["sxid_counts"][number_text] = result["sxid_counts"].get(number_text, 0) + 1
-        else:
-            detail = _SXID_DETAIL_RE.search(message)
-            if detail:
-                details.setdefault((detail.group(1), detail.group(3)), (number, timestamp, detail))
-        if _PEERMEM_RE.search(message):
-            result["peermem_errors"] += 1
-            if result["peermem_first_line"] is None:
-                result["peermem_first_line"] = number
-    _sxids_from_details(result, details)
-    return result
+        records.append(_Record(number, timestamp, message.strip(), [(number, line)]))
+    return records
 
 
-def _sxids_from_details(result, details):
+def _read_xid(result: dict[str, Any], record: _Record, index: int, last_named: tuple[int, str] | None) -> None:
+    """An NVRM Xid event, or a "fallen off the bus" line naming (or following) a GPU address."""
+    message = record.message
+    if _XID_START_RE.search(message):
+        event = _xid_event(record.number, record.timestamp, message, record.lines[0][1])
+        result["events"].append(event)
+        key = str(event["xid"])
+        result["xid_counts"][key] = result["xid_counts"].get(key, 0) + 1
+        if event["xid"] == 79:
+            _add_once(result["fallen_off_bus"], event["pci"])
+        if event["xid"] == 154:
+            result["recovery_actions"][event["pci"]] = event["recovery_action"]
+    elif "fallen off the bus" in message and last_named is not None \
+            and index - last_named[0] <= _CONTINUATION_RECORDS:
+        # the address is on this line, or on the first line of a message logged line by line
+        _add_once(result["fallen_off_bus"], last_named[1])
+
+
+def _read_sxid(result: dict[str, Any], record: _Record, details: _SxidDetails) -> None:
+    """An NVSwitch SXid headline, or the first detail line of a switch's SXid (kept in ``details``)."""
+    sxid = _SXID_RE.search(record.message)
+    if sxid:
+        switch, pci, number_text, severity, rest = sxid.groups()
+        result["sxid_events"].append({"line": record.number, "timestamp": record.timestamp, "switch": switch,
+                                      "pci": pci.lower(), "sxid": int(number_text),
+                                      "fatal": severity == "Fatal", "message": rest.strip()})
+        result["sxid_counts"][number_text] = result["sxid_counts"].get(number_text, 0) + 1
+        return
+    detail = _SXID_DETAIL_RE.search(record.message)
+    if detail:
+        details.setdefault((detail.group(1), detail.group(3)), (record.number, record.timestamp, detail))
+
+
+def _sxids_from_details(result: dict[str, Any], details: _SxidDetails) -> None:
     """One event (``fatal`` None: the severity is on the headline) for each switch and SXid number whose detail lines
     the log holds without any headline."""
     headlines = {(event["switch"], str(event["sxid"])) for event in result["sxid_events"]}
@@ -214,6 +248,6 @@ def _sxids_from_details(result, details):
         result["sxid_counts"][number_text] = result["sxid_counts"].get(number_text, 0) + 1
 
 
-def _add_once(items, value):
+def _add_once(items: list[Any], value: Any) -> None:
     if value not in items:
         items.append(value)

@@ -37,8 +37,11 @@ only when one was); prompts stay this parser's own (their commands are kept). A 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from gpufleet.parsers.common import ParseError, is_placeholder, numbered_lines, skip_foreign, strip_ansi, with_ignored
+from gpufleet.parsers.common import (
+    IgnoredLine, ParseError, is_placeholder, numbered_lines, skip_foreign, strip_ansi, with_ignored,
+)
 
 KIND = "kernel-modules"
 
@@ -52,7 +55,7 @@ _HEADER_RE = re.compile(r"^Module\s+Size\s+Used by$")
 _PROMPT_RE = re.compile(r"^(?:\([^)]*\)\s*)?(?:\[[^\]]*\]|[\w.@:~/\-]*)\s?[$#%>](?:\s+(.*))?$")
 
 
-def _users(field):
+def _users(field: str | None) -> tuple[list[str], bool]:
     if field is None or field == "-":
         return [], False
     names = [part for part in field.split(",") if part and not is_placeholder(part)]
@@ -60,15 +63,17 @@ def _users(field):
     return [name for name in names if name != "[permanent]"], permanent
 
 
-def parse_kernel_modules(text):
+def parse_kernel_modules(text: object) -> dict[str, Any]:
     """Parse /proc/modules or lsmod output (see the module docstring for the keys)."""
     if not isinstance(text, str):
         raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND)
-    modules = []
-    commands = []
-    ignored = []
+    modules: list[dict[str, Any]] = []
+    commands: list[str] = []
+    ignored: list[IgnoredLine] = []
     header = proc = False
-    seen = {}
+    seen: dict[str, int] = {}
+    state: str | None
+    taint: str | None
     for number, raw in numbered_lines(text):
         line = strip_ansi(raw).strip()
         if not line:
@@ -84,8 +89,8 @@ def parse_kernel_modules(text):
         elif _HEADER_RE.match(line):
             header = True
             continue
-        elif _PROMPT_RE.match(line):
-            command = _PROMPT_RE.match(line).group(1)
+        elif prompt := _PROMPT_RE.match(line):
+            command = prompt.group(1)
             if command:
                 commands.append(command.strip())
             continue
@@ -94,7 +99,8 @@ def parse_kernel_modules(text):
         else:
             raise ParseError("not a module row, the lsmod header or a prompt", line=number, kind=KIND, text=line)
         if name in seen:
-            raise ParseError("module %s listed twice (first on line %d)" % (name, seen[name]), line=number, kind=KIND, text=line)
+            raise ParseError("module %s listed twice (first on line %d)" % (name, seen[name]), line=number, kind=KIND,
+                             text=line)
         seen[name] = number
         users, permanent = _users(users_field)
         modules.append({

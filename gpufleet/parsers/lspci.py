@@ -57,8 +57,11 @@ script's banner or rule, an echoed command, a note, an elision) are skipped and 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from gpufleet.parsers.common import ParseError, is_placeholder, numbered_lines, skip_foreign, strip_ansi, with_ignored
+from gpufleet.parsers.common import (
+    IgnoredLine, ParseError, is_placeholder, numbered_lines, skip_foreign, strip_ansi, with_ignored,
+)
 
 KIND = "lspci"
 
@@ -100,11 +103,11 @@ _COMMAND_RE = re.compile(
 _TOOL_MESSAGE_RE = re.compile(r"^(?:lspci|pcilib):\s")
 
 
-def _err(message, line, text=None):
+def _err(message: str, line: int | None, text: str | None = None) -> ParseError:
     return ParseError(message, line=line, kind=KIND, text=text)
 
 
-def _split_class(head, n, raw):
+def _split_class(head: str, n: int, raw: str) -> tuple[str | None, str | None]:
     """``(class_name, class_code)`` of the text before the first ': '."""
     head = head.strip()
     unnamed = _UNNAMED_CLASS_RE.match(head)
@@ -121,12 +124,12 @@ def _split_class(head, n, raw):
     return head, code
 
 
-def _parse_device(n, raw, slot_match):
+def _parse_device(n: int, raw: str, slot_match: re.Match[str]) -> dict[str, Any]:
     domain_text, bus, dev, func = slot_match.groups()
     rest = raw[slot_match.end():].strip()
     if rest.startswith('"'):
         raise _err("machine-readable lspci -m output is not supported; run lspci -nn", n, raw)
-    device = {
+    device: dict[str, Any] = {
         "slot": slot_match.group(0),
         "address": "%04x:%s:%s.%s" % (int(domain_text, 16) if domain_text else 0, bus.lower(), dev.lower(), func),
         "domain": int(domain_text, 16) if domain_text else 0,
@@ -171,14 +174,14 @@ def _parse_device(n, raw, slot_match):
     return device
 
 
-def parse_lspci(text):
+def parse_lspci(text: object) -> dict[str, Any]:
     """Parse ``lspci`` / ``lspci -nn`` / ``-n`` / ``-D`` / ``-v*`` output (see the module docstring)."""
     if text is None or not isinstance(text, str):
         raise _err("input is not text", None)
     numbered = numbered_lines(strip_ansi(text.lstrip("\ufeff")))
-    result = {"devices": [], "numeric_ids": False, "verbose": False, "warnings": []}
-    seen = {}
-    ignored = []
+    result: dict[str, Any] = {"devices": [], "numeric_ids": False, "verbose": False, "warnings": []}
+    seen: dict[str, int] = {}
+    ignored: list[IgnoredLine] = []
     first_content = True
     for n, raw in numbered:
         line = raw.rstrip()
@@ -214,13 +217,13 @@ def parse_lspci(text):
     return with_ignored(result, ignored)
 
 
-def is_nvidia(device):
+def is_nvidia(device: dict[str, Any]) -> bool:
     """True for a function of NVIDIA's (vendor 10de, or "NVIDIA Corporation" without codes)."""
     if device.get("vendor_id"):
-        return device["vendor_id"].lower() == NVIDIA_VENDOR_ID
-    return (device.get("description") or "").startswith("NVIDIA Corporation")
+        return bool(device["vendor_id"].lower() == NVIDIA_VENDOR_ID)
+    return bool((device.get("description") or "").startswith("NVIDIA Corporation"))
 
 
-def nvidia_gpus(devices):
+def nvidia_gpus(devices: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The devices that are NVIDIA GPUs (display class 0300/0302), in listing order."""
     return [device for device in devices if is_nvidia(device) and device.get("class_code") in GPU_CLASS_CODES]

@@ -41,8 +41,9 @@ one was).
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from gpufleet.parsers.common import ParseError, numbered_lines, skip_foreign, strip_ansi, with_ignored
+from gpufleet.parsers.common import IgnoredLine, ParseError, numbered_lines, skip_foreign, strip_ansi, with_ignored
 
 KIND = "lspci-acs"
 
@@ -53,8 +54,8 @@ _PROMPT_RE = re.compile(r"^(?:\([^)]*\)\s*)?(?:\[[^\]]*\]|[\w.@:~/\-]*)\s?[$#%>]
 _CLASS_RE = re.compile(r"^(.*?)(?: \[[0-9a-fA-F]{4}\])?: ")
 
 
-def _flags(body, number, line):
-    flags = {}
+def _flags(body: str, number: int, line: str) -> dict[str, bool]:
+    flags: dict[str, bool] = {}
     for token in body.split():
         match = _FLAG_RE.match(token)
         if not match:
@@ -65,7 +66,7 @@ def _flags(body, number, line):
     return flags
 
 
-def _finish(device):
+def _finish(device: dict[str, Any]) -> None:
     if device["acs_ctl"] is not None:
         device["acs_capable"] = True
         device["acs_enabled"] = bool(device["acs_ctl"].get("ReqRedir") or device["acs_ctl"].get("CmpltRedir"))
@@ -74,75 +75,92 @@ def _finish(device):
         device["acs_enabled"] = False if device["acs_cap"] is None else None
 
 
-def parse_lspci_acs(text):
+class _Reader:
+    """The PCI functions of one ``lspci -vvv`` output with what their capability and ACS lines say."""
+
+    def __init__(self) -> None:
+        self.devices: list[dict[str, Any]] = []
+        self.seen: dict[str, int] = {}  # address -> its header's line
+        self.ignored: list[IgnoredLine] = []
+        self.device: dict[str, Any] | None = None
+        self.access_denied = 0
+
+    def read_line(self, number: int, line: str) -> None:
+        if not line[0].isspace():
+            self._unindented(number, line)
+            return
+        body = line.strip()
+        if body.startswith("Capabilities:"):
+            if self.device is None:
+                raise ParseError("capability line before any PCI function header", line=number, kind=KIND, text=line)
+            if "<access denied>" in body:
+                self.access_denied += 1
+            else:
+                self.device["capabilities_visible"] = True
+            return
+        acs = _ACS_RE.match(body)
+        if acs:
+            if self.device is None:
+                raise ParseError("ACS line before any PCI function header", line=number, kind=KIND, text=line)
+            flags = _flags(acs.group(2), number, line)
+            self.device["acs_cap" if acs.group(1) == "ACSCap" else "acs_ctl"] = flags
+
+    def _unindented(self, number: int, line: str) -> None:
+        """A function's header line; else a pasted command line or a foreign line before the first one."""
+        header = _HEADER_RE.match(line)
+        if header:
+            if self.device is not None:
+                _finish(self.device)
+            self.device = self._new_device(number, line, header.group(1).lower(), header.group(2).strip())
+            self.devices.append(self.device)
+            return
+        if _PROMPT_RE.match(line) and self.device is None:
+            return  # the command line of a pasted capture
+        if skip_foreign(self.ignored, number, line):
+            return
+        raise ParseError("unindented line that is not a PCI function header", line=number, kind=KIND, text=line)
+
+    def _new_device(self, number: int, line: str, address: str, description: str) -> dict[str, Any]:
+        if address.count(":") == 1:
+            address = "0000:" + address
+        if address in self.seen:
+            raise ParseError("function %s printed twice (first on line %d)" % (address, self.seen[address]),
+                             line=number, kind=KIND, text=line)
+        self.seen[address] = number
+        class_match = _CLASS_RE.match(description)
+        class_name = class_match.group(1) if class_match else description
+        return {
+            "line": number,
+            "address": address,
+            "description": description,
+            "class_name": class_name,
+            "is_bridge": class_name in ("PCI bridge", "CardBus bridge"),
+            "capabilities_visible": False,
+            "acs_capable": None,
+            "acs_cap": None,
+            "acs_ctl": None,
+            "acs_enabled": None,
+        }
+
+
+def parse_lspci_acs(text: object) -> dict[str, Any]:
     """Parse ``lspci -vvv`` output (see the module docstring for the keys)."""
     if not isinstance(text, str):
         raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND)
     if not text.strip():
         raise ParseError("empty lspci output", kind=KIND)
-    devices = []
-    seen = {}
-    ignored = []
-    device = None
-    access_denied = 0
+    reader = _Reader()
     for number, raw in numbered_lines(text):
         line = strip_ansi(raw).rstrip()
-        if not line.strip():
-            continue
-        if not line[0].isspace():
-            header = _HEADER_RE.match(line)
-            if header:
-                if device is not None:
-                    _finish(device)
-                address = header.group(1).lower()
-                if address.count(":") == 1:
-                    address = "0000:" + address
-                if address in seen:
-                    raise ParseError("function %s printed twice (first on line %d)" % (address, seen[address]), line=number, kind=KIND, text=line)
-                seen[address] = number
-                description = header.group(2).strip()
-                class_match = _CLASS_RE.match(description)
-                class_name = class_match.group(1) if class_match else description
-                device = {
-                    "line": number,
-                    "address": address,
-                    "description": description,
-                    "class_name": class_name,
-                    "is_bridge": class_name in ("PCI bridge", "CardBus bridge"),
-                    "capabilities_visible": False,
-                    "acs_capable": None,
-                    "acs_cap": None,
-                    "acs_ctl": None,
-                    "acs_enabled": None,
-                }
-                devices.append(device)
-                continue
-            if _PROMPT_RE.match(line) and device is None:
-                continue  # the command line of a pasted capture
-            if skip_foreign(ignored, number, line):
-                continue
-            raise ParseError("unindented line that is not a PCI function header", line=number, kind=KIND, text=line)
-        body = line.strip()
-        if body.startswith("Capabilities:"):
-            if device is None:
-                raise ParseError("capability line before any PCI function header", line=number, kind=KIND, text=line)
-            if "<access denied>" in body:
-                access_denied += 1
-            else:
-                device["capabilities_visible"] = True
-            continue
-        acs = _ACS_RE.match(body)
-        if acs:
-            if device is None:
-                raise ParseError("ACS line before any PCI function header", line=number, kind=KIND, text=line)
-            flags = _flags(acs.group(2), number, line)
-            device["acs_cap" if acs.group(1) == "ACSCap" else "acs_ctl"] = flags
-    if device is None:
+        if line.strip():
+            reader.read_line(number, line)
+    if reader.device is None:
         raise ParseError("no PCI function header (e.g. '17:01.0 PCI bridge: ...')", kind=KIND)
-    _finish(device)
+    _finish(reader.device)
+    devices = reader.devices
     return with_ignored({
         "devices": devices,
         "capabilities_visible": any(d["capabilities_visible"] for d in devices),
-        "access_denied": access_denied,
+        "access_denied": reader.access_denied,
         "acs_enabled": [d["address"] for d in devices if d["acs_enabled"]],
-    }, ignored)
+    }, reader.ignored)

@@ -88,10 +88,14 @@ transport.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from gpufleet.parsers.common import ParseError, numbered_lines, strip_ansi
 
 KIND = "nccl-debug"
+
+# A line as prepare_lines gives it: (1-based number, text without launcher prefix, prefix kind, prefix rank).
+PreparedLine = tuple[int, str, str | None, int | None]
 
 # Launcher prefixes: mpirun --tag-output, srun -l, Intel MPI / MPICH -prepend-rank.
 _TAG_OUTPUT_RE = re.compile(r"^\[(\d+),(\d+)\]<(?:stdout|stderr|stddiag)>:\s?")
@@ -111,7 +115,7 @@ _VERSION_RE = re.compile(r"^NCCL version (?P<full>(?P<ver>\d+\.\d+\.\d+)\S*)")
 _ELISION_RE = re.compile(r"^\s*(?:\.{3,}|\[\.{3}\]|\u2026)\s*$")
 
 
-def prepare_lines(text):
+def prepare_lines(text: object) -> list[PreparedLine]:
     """Return ``[(n, line, prefix_kind, prefix_rank)]`` with launcher prefixes removed.
 
     ``line`` has ANSI escapes, launcher prefixes and time stamps removed and is
@@ -122,11 +126,11 @@ def prepare_lines(text):
         raise ParseError("input is not text", kind=KIND)
     if not text.strip():
         raise ParseError("empty input", kind=KIND)
-    result = []
+    result: list[PreparedLine] = []
     for number, raw in numbered_lines(text):
         line = strip_ansi(raw).replace("\r", "")
-        prefix_kind = None
-        prefix_rank = None
+        prefix_kind: str | None = None
+        prefix_rank: int | None = None
         for _attempt in range(3):
             match = _ISO_TS_RE.match(line)
             if match:
@@ -152,18 +156,18 @@ def prepare_lines(text):
     return result
 
 
-def match_nccl_line(line):
+def match_nccl_line(line: str) -> re.Match[str] | None:
     """Match an NCCL INFO/WARN/TRACE line (with or without its host prefix), else None."""
     stripped = _BRACKET_TS_RE.sub("", line, count=1).strip()
     return _NCCL_RE.match(stripped)
 
 
-def is_elision(line):
+def is_elision(line: str) -> bool:
     """True for an author's elision line (``...``, ``[...]``)."""
     return bool(_ELISION_RE.match(line))
 
 
-def version_of(line):
+def version_of(line: str) -> tuple[str, str] | tuple[None, None]:
     """``(version, full)`` from ``NCCL version 2.x.y+cudaZ`` at the start of ``line``."""
     match = _VERSION_RE.match(line.strip())
     if match:
@@ -195,7 +199,7 @@ _IB_OFF_PATTERNS = (
 )
 
 
-def _network_class(name):
+def _network_class(name: str | None) -> str | None:
     """Map a NET plugin name to 'IB' | 'Socket' | 'OFI' | the name itself."""
     if name is None:
         return None
@@ -209,7 +213,7 @@ def _network_class(name):
     return name
 
 
-def _transport_class(via):
+def _transport_class(via: str) -> str:
     if via.startswith("NET/"):
         return "NET/" + via.split("/")[1]
     if via.startswith("P2P/"):
@@ -217,14 +221,14 @@ def _transport_class(via):
     return via.split("/")[0]
 
 
-def _add_unique(items, value):
+def _add_unique(items: list[Any], value: Any) -> None:
     if value is not None and value not in items:
         items.append(value)
 
 
-def _parse_device_list(transport, rest, number, host):
+def _parse_device_list(transport: str, rest: str, number: int, host: str | None) -> list[dict[str, Any]]:
     """Devices of a ``NET/IB : Using ...`` or ``NET/Socket : Using ...`` line."""
-    devices = []
+    devices: list[dict[str, Any]] = []
     head = rest.split(";", 1)[0].strip()
     tokens = head.split()
     for token in tokens:
@@ -268,7 +272,7 @@ def _parse_device_list(transport, rest, number, host):
     return devices
 
 
-def _is_continuation(line):
+def _is_continuation(line: str) -> bool:
     """A line that may continue a multi-line WARN (not an NCCL line, comment or table row)."""
     stripped = line.strip()
     if not stripped or stripped.startswith("#") or is_elision(stripped):
@@ -280,16 +284,16 @@ def _is_continuation(line):
     return True
 
 
-def join_warnings(lines):
+def join_warnings(lines: list[PreparedLine]) -> dict[int, tuple[str, str | None, list[int]]]:
     """Map the line number of each WARN line to ``(joined text, host, continuation line numbers)``."""
-    result = {}
+    result: dict[int, tuple[str, str | None, list[int]]] = {}
     index = 0
     while index < len(lines):
         number, line = lines[index][0], lines[index][1]
         match = match_nccl_line(line)
         if match and match.group("level") == "WARN":
             parts = [line.strip()]
-            used = []
+            used: list[int] = []
             follow = index + 1
             while follow < len(lines) and len(used) < 4 and _is_continuation(lines[follow][1]):
                 parts.append(lines[follow][1].strip())
@@ -303,7 +307,7 @@ def join_warnings(lines):
     return result
 
 
-def _new_result():
+def _new_result() -> dict[str, Any]:
     return {
         "nccl_version": None,
         "nccl_version_full": None,
@@ -346,23 +350,23 @@ def _new_result():
 class _State:
     """Facts collected while reading, turned into the result at the end."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.result = _new_result()
-        self.assigned = None
-        self.using = None
+        self.assigned: str | None = None
+        self.using: str | None = None
         self.gdr_enabled = False
         self.gdr_disabled = False
-        self.device_keys = set()
-        self.socket_names = []
-        self.net_via_index = {}
+        self.device_keys: set[tuple[str | None, str, int, str]] = set()
+        self.socket_names: list[str] = []
+        self.net_via_index: dict[tuple[str, str], int] = {}
 
 
-def _max_int(current, value):
-    value = int(value)
-    return value if current is None else max(current, value)
+def _max_int(current: int | None, value: str) -> int:
+    number = int(value)
+    return number if current is None else max(current, number)
 
 
-def _read_message(state, number, host, msg):
+def _read_message(state: _State, number: int, host: str | None, msg: str) -> None:
     """Fold one NCCL INFO/TRACE/WARN message into ``state``."""
     res = state.result
     ver, full = version_of(msg)
@@ -412,7 +416,7 @@ def _read_message(state, number, host, msg):
     _read_transports(state, number, msg, host)
 
 
-def _read_net(state, number, host, msg):
+def _read_net(state: _State, number: int, host: str | None, msg: str) -> None:
     res = state.result
     for pattern in _IB_OFF_PATTERNS:
         if pattern.search(msg):
@@ -460,7 +464,7 @@ def _read_net(state, number, host, msg):
         res["collnet_enabled_by_env"] = match.group(1) != "0"
 
 
-def _note_net_via(state, number, host, via):
+def _note_net_via(state: _State, number: int, host: str | None, via: str) -> None:
     """One ``net_vias`` entry per (host, via); later lines add to its count."""
     res = state.result
     key = (host or "", via)
@@ -476,7 +480,7 @@ def _note_net_via(state, number, host, via):
     _add_unique(res["networks_by_host"].setdefault(host or "", []), network)
 
 
-def _read_transports(state, number, msg, host=None):
+def _read_transports(state: _State, number: int, msg: str, host: str | None = None) -> None:
     res = state.result
     match = _VIA_RE.search(msg)
     if match and re.match(r"(?:Channel|Ring) \d+", msg):
@@ -497,7 +501,7 @@ def _read_transports(state, number, msg, host=None):
         res["channels"]["ring"] = _max_int(res["channels"]["ring"], match.group(1))
 
 
-def _finish(state, raw_lines):
+def _finish(state: _State, raw_lines: list[PreparedLine]) -> dict[str, Any]:
     res = state.result
     res["net_plugin"] = state.assigned or state.using
     if res["net_plugin"] is None and res["net_plugins_initialized"]:
@@ -506,19 +510,7 @@ def _finish(state, raw_lines):
     net_vias = [via for via in res["via"] if via.startswith("NET/")]
     if res["using_network"] is None and net_vias:
         res["using_network"] = _network_class(net_vias[0].split("/")[1])
-    # Evidence of RDMA hardware outside NCCL's own lines (libibverbs, rdma-core).
-    for number, line, _kind, _rank in raw_lines:
-        match = re.search(r"couldn'?t load driver '(libmlx\d?[^']*)'", line)
-        if match:
-            _add_unique(res["hca_evidence"], "RDMA driver %s present but not loadable" % match.group(1))
-            res["ib_disabled_or_absent"].append({"line": number, "text": line.strip()})
-        match = re.search(r"dlvsym failed on (mlx5dv_\w+)", line)
-        if match:
-            _add_unique(res["hca_evidence"], "libmlx5 (rdma-core) present but lacks %s" % match.group(1))
-    res["ib_disabled_or_absent"].sort(key=lambda item: item["line"])
-    for name in state.socket_names:
-        if _IPOIB_RE.match(name):
-            _add_unique(res["hca_evidence"], "NET/Socket uses IPoIB interface %s" % name)
+    _rdma_evidence(state, raw_lines)
     if net_vias:
         res["gdrdma"] = any("GDRDMA" in via for via in net_vias)
     elif state.gdr_enabled:
@@ -532,7 +524,24 @@ def _finish(state, raw_lines):
     return res
 
 
-def collect_nccl_debug(lines):
+def _rdma_evidence(state: _State, raw_lines: list[PreparedLine]) -> None:
+    """Evidence of RDMA hardware outside NCCL's own lines (libibverbs, rdma-core) and IPoIB socket interfaces."""
+    res = state.result
+    for number, line, _kind, _rank in raw_lines:
+        match = re.search(r"couldn'?t load driver '(libmlx\d?[^']*)'", line)
+        if match:
+            _add_unique(res["hca_evidence"], "RDMA driver %s present but not loadable" % match.group(1))
+            res["ib_disabled_or_absent"].append({"line": number, "text": line.strip()})
+        match = re.search(r"dlvsym failed on (mlx5dv_\w+)", line)
+        if match:
+            _add_unique(res["hca_evidence"], "libmlx5 (rdma-core) present but lacks %s" % match.group(1))
+    res["ib_disabled_or_absent"].sort(key=lambda item: item["line"])
+    for name in state.socket_names:
+        if _IPOIB_RE.match(name):
+            _add_unique(res["hca_evidence"], "NET/Socket uses IPoIB interface %s" % name)
+
+
+def collect_nccl_debug(lines: list[PreparedLine]) -> dict[str, Any] | None:
     """Read prepared lines (see :func:`prepare_lines`); None when no NCCL line is present."""
     state = _State()
     res = state.result
@@ -567,7 +576,7 @@ def collect_nccl_debug(lines):
     return _finish(state, lines)
 
 
-def parse_nccl_debug(text):
+def parse_nccl_debug(text: str) -> dict[str, Any]:
     """Parse NCCL_DEBUG=INFO/TRACE lines; see the module docstring for the keys."""
     lines = prepare_lines(text)
     result = collect_nccl_debug(lines)

@@ -123,9 +123,11 @@ nccl-tests content, NCCL line or error message at all.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from gpufleet.parsers.common import ImplausibleNumber, ParseError, parse_number
 from gpufleet.parsers.nccl_debug import (
+    PreparedLine,
     collect_nccl_debug,
     is_elision,
     join_warnings,
@@ -228,7 +230,7 @@ def _plain(text: object) -> str:
     return _WALL_CLOCK_RE.sub("", str(text)).strip()
 
 
-def _rank_cause(entries: list) -> str | None:
+def _rank_cause(entries: list[dict[str, Any]]) -> str | None:
     """The first error a rank printed; a WARN with the first ``Test NCCL failure`` line after ``; ``."""
     if not entries:
         return None
@@ -239,19 +241,19 @@ def _rank_cause(entries: list) -> str | None:
     return first[:300]
 
 
-def _damage_cause(damaged: dict, entries: list, cause: str | None) -> str:
+def _damage_cause(damaged: dict[str, Any], entries: list[dict[str, Any]], cause: str | None) -> str:
     """The cause of a run one of whose result rows another process's output cut (``damaged``)."""
     damage = "result row at line %d cut by: %s" % (damaged["line"], damaged["by"][:200])
     first = entries[0]["line"] if entries else None
     if first is not None and first in (damaged["line"], damaged["by_line"]):
         return "result row at line %d cut by: %s" % (damaged["line"], cause)
     if first is not None and first < damaged["line"]:
-        said = _plain(damaged["by"]) in cause
+        said = cause is not None and _plain(damaged["by"]) in cause  # a rank's line came first: cause is its text
         return "%s; %s" % (cause, "it cut the result row at line %d" % damaged["line"] if said else damage)
     return "%s; %s" % (damage, cause) if cause else damage
 
 
-def _cause(errors: list, damaged: dict | None = None) -> str | None:
+def _cause(errors: list[dict[str, Any]], damaged: dict[str, Any] | None = None) -> str | None:
     """Why a failed run failed, in one line (module docstring, ``cause``)."""
     parser = [_plain(entry["text"]) for entry in errors if entry["source"] == "parser"]
     rank = [entry for entry in errors if entry["source"] == "rank" and _plain(entry["text"])
@@ -268,7 +270,7 @@ def _cause(errors: list, damaged: dict | None = None) -> str | None:
     return (launcher or other or "")[:300] or None
 
 
-def _error_key(item: dict) -> tuple:
+def _error_key(item: dict[str, Any]) -> tuple[tuple[str, str], str | None, int | None]:
     """``(key, host, task)`` of an error line: the same key for the same error printed by different ranks."""
     text = _plain(item["text"])
     match = _RANK_PREFIX_RE.match(text)
@@ -280,11 +282,15 @@ def _error_key(item: dict) -> tuple:
     return (item["source"], " ".join(body.split())), host, int(task) if task and task.isdigit() else None
 
 
-def _group_errors(items: list, rank_of: dict) -> list:
+def _group_errors(items: list[dict[str, Any]], rank_of: dict[int, int | None]) -> list[dict[str, Any]]:
     """One entry per error: the same error line printed by several ranks (in line order) becomes one, its lines,
     hosts and ranks listed. The parser's findings are never merged."""
-    entries, by_key = [], {}
+    entries: list[dict[str, Any]] = []
+    by_key: dict[tuple[str, str], dict[str, Any]] = {}
     for item in items:
+        key: tuple[str, str] | None
+        host: str | None
+        task: int | None
         key, host, task = _error_key(item) if item["source"] != "parser" else (None, None, None)
         entry = by_key.get(key) if key is not None else None
         if entry is None:
@@ -304,7 +310,7 @@ def _group_errors(items: list, rank_of: dict) -> list:
     return entries
 
 
-def _number(cell, number, what):
+def _number(cell: str, number: int, what: str) -> int | float | None:
     """int when integral in the source, float otherwise; anything else is damage, and so is a figure above common's
     MAX_NUMBER (2^64-1: a 400-digit busbw), which no run prints."""
     if _INT_RE.match(cell) or _FLOAT_RE.match(cell):
@@ -315,13 +321,13 @@ def _number(cell, number, what):
     raise ParseError("%s is not a number: %r" % (what, cell), line=number, kind=KIND)
 
 
-def _wrong_cell(cell, number):
+def _wrong_cell(cell: str, number: int) -> int | float | None:
     if cell in _NA:
         return None
     return _number(cell, number, "#wrong/error")
 
 
-def _header_names(line):
+def _header_names(line: str) -> list[str] | None:
     """Column names of a ``#  size  count  type ...`` header line, else None."""
     body = line.lstrip("#").split()
     if len(body) >= 10 and body[0] == "size" and body[1] == "count" and "busbw" in body and "time" in body:
@@ -329,7 +335,7 @@ def _header_names(line):
     return None
 
 
-def _layout_from_header(names, number):
+def _layout_from_header(names: list[str], number: int) -> tuple[list[str], str]:
     """(leading field names, format) from the column names; 8 value columns follow."""
     lead = names[:-8]
     values = names[-8:]
@@ -342,7 +348,7 @@ def _layout_from_header(names, number):
     return lead, fmt
 
 
-def _layout_from_cells(cells, number):
+def _layout_from_cells(cells: list[str], number: int) -> tuple[list[str], str]:
     """Layout of a row seen without a column header, from its cell count."""
     if len(cells) == 13:
         return ["size", "count", "type", "redop", "root"], "new"
@@ -353,7 +359,7 @@ def _layout_from_cells(cells, number):
     raise ParseError("result row has %d cells, expected 12 or 13" % len(cells), line=number, kind=KIND)
 
 
-def _parse_row(cells, number, lead, fmt):
+def _parse_row(cells: list[str], number: int, lead: list[str], fmt: str) -> dict[str, Any]:
     if len(cells) != len(lead) + 8:
         raise ParseError("result row has %d cells, expected %d" % (len(cells), len(lead) + 8), line=number, kind=KIND)
     fields = dict(zip(lead, cells))
@@ -393,8 +399,8 @@ def _parse_row(cells, number, lead, fmt):
     }
 
 
-def _params(line):
-    def grab(pattern):
+def _params(line: str) -> dict[str, Any]:
+    def grab(pattern: str) -> int | None:
         match = re.search(pattern, line)
         return int(match.group(1)) if match else None
 
@@ -414,15 +420,15 @@ def _params(line):
     }
 
 
-def _library_version(code):
+def _library_version(text: str) -> str:
     """nccl-library=22903 -> '2.29.3' (NCCL_VERSION_CODE = major*10000 + minor*100 + patch)."""
-    code = int(code)
+    code = int(text)
     if code >= 10000:
         return "%d.%d.%d" % (code // 10000, (code // 100) % 100, code % 100)
     return "%d.%d.%d" % (code // 1000, (code // 100) % 10, code % 100)
 
 
-def _is_row_candidate(line):
+def _is_row_candidate(line: str) -> bool:
     """A line meant as a result row: integer size and count, or mostly numeric cells.
 
     Launcher prose that starts with a digit (``2 total processes killed``, ``1. Hostfile``)
@@ -441,7 +447,7 @@ _KIND_OF_COLUMN = {"size": "int", "count": "int", "type": "name", "redop": "name
 _VALUE_KINDS = ["number", "number", "number", "wrong"] * 2
 
 
-def _cell_kinds(lead: list | None) -> list:
+def _cell_kinds(lead: list[str] | None) -> list[str]:
     """What each cell of a row holds: ``int``, ``name`` (type, redop), ``number``, ``wrong`` (a number or N/A); without
     a header the new layout, its 4th cell a redop or (old layout) a root."""
     if lead is None:
@@ -459,7 +465,7 @@ def _cell_fits(cell: str, kind: str) -> bool:
     return bool(_FLOAT_RE.match(cell)) or (kind == "wrong" and cell in _NA)
 
 
-def _cells_fit(cells: list, kinds: list) -> bool:
+def _cells_fit(cells: list[str], kinds: list[str]) -> bool:
     """The cells are the first cells of a row: as many as a row has at most, each of its column's kind."""
     return 2 <= len(cells) <= len(kinds) and all(_cell_fits(cell, kind) for cell, kind in zip(cells, kinds))
 
@@ -471,7 +477,7 @@ def _is_foreign(text: str) -> bool:
     return any(pattern.match(text) for pattern in _FAILURE_PATTERNS)
 
 
-def _fused_split(line: str, kinds: list) -> tuple | None:
+def _fused_split(line: str, kinds: list[str]) -> tuple[str, str] | None:
     """``(row part, other part)`` of a result row that another process's output continues on the same line, else None.
 
     nccl-tests prints a row in three parts (size .. root, then each half's cells) and an error of any rank lands
@@ -498,7 +504,7 @@ def _fused_split(line: str, kinds: list) -> tuple | None:
     return None
 
 
-def _new_result():
+def _new_result() -> dict[str, Any]:
     return {
         "failed": False,
         "errors": [],
@@ -545,28 +551,29 @@ def _new_result():
 class _Reader:
     """Walks the prepared lines once and fills the result."""
 
-    def __init__(self, lines):
+    def __init__(self, lines: list[PreparedLine]) -> None:
         self.lines = lines
         self.res = _new_result()
-        self.layout = None  # (lead, fmt) from the current column header
-        self.header_line = None
+        self.layout: tuple[list[str], str] | None = None  # (lead, fmt) from the current column header
+        self.header_line: int | None = None
         self.recognised = False
         self.failure = False
-        self.command_collective = None
-        self.row_prefix_ranks = set()
-        self.last_size = {}
-        self.seen_keys = set()
+        self.command_collective: str | None = None
+        self.row_prefix_ranks: set[int] = set()
+        # (type, redop, root) -> the last row's size; (type, redop, root, size) of every row: a repeat is interleaving
+        self.last_size: dict[tuple[Any, ...], int] = {}
+        self.seen_keys: set[tuple[Any, ...]] = set()
         self.footer_after_rows = False
-        self.consumed = set()
-        self.block = None  # the NCCL multi-line block being skipped: {"title", "line", "lines"}
+        self.consumed: set[int] = set()
+        self.block: dict[str, Any] | None = None  # the NCCL multi-line block being skipped: {"title", "line", "lines"}
 
-    def error(self, number: int | None, text: str, source: str | None = None):
+    def error(self, number: int | None, text: str, source: str | None = None) -> None:
         """An error line (``source`` rank or launcher, from its text) or, with ``source="parser"``, a finding."""
         if source is None:
             source = "launcher" if _LAUNCHER_RE.search(_plain(text)) else "rank"
         self.res["errors"].append({"line": number, "text": text, "source": source})
 
-    def read(self):
+    def read(self) -> None:
         warnings = join_warnings(self.lines)
         for number, (text, host, used) in warnings.items():
             self.consumed.update(used)
@@ -581,10 +588,10 @@ class _Reader:
                 self.res["rank_prefix"] = kind
             index = self.read_line(index, number, line, rank)
 
-    def read_line(self, index, number, line, rank):
+    def read_line(self, index: int, number: int, line: str, rank: int | None) -> int:
         """Classify one line; return the index of the next line to read."""
         stripped = line.strip()
-        if self.block is not None and self.in_block(number, line):
+        if self.block is not None and self.in_block(self.block, number, line):
             return index + 1
         if not stripped:
             return index + 1
@@ -619,7 +626,7 @@ class _Reader:
             return index + 1
         return self.read_other(index, number, stripped)
 
-    def open_block(self, number, message):
+    def open_block(self, number: int, message: str) -> None:
         """An INFO line that announces one of NCCL's multi-line blocks (:data:`_NCCL_BLOCKS`): its lines follow,
         without NCCL's prefix, up to a blank line."""
         for title, pattern in _NCCL_BLOCKS:
@@ -628,18 +635,18 @@ class _Reader:
                 self.res["nccl_blocks"].append(self.block)
                 return
 
-    def in_block(self, number, line):
+    def in_block(self, block: dict[str, Any], number: int, line: str) -> bool:
         """True for a line of the open block (kept in ``nccl_blocks``); a blank line or any other line closes it
         (an INFO line of another rank between two of its lines is read as such, the block stays open)."""
         if _BLOCK_ROW_RE.match(line):
-            self.block["lines"].append(number)
+            block["lines"].append(number)
             return True
         if match_nccl_line(line.strip()):
             return False
         self.block = None
         return not line.strip()
 
-    def read_comment(self, number, stripped):
+    def read_comment(self, number: int, stripped: str) -> bool:
         """Banner, device, header and footer lines (``#`` possibly lost); True if read."""
         res = self.res
         match = _BANNER_RE.match(stripped)
@@ -703,23 +710,23 @@ class _Reader:
             return True
         return stripped.startswith("#")
 
-    def read_row(self, index, number, stripped, rank):
+    def read_row(self, index: int, number: int, stripped: str, rank: int | None) -> None:
         cells = stripped.split()
         fused = _fused_split(stripped, _cell_kinds(self.layout[0] if self.layout else None))
         if fused is not None:
             self.damage(number, stripped, fused[0], number, fused[1])
             return
-        if self.layout is not None:
-            lead, fmt = self.layout
-        else:
-            lead, fmt = _layout_from_cells(cells, number) if len(cells) >= 12 else (None, None)
-        if lead is None or len(cells) < len(lead) + 8:
-            cut_by = self.cut_by(index, cells, lead)
+        layout = self.layout
+        if layout is None and len(cells) >= 12:
+            layout = _layout_from_cells(cells, number)
+        if layout is None or len(cells) < len(layout[0]) + 8:
+            cut_by = self.cut_by(index, cells, layout[0] if layout is not None else None)
             if cut_by is not None:
                 self.damage(number, stripped, stripped, cut_by[0], cut_by[1])
                 return
-            if lead is None:
-                _layout_from_cells(cells, number)  # raises, naming the line
+            if layout is None:
+                layout = _layout_from_cells(cells, number)  # raises (fewer than 12 cells), naming the line
+        lead, fmt = layout
         row = _parse_row(cells, number, lead, fmt)
         row["_fmt"] = fmt
         key = (row["type"], row["redop"], row["root"])
@@ -732,7 +739,7 @@ class _Reader:
             self.row_prefix_ranks.add(rank)
         self.res["rows"].append(row)
 
-    def cut_by(self, index: int, cells: list, lead: list | None) -> tuple | None:
+    def cut_by(self, index: int, cells: list[str], lead: list[str] | None) -> tuple[int, str] | None:
         """``(line, text)`` of the other process's line that follows a row cut short (nccl-tests prints a row in
         three parts; a WARN starts on a new line), else None: a row cut at the end of the text is a recording cut."""
         if not _cells_fit(cells, _cell_kinds(lead)):
@@ -743,7 +750,7 @@ class _Reader:
                 return (number, text) if _is_foreign(text) else None
         return None
 
-    def damage(self, number: int, text: str, row_text: str, by_line: int, by_text: str):
+    def damage(self, number: int, text: str, row_text: str, by_line: int, by_text: str) -> None:
         """A result row cut by another process's output: not a figure; the table is not read on (``damaged``)."""
         self.failure = True
         self.res["damaged"] = {"line": number, "text": text, "row": row_text.strip(), "by_line": by_line, "by": by_text}
@@ -760,7 +767,7 @@ class _Reader:
         elif not match and any(pattern.search(by_text) for pattern in _FAILURE_PATTERNS):
             self.error(number, by_text)
 
-    def read_other(self, index, number, stripped):
+    def read_other(self, index: int, number: int, stripped: str) -> int:
         """Command lines, launcher messages and error text."""
         match = _COMMAND_PERF_RE.search(stripped)
         if match and self.command_collective is None:
@@ -782,7 +789,7 @@ class _Reader:
             return follow
         return index + 1
 
-    def finish(self):
+    def finish(self) -> dict[str, Any]:
         res = self.res
         debug = collect_nccl_debug(self.lines)
         if not self.recognised and debug is None:
@@ -790,7 +797,24 @@ class _Reader:
         self._summarise(debug)
         return res
 
-    def _summarise(self, debug):
+    def _summarise(self, debug: dict[str, Any] | None) -> None:
+        res = self.res
+        self._adopt_debug(debug)
+        if res["collective"] is None:
+            res["collective"] = self.command_collective
+        self._ranks_and_hosts(debug)
+        self._summarise_rows()
+        res["complete"] = self.footer_after_rows
+        self._findings()
+        res["failed"] = self.failure
+        res["errors"].sort(key=lambda item: (item["line"] is None, item["line"] or 0))
+        res["warnings"].sort(key=lambda item: item["line"])
+        res["errors"] = _group_errors(res["errors"], {number: rank for number, _line, _kind, rank in self.lines})
+        res["cause"] = _cause(res["errors"], res["damaged"]) if res["failed"] else None
+        res["validated"] = self._validated()
+
+    def _adopt_debug(self, debug: dict[str, Any] | None) -> None:
+        """The NCCL lines' findings (transports, network, version when the banner had none)."""
         res = self.res
         if debug is not None and debug["nccl_lines"]:
             res["debug"] = debug
@@ -799,9 +823,10 @@ class _Reader:
             res["fallback_to_socket"] = debug["fallback_to_socket"]
             if res["nccl_version"] is None and debug is not None and debug["nccl_version"]:
                 res["nccl_version"], res["nccl_version_full"] = debug["nccl_version"], debug["nccl_version_full"]
-        if res["collective"] is None:
-            res["collective"] = self.command_collective
-        # Ranks and hosts.
+
+    def _ranks_and_hosts(self, debug: dict[str, Any] | None) -> None:
+        """The run's rank count (device lines or NCCL's nranks, the larger) and its hosts."""
+        res = self.res
         candidates = []
         if res["devices"]:
             candidates.append(max(dev["rank"] for dev in res["devices"]) + 1)
@@ -814,15 +839,6 @@ class _Reader:
                 res["hosts"].append(dev["host"])
         if not res["hosts"] and debug is not None:
             res["hosts"] = list(debug["hosts"])
-        self._summarise_rows()
-        res["complete"] = self.footer_after_rows
-        self._findings()
-        res["failed"] = self.failure
-        res["errors"].sort(key=lambda item: (item["line"] is None, item["line"] or 0))
-        res["warnings"].sort(key=lambda item: item["line"])
-        res["errors"] = _group_errors(res["errors"], {number: rank for number, _line, _kind, rank in self.lines})
-        res["cause"] = _cause(res["errors"], res["damaged"]) if res["failed"] else None
-        res["validated"] = self._validated()
 
     def _findings(self) -> None:
         """The parser's own findings about the whole run: no result row (a hang when nothing followed the header),
@@ -843,43 +859,53 @@ class _Reader:
             text = "rows of independent single-rank runs are interleaved (nccl-tests built without MPI=1?)"
             self.error(first, text, source="parser")
 
-    def _validated(self):
+    def _validated(self) -> bool | None:
         """False: the run did not check its results (-c 0); True: it did; None: cannot tell."""
         validation = (self.res["params"] or {}).get("validation")
         if validation is not None:
-            return validation > 0
+            return bool(validation > 0)
         cells = [half["wrong"] for row in self.res["rows"] for half in (row["out_of_place"], row["in_place"])]
         if not cells:
             return None
         return any(cell is not None for cell in cells)
 
-    def _summarise_rows(self):
+    def _summarise_rows(self) -> None:
         res = self.res
         rows = res["rows"]
         fmts = {row.pop("_fmt") for row in rows}
         if not rows:
             return
-        busbws = [half["busbw_gbs"] for row in rows for half in (row["out_of_place"], row["in_place"])]
-        res["max_busbw_gbs"] = max(busbws)
-        largest = max(row["size_bytes"] for row in rows)
-        res["largest_size_bytes"] = largest
-        res["busbw_at_largest_size_gbs"] = [row for row in rows if row["size_bytes"] == largest][-1]["out_of_place"]["busbw_gbs"]
-        wrongs = [half["wrong"] for row in rows for half in (row["out_of_place"], row["in_place"]) if half["wrong"] is not None]
-        if "old" in fmts:
-            res["max_error"] = max(wrongs) if wrongs else None
-        elif wrongs:
-            res["wrong_total"] = sum(wrongs)
-        sized = [row for row in rows if row["size_bytes"] > 0]
-        busbw_zero = bool(sized) and all(
-            row["out_of_place"]["busbw_gbs"] == 0 and row["in_place"]["busbw_gbs"] == 0 for row in sized
-        ) and any(row["out_of_place"]["algbw_gbs"] > 0 for row in sized)
-        res["single_rank"] = res["ranks"] == 1 or busbw_zero
+        _bandwidth_figures(res, rows, fmts)
+        res["single_rank"] = res["ranks"] == 1 or _busbw_zero(rows)
         if len(self.row_prefix_ranks) > 1:
             res["interleaved"] = True
         res["single_rank_runs"] = res["interleaved"] and (res["single_rank"] or len(self.row_prefix_ranks) > 1)
 
 
-def parse_nccl_tests(text):
+def _bandwidth_figures(res: dict[str, Any], rows: list[dict[str, Any]], fmts: set[str]) -> None:
+    """The largest busbw, the busbw at the largest size, and the #wrong total (new format) or max error (old)."""
+    halves = [half for row in rows for half in (row["out_of_place"], row["in_place"])]
+    res["max_busbw_gbs"] = max(half["busbw_gbs"] for half in halves)
+    largest = max(row["size_bytes"] for row in rows)
+    res["largest_size_bytes"] = largest
+    at_largest = [row for row in rows if row["size_bytes"] == largest][-1]
+    res["busbw_at_largest_size_gbs"] = at_largest["out_of_place"]["busbw_gbs"]
+    wrongs = [half["wrong"] for half in halves if half["wrong"] is not None]
+    if "old" in fmts:
+        res["max_error"] = max(wrongs) if wrongs else None
+    elif wrongs:
+        res["wrong_total"] = sum(wrongs)
+
+
+def _busbw_zero(rows: list[dict[str, Any]]) -> bool:
+    """Every sized row moved data (algbw) with a busbw of 0: what one rank alone prints."""
+    sized = [row for row in rows if row["size_bytes"] > 0]
+    return bool(sized) and all(
+        row["out_of_place"]["busbw_gbs"] == 0 and row["in_place"]["busbw_gbs"] == 0 for row in sized
+    ) and any(row["out_of_place"]["algbw_gbs"] > 0 for row in sized)
+
+
+def parse_nccl_tests(text: str) -> dict[str, Any]:
     """Parse nccl-tests output; see the module docstring for the keys."""
     lines = prepare_lines(text)
     reader = _Reader(lines)

@@ -110,7 +110,7 @@ def _flag(value: Any, path: str) -> Optional[bool]:
     if isinstance(value, bool):
         return value
     if value in ("true", "false"):
-        return value == "true"
+        return bool(value == "true")
     if value == "unchecked":
         return None
     raise _error(path, "%s is not true, false or unchecked" % json.dumps(value)[:40])
@@ -226,20 +226,14 @@ def _figures(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
     }
 
 
-def parse_nccl_tests_json(text: str) -> Dict[str, Any]:
-    """Read the ``-J`` document of one nccl-tests run; see the module docstring for the keys."""
-    doc = _load(text)
-    version = _integer(_get(doc, "version", "", (int, float, str)), "version")
-    config = _get(doc, "config", "", (dict,), required=False) or {}
-    rows = [_row(item, "results[%d]" % index)
-            for index, item in enumerate(_get(doc, "results", "", (list,), required=False) or [])]
-    args = [str(arg) for arg in (_get(doc, "args", "", (list,), required=False) or [])]
-    devices = _devices(config)
-    params = _params(config)
-    errors = [{"line": None, "text": str(item)} for item in (_get(doc, "errors", "", (list,), required=False) or [])
-              if str(item).strip()]
-    out_of_bounds, status, average, _okay = _summary(doc)
-    end_time = _get(doc, "end_time", "", (str,), required=False)
+def _list(doc: Dict[str, Any], key: str) -> List[Any]:
+    """The document's list ``key``; [] when absent (a value of another type raises, naming it)."""
+    value: List[Any] = _get(doc, key, "", (list,), required=False) or []
+    return value
+
+
+def _findings(rows: List[Dict[str, Any]], end_time: Optional[str], out_of_bounds: Any) -> List[str]:
+    """What the document itself says is wrong with the run: no rows, no end time, out-of-bounds values."""
     findings = []
     if not rows:
         findings.append("no result rows")
@@ -247,11 +241,34 @@ def parse_nccl_tests_json(text: str) -> Dict[str, Any]:
         findings.append("no end_time: the run did not finish writing its document")
     if out_of_bounds:
         findings.append("out of bounds values: %d" % out_of_bounds)
-    failed = bool(errors or findings)
-    per_process = (params["nthread"] or 1) * (params["ngpus"] or 1)
-    validation = params["validation"]
+    return findings
+
+
+def _validated(validation: Optional[int], rows: List[Dict[str, Any]]) -> Optional[bool]:
+    """False: the run did not check its results (-c 0); True: it did; None: cannot tell (no rows)."""
+    if validation is not None:
+        return validation > 0
     has_wrong = any(half and half["wrong"] is not None
                     for row in rows for half in (row["out_of_place"], row["in_place"]))
+    return has_wrong if rows else None
+
+
+def parse_nccl_tests_json(text: str) -> Dict[str, Any]:
+    """Read the ``-J`` document of one nccl-tests run; see the module docstring for the keys."""
+    doc = _load(text)
+    version = _integer(_get(doc, "version", "", (int, float, str)), "version")
+    config = _get(doc, "config", "", (dict,), required=False) or {}
+    rows = [_row(item, "results[%d]" % index) for index, item in enumerate(_list(doc, "results"))]
+    args = [str(arg) for arg in _list(doc, "args")]
+    devices = _devices(config)
+    params = _params(config)
+    errors = [{"line": None, "text": str(item)} for item in _list(doc, "errors") if str(item).strip()]
+    out_of_bounds, status, average, _okay = _summary(doc)
+    end_time = _get(doc, "end_time", "", (str,), required=False)
+    findings = _findings(rows, end_time, out_of_bounds)
+    failed = bool(errors or findings)
+    per_process = (params["nthread"] or 1) * (params["ngpus"] or 1)
+    nccl_version = _integer(doc["nccl_version"], "nccl_version") if doc.get("nccl_version") is not None else None
     out = {
         "failed": failed,
         "errors": errors + [{"line": None, "text": finding} for finding in findings],
@@ -261,15 +278,14 @@ def parse_nccl_tests_json(text: str) -> Dict[str, Any]:
         "hosts": sorted({device["host"] for device in devices}),
         "devices": devices,
         "collective": os.path.basename(args[0]) if args else None,
-        "nccl_version": _nccl_version(_integer(doc["nccl_version"], "nccl_version")
-                                      if doc.get("nccl_version") is not None else None),
+        "nccl_version": _nccl_version(nccl_version),
         "nccl_tests_version": None,
         "params": params if config else None,
         "rows": rows,
         "avg_busbw_gbs": average,
         "out_of_bounds": out_of_bounds,
         "out_of_bounds_status": status,
-        "validated": (validation > 0) if validation is not None else (has_wrong if rows else None),
+        "validated": _validated(params["validation"], rows),
         "complete": end_time is not None and bool(rows),
         "json_version": version,
         "args": args,

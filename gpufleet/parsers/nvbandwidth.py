@@ -43,8 +43,10 @@ N/A; a square GPU-by-GPU matrix with missing rows or a matrix cut off at the end
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from gpufleet.parsers.common import (
+    IgnoredLine,
     ParseError,
     foreign_line,
     is_not_available,
@@ -69,108 +71,160 @@ _STATUS_RE = re.compile(r"^(?P<status>Waived|ERROR|Error|Failed|FAILED)\b\s*[:.]
 _NUMBER_RE = re.compile(r"^[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$")
 
 
-def _err(message, line=None, text=None):
+def _err(message: str, line: int | None = None, text: str | None = None) -> ParseError:
     return ParseError(message, line=line, kind=KIND, text=text)
 
 
-def _prepare(text):
+def _prepare(text: str) -> list[tuple[int, str]]:
     return [(n, line.replace("\t", "    ")) for n, line in strip_rank_prefix(text, KIND)]
 
 
-def _new_testcase(name, line):
+def _new_testcase(name: str | None, line: int) -> dict[str, Any]:
     return {"name": name, "status": None, "message": None, "description": None, "unit": None,
             "columns": [], "rows": [], "matrix": {}, "sum": None, "_line": line, "_last": line}
 
 
-def _is_gpu_square(description):
+def _is_gpu_square(description: str | None) -> bool:
     if not description:
         return False
     entities = re.findall(r"(CPU|GPU)\((?:row|rows|column|columns)\)", description)
     return len(entities) == 2 and entities[0] == entities[1] == "GPU"
 
 
-def parse_nvbandwidth(text):
-    """Parse nvbandwidth text output; see the module docstring for the keys."""
-    pairs = _prepare(text)
-    result = {"version": None, "git_version": None, "cuda_runtime_version": None, "cuda_driver_version": None,
-              "driver_version": None, "devices": [], "device_count": None, "testcases": [], "warnings": []}
-    testcases = result["testcases"]
-    ignored: list = []
-    current: dict | None = None
-    state = None  # None | "desc" (waiting for the matrix header) | "matrix" (reading rows) | "done"
-    last_line = max(n for n, line in pairs if line.strip())
+class _Reader:
+    """One pass over nvbandwidth's output: each line goes to the first step that takes it (see read_line).
 
-    for n, line in pairs:
-        stripped = line.strip()
+    ``state`` is None | "desc" (waiting for the matrix header) | "matrix" (reading rows) | "done" | "summed".
+    """
+
+    def __init__(self) -> None:
+        self.result: dict[str, Any] = {
+            "version": None, "git_version": None, "cuda_runtime_version": None, "cuda_driver_version": None,
+            "driver_version": None, "devices": [], "device_count": None, "testcases": [], "warnings": []}
+        self.testcases: list[dict[str, Any]] = self.result["testcases"]
+        self.ignored: list[IgnoredLine] = []
+        self.current: dict[str, Any] | None = None
+        self.state: str | None = None
+
+    def read_line(self, n: int, stripped: str) -> None:
+        current = self.current
         if current is not None and stripped and not foreign_line(stripped):
             current.update(_last=n)
         if not stripped:
-            if state == "matrix" and current is not None and current.get("rows"):
-                state = "done"
-            continue
-        match = _RUNNING_RE.match(stripped)
-        if match:
-            _close(current, state, n - 1)
-            current = _new_testcase(match.group("name"), n)
-            testcases.append(current)
-            state = None
-            continue
-        match = _DESCRIPTION_RE.match(stripped)
-        if match:
-            if current is None:
-                current = _new_testcase(None, n)
-                testcases.append(current)
-            elif current["description"] is not None:
-                _close(current, state, n - 1)
-                current = _new_testcase(current["name"], n)
-                testcases.append(current)
-            current["description"] = stripped
-            current["unit"] = match.group("unit").strip()
-            state = "desc"
-            continue
-        match = _SUM_RE.match(stripped)
-        if match:
-            if current is None or current["description"] is None:
-                raise _err("SUM line without a matrix", line=n, text=stripped)
-            if current["name"] is not None and match.group("name") != current["name"]:
-                raise _err("SUM names %r inside testcase %r" % (match.group("name"), current["name"]), line=n, text=stripped)
-            if current["name"] is None:
-                current["name"] = match.group("name")
-            current["sum"] = float(match.group("value"))
-            _close(current, "done", n)
-            _check_sum(current, n, stripped)
-            state = "summed"
-            continue
-        if state in ("desc", "matrix"):
-            # A foreign line between a matrix's rows would end the matrix early (its rows then read as missing).
-            if skip_foreign(ignored, n, stripped):
-                continue
-            if _matrix_line(current, state, n, stripped):
-                state = "matrix"
-                continue
-            _close(current, state, n - 1)
-            state = "done"
-        if _STATS_RE.match(stripped):
-            continue
-        match = _STATUS_RE.match(stripped)
-        if match and current is not None and current["status"] is None and not current["rows"]:
-            current["status"] = "waived" if match.group("status").lower() == "waived" else "error"
-            current["message"] = match.group("msg").strip() or stripped
-            continue
-        if _header_line(result, stripped):
-            continue
-        lowered = stripped.lower()
-        if lowered.startswith("warning") or lowered.startswith("note"):
-            result["warnings"].append(stripped)
-            continue
-        if current is not None and current["status"] is None and not current["rows"] and current["description"] is None \
-                and re.search(r"\berror\b|\bfail", lowered):
-            current["status"] = "error"
-            current["message"] = stripped
-            continue
+            if self.state == "matrix" and current is not None and current.get("rows"):
+                self.state = "done"
+            return
+        # the order is the precedence: a testcase's start before its matrix lines, ...
+        steps = (self._running, self._description, self._sum, self._matrix, self._stats, self._status,
+                 self._header, self._warning, self._error)
+        for step in steps:
+            if step(n, stripped):
+                return
         # Anything else (prompt lines, banners, continuation text) carries no figures; the foreign ones are listed.
-        skip_foreign(ignored, n, stripped)
-    _close(current, state, last_line)
+        skip_foreign(self.ignored, n, stripped)
+
+    def _start(self, name: str | None, n: int) -> dict[str, Any]:
+        self.current = _new_testcase(name, n)
+        self.testcases.append(self.current)
+        return self.current
+
+    def _running(self, n: int, stripped: str) -> bool:
+        match = _RUNNING_RE.match(stripped)
+        if not match:
+            return False
+        _close(self.current, self.state, n - 1)
+        self._start(match.group("name"), n)
+        self.state = None
+        return True
+
+    def _description(self, n: int, stripped: str) -> bool:
+        match = _DESCRIPTION_RE.match(stripped)
+        if not match:
+            return False
+        current = self.current
+        if current is None:
+            current = self._start(None, n)
+        elif current["description"] is not None:
+            _close(current, self.state, n - 1)
+            current = self._start(current["name"], n)
+        current["description"] = stripped
+        current["unit"] = match.group("unit").strip()
+        self.state = "desc"
+        return True
+
+    def _sum(self, n: int, stripped: str) -> bool:
+        match = _SUM_RE.match(stripped)
+        if not match:
+            return False
+        current = self.current
+        if current is None or current["description"] is None:
+            raise _err("SUM line without a matrix", line=n, text=stripped)
+        if current["name"] is not None and match.group("name") != current["name"]:
+            raise _err("SUM names %r inside testcase %r" % (match.group("name"), current["name"]), line=n,
+                       text=stripped)
+        if current["name"] is None:
+            current["name"] = match.group("name")
+        current["sum"] = float(match.group("value"))
+        _close(current, "done", n)
+        _check_sum(current, n, stripped)
+        self.state = "summed"
+        return True
+
+    def _matrix(self, n: int, stripped: str) -> bool:
+        if self.state not in ("desc", "matrix"):
+            return False
+        # A foreign line between a matrix's rows would end the matrix early (its rows then read as missing).
+        if skip_foreign(self.ignored, n, stripped):
+            return True
+        assert self.current is not None  # a description started one
+        if _matrix_line(self.current, self.state, n, stripped):
+            self.state = "matrix"
+            return True
+        _close(self.current, self.state, n - 1)
+        self.state = "done"
+        return False  # the line ended the matrix: the later steps read it
+
+    def _stats(self, n: int, stripped: str) -> bool:
+        return bool(_STATS_RE.match(stripped))
+
+    def _status(self, n: int, stripped: str) -> bool:
+        match = _STATUS_RE.match(stripped)
+        current = self.current
+        if not match or current is None or current["status"] is not None or current["rows"]:
+            return False
+        current["status"] = "waived" if match.group("status").lower() == "waived" else "error"
+        current["message"] = match.group("msg").strip() or stripped
+        return True
+
+    def _header(self, n: int, stripped: str) -> bool:
+        return _header_line(self.result, stripped)
+
+    def _warning(self, n: int, stripped: str) -> bool:
+        lowered = stripped.lower()
+        if not (lowered.startswith("warning") or lowered.startswith("note")):
+            return False
+        self.result["warnings"].append(stripped)
+        return True
+
+    def _error(self, n: int, stripped: str) -> bool:
+        current = self.current
+        if current is None or current["status"] is not None or current["rows"] or current["description"] is not None \
+                or not re.search(r"\berror\b|\bfail", stripped.lower()):
+            return False
+        current["status"] = "error"
+        current["message"] = stripped
+        return True
+
+
+def parse_nvbandwidth(text: str) -> dict[str, Any]:
+    """Parse nvbandwidth text output; see the module docstring for the keys."""
+    pairs = _prepare(text)
+    reader = _Reader()
+    last_line = max(n for n, line in pairs if line.strip())
+    for n, line in pairs:
+        reader.read_line(n, line.strip())
+    _close(reader.current, reader.state, last_line)
+    result, testcases = reader.result, reader.testcases
     if not testcases:
         raise _err("no nvbandwidth testcase found")
     for testcase in testcases:
@@ -183,10 +237,10 @@ def parse_nvbandwidth(text):
         testcase.pop("_closed", None)
     if result["devices"]:
         result["device_count"] = len(result["devices"])
-    return with_ignored(result, ignored)
+    return with_ignored(result, reader.ignored)
 
 
-def _header_line(result, stripped):
+def _header_line(result: dict[str, Any], stripped: str) -> bool:
     for regex, key, cast in ((_VERSION_RE, "version", str), (_CUDA_RUNTIME_RE, "cuda_runtime_version", int),
                              (_CUDA_DRIVER_RE, "cuda_driver_version", int), (_DRIVER_RE, "driver_version", str)):
         match = regex.match(stripped)
@@ -205,11 +259,11 @@ def _header_line(result, stripped):
     return False
 
 
-def _is_cell(token):
+def _is_cell(token: str) -> bool:
     return bool(_NUMBER_RE.match(token)) or is_not_available(token)
 
 
-def _matrix_line(current, state, n, stripped):
+def _matrix_line(current: dict[str, Any], state: str, n: int, stripped: str) -> bool:
     """Consume a column-header or row line of the current matrix; False if it is neither."""
     tokens = stripped.split()
     if state == "desc":
@@ -235,7 +289,7 @@ def _matrix_line(current, state, n, stripped):
     return True
 
 
-def _close(current, state, line):
+def _close(current: dict[str, Any] | None, state: str | None, line: int) -> None:
     """Checks when a matrix ends: no description without matrix, complete GPU x GPU matrices."""
     if current is None or current.get("_closed"):
         return
@@ -249,7 +303,7 @@ def _close(current, state, line):
                    line=line)
 
 
-def _check_sum(current, n, stripped):
+def _check_sum(current: dict[str, Any], n: int, stripped: str) -> None:
     values = [v for row in current["matrix"].values() for v in row.values() if v is not None]
     if not current["rows"]:
         raise _err("SUM line without matrix rows", line=n, text=stripped)

@@ -42,8 +42,9 @@ connectivity cell other than 0/1; several rank prefixes interleaved.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from gpufleet.parsers.common import ParseError, skip_foreign, strip_rank_prefix, with_ignored
+from gpufleet.parsers.common import IgnoredLine, ParseError, skip_foreign, strip_rank_prefix, with_ignored
 
 KIND = "p2p-bandwidth"
 
@@ -69,32 +70,49 @@ _END_RE = re.compile(r"^NOTE: The CUDA Samples are not meant for performance mea
 _ERROR_RE = re.compile(r"cuda failure|cuda error|error:|\bfailed\b|code=\d+", re.IGNORECASE)
 
 
-def _err(message, line=None, text=None):
+def _err(message: str, line: int | None = None, text: str | None = None) -> ParseError:
     return ParseError(message, line=line, kind=KIND, text=text)
 
 
 class _Matrix:
     """A matrix being read: its result key, column labels and rows."""
 
-    def __init__(self, key, title_line):
+    def __init__(self, key: str, title_line: int) -> None:
         self.key = key
         self.title_line = title_line
-        self.columns = None
-        self.rows = {}
+        self.columns: list[str] | None = None
+        self.rows: dict[str, dict[str, int | float]] = {}
         self.last_line = title_line
 
+    def wants_rows(self) -> bool:
+        """True between the matrix's header and its last row."""
+        return self.columns is not None and len(self.rows) < len(self.columns)
 
-def parse_p2p_bandwidth_latency(text):
-    """Parse p2pBandwidthLatencyTest output; see the module docstring for the keys."""
-    pairs = strip_rank_prefix(text, KIND)
-    result = {"devices": [], "device_count": None, "peer_access": [], "matrices": [], "complete": False, "errors": []}
-    matrices = []  # finished _Matrix objects
-    current = None  # _Matrix being read
-    latency_base = None  # "latency_p2p_disabled" etc. while inside a latency block
-    ignored = []
-    last_line = max(n for n, line in pairs if line.strip())
 
-    def finish(matrix):
+class _Reader:
+    """One pass over the sample's output: each line goes to the first step that takes it (see read_line)."""
+
+    def __init__(self) -> None:
+        self.result: dict[str, Any] = {"devices": [], "device_count": None, "peer_access": [], "matrices": [],
+                                       "complete": False, "errors": []}
+        self.matrices: list[_Matrix] = []  # finished ones
+        self.current: _Matrix | None = None  # the one being read
+        self.latency_base: str | None = None  # "latency_p2p_disabled" etc. while inside a latency block
+        self.ignored: list[IgnoredLine] = []
+
+    def read_line(self, n: int, stripped: str) -> None:
+        # the order is the precedence: a title or a header before a row, a row before a device line, ...
+        steps = (self._title, self._header, self._matrix_row, self._device, self._peer_access, self._end,
+                 self._inside_matrix, self._error)
+        for step in steps:
+            if step(n, stripped):
+                return
+        # Other lines (the sample's banner, NOTE text, prompts) carry no figures; the foreign ones are listed.
+        skip_foreign(self.ignored, n, stripped)
+
+    def finish(self) -> None:
+        """Close the matrix being read: refuse one cut short or printed twice."""
+        matrix = self.current
         if matrix is None:
             return
         if matrix.columns is None:
@@ -103,81 +121,118 @@ def parse_p2p_bandwidth_latency(text):
         if len(matrix.rows) != size:
             raise _err("%s has %d rows for %d columns (truncated?)" % (matrix.key, len(matrix.rows), size),
                        line=matrix.last_line)
-        if any(m.key == matrix.key for m in matrices):
+        if any(m.key == matrix.key for m in self.matrices):
             raise _err("%s printed twice" % matrix.key, line=matrix.title_line)
-        matrices.append(matrix)
+        self.matrices.append(matrix)
 
-    for n, raw in pairs:
-        stripped = raw.replace("\t", "    ").strip()
-        if not stripped:
-            continue
+    def check_latency_pair(self, line: int) -> None:
+        """A latency block's GPU matrix must have its CPU matrix after it."""
+        base = self.latency_base
+        if base is not None and not any(m.key == base + "_cpu_us" for m in self.matrices):
+            raise _err("%s has a GPU matrix but no CPU matrix (truncated?)" % base, line=line)
+
+    def _title(self, n: int, stripped: str) -> bool:
         title = next((key for regex, key in _TITLES if regex.match(stripped)), None)
-        if title is not None:
-            finish(current)
-            if latency_base is not None and not any(m.key == latency_base + "_cpu_us" for m in matrices):
-                raise _err("%s has a GPU matrix but no CPU matrix (truncated?)" % latency_base, line=n - 1)
-            if title.startswith("latency_"):
-                latency_base = title
-                current = _Matrix(title + "_gpu_us", n)
-            else:
-                latency_base = None
-                current = _Matrix(title, n)
-            continue
+        if title is None:
+            return False
+        self.finish()
+        self.check_latency_pair(n - 1)
+        if title.startswith("latency_"):
+            self.latency_base = title
+            self.current = _Matrix(title + "_gpu_us", n)
+        else:
+            self.latency_base = None
+            self.current = _Matrix(title, n)
+        return True
+
+    def _header(self, n: int, stripped: str) -> bool:
         header = _MATRIX_HEADER_RE.match(stripped)
-        if header:
-            corner = header.group("corner")
-            if corner == "CPU":
-                if latency_base is None or current is None or not current.key.endswith("_gpu_us"):
-                    raise _err("CPU latency matrix outside a latency block", line=n, text=stripped)
-                finish(current)
-                current = _Matrix(latency_base + "_cpu_us", n)
-            if current is None or current.columns is not None:
-                raise _err("matrix header without a title", line=n, text=stripped)
-            if (corner == "GPU") != current.key.endswith("_gpu_us"):
-                raise _err("unexpected %s header under %s" % (corner, current.key), line=n, text=stripped)
-            current.columns = header.group(2).split()
-            if current.columns != [str(i) for i in range(len(current.columns))]:
-                raise _err("matrix columns are not 0..N-1", line=n, text=stripped)
-            current.last_line = n
-            continue
-        if current is not None and current.columns is not None and re.match(r"^\d+\s", stripped + " ") \
-                and len(current.rows) < len(current.columns):
-            _row(current, stripped, n)
-            continue
+        if not header:
+            return False
+        corner = header.group("corner")
+        if corner == "CPU":
+            if self.latency_base is None or self.current is None or not self.current.key.endswith("_gpu_us"):
+                raise _err("CPU latency matrix outside a latency block", line=n, text=stripped)
+            self.finish()
+            self.current = _Matrix(self.latency_base + "_cpu_us", n)
+        current = self.current
+        if current is None or current.columns is not None:
+            raise _err("matrix header without a title", line=n, text=stripped)
+        if (corner == "GPU") != current.key.endswith("_gpu_us"):
+            raise _err("unexpected %s header under %s" % (corner, current.key), line=n, text=stripped)
+        current.columns = header.group(2).split()
+        if current.columns != [str(i) for i in range(len(current.columns))]:
+            raise _err("matrix columns are not 0..N-1", line=n, text=stripped)
+        current.last_line = n
+        return True
+
+    def _matrix_row(self, n: int, stripped: str) -> bool:
+        if self.current is None or not self.current.wants_rows() or not re.match(r"^\d+\s", stripped + " "):
+            return False
+        _row(self.current, stripped, n)
+        return True
+
+    def _device(self, n: int, stripped: str) -> bool:
         match = _DEVICE_RE.match(stripped)
-        if match:
-            index = int(match.group("index"))
-            dom, bus, dev = (int(match.group(g), 16) for g in ("dom", "bus", "dev"))
-            result["devices"].append({"index": index, "name": match.group("name"),
-                                      "pci": "%04x:%02x:%02x" % (dom, bus, dev),
-                                      "pci_domain_id": dom, "pci_bus_id": bus, "pci_device_id": dev})
-            continue
+        if not match:
+            return False
+        dom, bus, dev = (int(match.group(g), 16) for g in ("dom", "bus", "dev"))
+        self.result["devices"].append({"index": int(match.group("index")), "name": match.group("name"),
+                                       "pci": "%04x:%02x:%02x" % (dom, bus, dev),
+                                       "pci_domain_id": dom, "pci_bus_id": bus, "pci_device_id": dev})
+        return True
+
+    def _peer_access(self, n: int, stripped: str) -> bool:
         match = _ACCESS_RE.match(stripped)
-        if match:
-            result["peer_access"].append({"src": int(match.group("src")), "dst": int(match.group("dst")),
-                                          "can_access": match.group("can") == "CAN"})
-            continue
-        if _END_RE.match(stripped):
-            result["complete"] = True
-            continue
-        if current is not None and current.columns is not None and len(current.rows) < len(current.columns):
-            if skip_foreign(ignored, n, stripped):
-                continue
-            raise _err("unexpected line inside %s" % current.key, line=n, text=stripped)
-        if _ERROR_RE.search(stripped):
-            result["errors"].append(stripped)
-            continue
-        # Other lines (the sample's banner, NOTE text, prompts) carry no figures; the foreign ones are listed.
-        skip_foreign(ignored, n, stripped)
-    finish(current)
-    if latency_base is not None and not any(m.key == latency_base + "_cpu_us" for m in matrices):
-        raise _err("%s has a GPU matrix but no CPU matrix (truncated?)" % latency_base, line=last_line)
+        if not match:
+            return False
+        self.result["peer_access"].append({"src": int(match.group("src")), "dst": int(match.group("dst")),
+                                           "can_access": match.group("can") == "CAN"})
+        return True
+
+    def _end(self, n: int, stripped: str) -> bool:
+        if not _END_RE.match(stripped):
+            return False
+        self.result["complete"] = True
+        return True
+
+    def _inside_matrix(self, n: int, stripped: str) -> bool:
+        if self.current is None or not self.current.wants_rows():
+            return False
+        if skip_foreign(self.ignored, n, stripped):
+            return True
+        raise _err("unexpected line inside %s" % self.current.key, line=n, text=stripped)
+
+    def _error(self, n: int, stripped: str) -> bool:
+        if not _ERROR_RE.search(stripped):
+            return False
+        self.result["errors"].append(stripped)
+        return True
+
+
+def _check_found(result: dict[str, Any], matrices: list[_Matrix], last_line: int) -> None:
+    """Refuse a text with neither matrices nor devices, and a device list whose matrices were cut off."""
     if not matrices and not result["devices"]:
         if result["errors"]:
             raise _err("p2pBandwidthLatencyTest printed an error instead of results: %s" % result["errors"][0])
         raise _err("no p2pBandwidthLatencyTest output found")
     if not matrices and not result["errors"] and not result["complete"]:
         raise _err("device list but no matrix (truncated?)", line=last_line)
+
+
+def parse_p2p_bandwidth_latency(text: str) -> dict[str, Any]:
+    """Parse p2pBandwidthLatencyTest output; see the module docstring for the keys."""
+    pairs = strip_rank_prefix(text, KIND)
+    reader = _Reader()
+    last_line = max(n for n, line in pairs if line.strip())
+    for n, raw in pairs:
+        stripped = raw.replace("\t", "    ").strip()
+        if stripped:
+            reader.read_line(n, stripped)
+    reader.finish()
+    reader.check_latency_pair(last_line)
+    result, matrices = reader.result, reader.matrices
+    _check_found(result, matrices, last_line)
     count = len(result["devices"]) or None
     for matrix in matrices:
         size = len(matrix.columns or [])
@@ -188,19 +243,20 @@ def parse_p2p_bandwidth_latency(text):
         result[matrix.key] = matrix.rows
         result["matrices"].append(matrix.key)
     result["device_count"] = count
-    return with_ignored(result, ignored)
+    return with_ignored(result, reader.ignored)
 
 
-def _row(matrix, stripped, n):
+def _row(matrix: _Matrix, stripped: str, n: int) -> None:
+    columns = matrix.columns or []
     tokens = stripped.split()
     expected = str(len(matrix.rows))
     if tokens[0] != expected:
         raise _err("%s row labelled %s, expected %s" % (matrix.key, tokens[0], expected), line=n, text=stripped)
     cells = tokens[1:]
-    if len(cells) != len(matrix.columns):
-        raise _err("%s row has %d cells for %d columns" % (matrix.key, len(cells), len(matrix.columns)), line=n, text=stripped)
-    values = {}
-    for column, cell in zip(matrix.columns, cells):
+    if len(cells) != len(columns):
+        raise _err("%s row has %d cells for %d columns" % (matrix.key, len(cells), len(columns)), line=n, text=stripped)
+    values: dict[str, int | float] = {}
+    for column, cell in zip(columns, cells):
         if not _NUMBER_RE.match(cell):
             raise _err("%s cell %r is not a number" % (matrix.key, cell), line=n, text=stripped)
         if matrix.key == "connectivity_matrix":

@@ -74,8 +74,10 @@ command, a note, an elision) is skipped instead of refused and listed in ``ignor
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import Any
 
-from gpufleet.parsers.common import skip_foreign, strip_rank_prefix, with_ignored, ParseError
+from gpufleet.parsers.common import IgnoredLine, ParseError, skip_foreign, strip_rank_prefix, with_ignored
 
 # perftest MB/sec is MiB/s (2^20 bytes); Gb/s = MB/s * 2^20 * 8 / 1e9.
 MB_PER_SEC_TO_GBPS = 2 ** 20 * 8 / 1e9
@@ -122,169 +124,242 @@ _ERROR_RE = re.compile(
 )
 
 
-def _err(kind, message, line=None, text=None):
+def _err(kind: str, message: str, line: int | None = None, text: str | None = None) -> ParseError:
     return ParseError(message, line=line, kind=kind, text=text)
+
+
+@dataclass
+class _Pending:
+    """What was seen before a banner (a waiting box, a command line, CUDA lines): it belongs to the next section."""
+
+    server: bool = False
+    cuda: bool = False
+    command: str | None = None
+    gpu_name: str | None = None
+    gpu_pci: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
 class _Section:
     """One banner's worth of perftest output."""
 
-    def __init__(self, test, line, pending):
+    def __init__(self, test: str, line: int, pending: _Pending) -> None:
         self.test = test
         self.line = line
         self.banners = 1
         self.interleaved = False
-        self.settings = {}
-        self.settings_line = {}
-        self.header = None
+        self.settings: dict[str, str] = {}
+        self.settings_line: dict[str, int] = {}
+        self.header: str | None = None
         self.headers_seen = 0
-        self.unit = None
-        self.columns = None
-        self.rows = []
-        self.rows_by_bytes = {}
+        self.unit: str | None = None
+        self.columns: list[str] = []
+        self.rows: list[dict[str, int | float]] = []
+        self.rows_by_bytes: dict[int | float, list[str]] = {}
         self.table_open = False
         self.table_closed = False
-        self.server = pending["server"]
-        self.cuda = pending["cuda"]
-        self.command = pending["command"]
-        self.gpu_name = pending["gpu_name"]
-        self.gpu_pci = pending["gpu_pci"]
-        self.warnings = list(pending["warnings"])
-        self.errors = list(pending["errors"])
+        self.server = pending.server
+        self.cuda = pending.cuda
+        self.command = pending.command
+        self.gpu_name = pending.gpu_name
+        self.gpu_pci = pending.gpu_pci
+        self.warnings = list(pending.warnings)
+        self.errors = list(pending.errors)
+
+    def close_table(self) -> None:
+        """The table ends here (its ---- line, a box border, a waiting box after it)."""
+        if self.table_open:
+            self.table_open = False
+            self.table_closed = True
+
+    def takes_banner_lines(self) -> bool:
+        """True while the section is still in its banner: no results header yet, no table closed."""
+        return self.header is None and not self.table_closed
 
 
-def _new_pending():
-    return {"server": False, "cuda": False, "command": None, "gpu_name": None, "gpu_pci": None,
-            "warnings": [], "errors": []}
+class _Reader:
+    """One pass over a perftest capture: each line goes to the first step that takes it (see _LINE_STEPS)."""
 
+    def __init__(self, mode: str, kind: str) -> None:
+        self.mode = mode
+        self.kind = kind
+        self.sections: list[_Section] = []
+        self.current: _Section | None = None
+        self.pending = _Pending()
+        self.all_warnings: list[str] = []
+        self.all_errors: list[str] = []
+        self.ignored: list[IgnoredLine] = []
 
-def _parse(text, mode, kind):
-    pairs = strip_rank_prefix(text, kind)
-    sections = []
-    current = None
-    pending = _new_pending()
-    all_warnings = []
-    all_errors = []
-    ignored = []
-    last_line = max(n for n, line in pairs if line.strip())
-
-    for n, raw in pairs:
-        line = raw.replace("\t", "    ")
-        stripped = line.strip()
-        if not stripped:
-            continue
-        banner = _BANNER_RE.match(stripped)
-        if banner:
-            is_bw = banner.group("what") == "BW"
-            if is_bw != (mode == "bw"):
-                other = "ib-bw" if is_bw else "ib-lat"
-                raise _err(kind, "this is %s output (%s); use the %s parser" % (other, banner.group("test"), other), line=n)
-            test = re.sub(r"\s+", " ", banner.group("test"))
-            if current is not None and current.header is None and not current.table_closed:
-                if current.test != test:
-                    raise _err(kind, "banner %r inside the unfinished %r section" % (test, current.test), line=n)
-                current.interleaved = True
-                current.banners += 1
-                continue
-            current = _Section(test, n, pending)
-            pending = _new_pending()
-            sections.append(current)
-            continue
-        if _DASHES_RE.match(stripped):
-            if current is not None and current.table_open:
-                current.table_open = False
-                current.table_closed = True
-            continue
-        if _BOX_BORDER_RE.match(stripped):
-            if current is not None and current.table_open:
-                current.table_open = False
-                current.table_closed = True
-            continue
-        if _WAITING_RE.search(stripped):
-            if current is not None and current.header is None and not current.table_closed:
-                current.server = True
-            else:
-                if current is not None and current.table_open:
-                    current.table_open = False
-                    current.table_closed = True
-                pending["server"] = True
-            continue
-        if _COMMAND_RE.search(stripped) and not _HEADER_START_RE.match(stripped):
-            pending["command"] = stripped
-            if re.search(r"--use_(?:cuda|rocm|neuron|hl)\b", stripped):
-                pending["cuda"] = True
-            continue
-        if _HEADER_START_RE.match(stripped):
-            _header(current, stripped, n, mode, kind)
-            continue
-        if _WARNING_RE.search(stripped):
-            all_warnings.append(stripped)
-            (current.warnings if current is not None and not current.table_closed else pending["warnings"]).append(stripped)
-            continue
-        if _ERROR_RE.match(stripped):
-            all_errors.append(stripped)
-            target = current if current is not None and not current.table_closed else None
-            (target.errors if target is not None else pending["errors"]).append(stripped)
-            if target is not None and target.table_open:
-                target.table_open = False
-            continue
-        if _ROW_START_RE.match(stripped):
-            _row(current, stripped, n, kind)
-            continue
-        if current is not None and current.table_open:
-            if skip_foreign(ignored, n, stripped):
-                continue
-            raise _err(kind, "unexpected line inside the results table", line=n, text=stripped)
-        if _CUDA_INIT_RE.search(stripped):
-            pending["cuda"] = True
-            continue
-        gpu = _GPU_NAME_RE.search(stripped)
-        if gpu:
-            pending["gpu_name"] = gpu.group("name").strip()
-            pending["cuda"] = True
-            continue
-        gpu = _GPU_PCI_RE.search(stripped)
-        if gpu:
-            pending["gpu_pci"] = gpu.group("pci")
-            continue
-        if current is not None and current.header is None and not _ADDRESS_RE.match(stripped) \
-                and _KV_LINE_RE.match(stripped):
-            _settings(current, stripped, n, kind)
-            continue
+    def read_line(self, n: int, stripped: str) -> None:
+        # the order is the precedence: a banner before a rule, a command line before a header, ...
+        steps = (self._banner, self._rule, self._waiting, self._command, self._header, self._warning,
+                 self._error, self._row, self._inside_table, self._gpu_line, self._setting)
+        for step in steps:
+            if step(n, stripped):
+                return
         # Other lines (address/GID lines, CUDA teardown, prompts) carry no figures.
 
-    if not sections:
-        if all_errors:
-            return _empty_result(mode, all_warnings, all_errors)
+    def _banner(self, n: int, stripped: str) -> bool:
+        banner = _BANNER_RE.match(stripped)
+        if not banner:
+            return False
+        is_bw = banner.group("what") == "BW"
+        if is_bw != (self.mode == "bw"):
+            other = "ib-bw" if is_bw else "ib-lat"
+            raise _err(self.kind, "this is %s output (%s); use the %s parser" % (other, banner.group("test"), other),
+                       line=n)
+        test = re.sub(r"\s+", " ", banner.group("test"))
+        current = self.current
+        if current is not None and current.takes_banner_lines():
+            if current.test != test:
+                raise _err(self.kind, "banner %r inside the unfinished %r section" % (test, current.test), line=n)
+            current.interleaved = True
+            current.banners += 1
+            return True
+        self.current = _Section(test, n, self.pending)
+        self.pending = _Pending()
+        self.sections.append(self.current)
+        return True
+
+    def _rule(self, n: int, stripped: str) -> bool:
+        if not (_DASHES_RE.match(stripped) or _BOX_BORDER_RE.match(stripped)):
+            return False
+        if self.current is not None:
+            self.current.close_table()
+        return True
+
+    def _waiting(self, n: int, stripped: str) -> bool:
+        if not _WAITING_RE.search(stripped):
+            return False
+        if self.current is not None and self.current.takes_banner_lines():
+            self.current.server = True
+            return True
+        if self.current is not None:
+            self.current.close_table()
+        self.pending.server = True
+        return True
+
+    def _command(self, n: int, stripped: str) -> bool:
+        if not _COMMAND_RE.search(stripped) or _HEADER_START_RE.match(stripped):
+            return False
+        self.pending.command = stripped
+        if re.search(r"--use_(?:cuda|rocm|neuron|hl)\b", stripped):
+            self.pending.cuda = True
+        return True
+
+    def _header(self, n: int, stripped: str) -> bool:
+        if not _HEADER_START_RE.match(stripped):
+            return False
+        _header(self.current, stripped, n, self.mode, self.kind)
+        return True
+
+    def _open_section(self) -> _Section | None:
+        """The section a warning or an error belongs to: the current one until its table closed."""
+        return self.current if self.current is not None and not self.current.table_closed else None
+
+    def _warning(self, n: int, stripped: str) -> bool:
+        if not _WARNING_RE.search(stripped):
+            return False
+        self.all_warnings.append(stripped)
+        target = self._open_section()
+        (target.warnings if target is not None else self.pending.warnings).append(stripped)
+        return True
+
+    def _error(self, n: int, stripped: str) -> bool:
+        if not _ERROR_RE.match(stripped):
+            return False
+        self.all_errors.append(stripped)
+        target = self._open_section()
+        (target.errors if target is not None else self.pending.errors).append(stripped)
+        if target is not None and target.table_open:
+            target.table_open = False
+        return True
+
+    def _row(self, n: int, stripped: str) -> bool:
+        if not _ROW_START_RE.match(stripped):
+            return False
+        _row(self.current, stripped, n, self.kind)
+        return True
+
+    def _inside_table(self, n: int, stripped: str) -> bool:
+        if self.current is None or not self.current.table_open:
+            return False
+        if skip_foreign(self.ignored, n, stripped):
+            return True
+        raise _err(self.kind, "unexpected line inside the results table", line=n, text=stripped)
+
+    def _gpu_line(self, n: int, stripped: str) -> bool:
+        if _CUDA_INIT_RE.search(stripped):
+            self.pending.cuda = True
+            return True
+        gpu = _GPU_NAME_RE.search(stripped)
+        if gpu:
+            self.pending.gpu_name = gpu.group("name").strip()
+            self.pending.cuda = True
+            return True
+        gpu = _GPU_PCI_RE.search(stripped)
+        if gpu:
+            self.pending.gpu_pci = gpu.group("pci")
+            return True
+        return False
+
+    def _setting(self, n: int, stripped: str) -> bool:
+        current = self.current
+        if current is None or current.header is not None or _ADDRESS_RE.match(stripped) \
+                or not _KV_LINE_RE.match(stripped):
+            return False
+        _settings(current, stripped, n, self.kind)
+        return True
+
+    def check_sections(self, last_line: int) -> None:
+        """Refuse a section without a results table, and a last table left open (a truncated capture)."""
+        sections = self.sections
+        for index, section in enumerate(sections):
+            is_last = index == len(sections) - 1
+            if section.header is None and not section.errors:
+                end = sections[index + 1].line - 1 if not is_last else last_line
+                raise _err(self.kind, "section %r has no results table (truncated?)" % section.test, line=end)
+            if is_last and section.table_open and not section.errors:
+                raise _err(self.kind, "results table not closed by its ---- line (truncated?)", line=last_line)
+
+
+def _choose(built: list[dict[str, Any]]) -> dict[str, Any]:
+    """The last client section with results, else the last section with results, else the last one."""
+    clients = [s for s in built if s["side"] == "client" and s["results"]]
+    if clients:
+        return clients[-1]
+    with_results = [s for s in built if s["results"]]
+    return with_results[-1] if with_results else built[-1]
+
+
+def _parse(text: object, mode: str, kind: str) -> dict[str, Any]:
+    pairs = strip_rank_prefix(text, kind)
+    reader = _Reader(mode, kind)
+    last_line = max(n for n, line in pairs if line.strip())
+    for n, raw in pairs:
+        stripped = raw.replace("\t", "    ").strip()
+        if stripped:
+            reader.read_line(n, stripped)
+
+    if not reader.sections:
+        if reader.all_errors:
+            return _empty_result(mode, reader.all_warnings, reader.all_errors)
         raise _err(kind, "no perftest %s banner found" % ("BW" if mode == "bw" else "Latency"))
-    for index, section in enumerate(sections):
-        is_last = index == len(sections) - 1
-        if section.header is None and not section.errors:
-            end = sections[index + 1].line - 1 if not is_last else last_line
-            raise _err(kind, "section %r has no results table (truncated?)" % section.test, line=end)
-        if is_last and section.table_open and not section.errors:
-            raise _err(kind, "results table not closed by its ---- line (truncated?)", line=last_line)
-    peak_unmeasured = any("bw peak won't be measured" in w.lower() for w in all_warnings)
-    built = [_build(section, mode, peak_unmeasured) for section in sections]
-    if not any(s["results"] for s in built) and not all_errors:
+    reader.check_sections(last_line)
+    peak_unmeasured = any("bw peak won't be measured" in w.lower() for w in reader.all_warnings)
+    built = [_build(section, mode, peak_unmeasured) for section in reader.sections]
+    if not any(s["results"] for s in built) and not reader.all_errors:
         raise _err(kind, "no result rows found", line=last_line)
-    chosen = None
-    for candidate in reversed(built):
-        if candidate["side"] == "client" and candidate["results"]:
-            chosen = candidate
-            break
-    if chosen is None:
-        with_results = [s for s in built if s["results"]]
-        chosen = with_results[-1] if with_results else built[-1]
-    result = dict(chosen)
+    result = dict(_choose(built))
     result["sections"] = built
     result["section_count"] = len(built)
-    result["warnings"] = all_warnings
-    result["errors"] = all_errors
-    return with_ignored(result, ignored)
+    result["warnings"] = reader.all_warnings
+    result["errors"] = reader.all_errors
+    return with_ignored(result, reader.ignored)
 
 
-def _header(current, stripped, n, mode, kind):
+def _header(current: _Section | None, stripped: str, n: int, mode: str, kind: str) -> None:
     if current is None:
         raise _err(kind, "results header before any perftest banner", line=n, text=stripped)
     if mode == "bw":
@@ -326,7 +401,7 @@ def _header(current, stripped, n, mode, kind):
     current.table_open = True
 
 
-def _row(current, stripped, n, kind):
+def _row(current: _Section | None, stripped: str, n: int, kind: str) -> None:
     if current is None or current.header is None:
         raise _err(kind, "result row outside a results table", line=n, text=stripped)
     tokens = stripped.split()
@@ -348,7 +423,7 @@ def _row(current, stripped, n, kind):
     current.rows.append(values)
 
 
-def _settings(current, stripped, n, kind):
+def _settings(current: _Section, stripped: str, n: int, kind: str) -> None:
     for match in _KV_PAIR_RE.finditer(stripped):
         key = re.sub(r"\s+", " ", match.group(1).strip())
         value = match.group(2).strip()
@@ -359,7 +434,7 @@ def _settings(current, stripped, n, kind):
         current.settings_line[key] = n
 
 
-def _int_setting(settings, key):
+def _int_setting(settings: dict[str, str], key: str) -> int | None:
     value = settings.get(key)
     if value is None:
         return None
@@ -367,7 +442,7 @@ def _int_setting(settings, key):
     return int(match.group(1)) if match else None
 
 
-def _build(section, mode, peak_unmeasured):
+def _build(section: _Section, mode: str, peak_unmeasured: bool) -> dict[str, Any]:
     settings = section.settings
     lowered = {k.lower(): v for k, v in settings.items()}
     rdma_cm = lowered.get("rdma_cm qps")
@@ -406,10 +481,10 @@ def _build(section, mode, peak_unmeasured):
     }
     if mode == "bw":
         factor = 1.0 if section.unit == "Gb/sec" else MB_PER_SEC_TO_GBPS
-        results = []
+        results: list[dict[str, Any]] = []
         for row in section.rows:
             peak = row["bw_peak"]
-            peak_gbps = peak * factor
+            peak_gbps: float | None = peak * factor
             if peak_unmeasured and peak == 0:
                 peak_gbps = None
             results.append({
@@ -431,8 +506,8 @@ def _build(section, mode, peak_unmeasured):
     return out
 
 
-def _empty_result(mode, warnings, errors):
-    out = {
+def _empty_result(mode: str, warnings: list[str], errors: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "test": None, "line": None, "device": None, "link_type": None, "transport_type": None,
         "connection_type": None, "data_exchange": None, "qps": None, "mtu": None, "gid_index": None,
         "tx_depth": None, "rdma_cm": None, "settings": {}, "side": None, "interleaved": False,
@@ -445,11 +520,11 @@ def _empty_result(mode, warnings, errors):
     return out
 
 
-def parse_perftest_bw(text):
+def parse_perftest_bw(text: str) -> dict[str, Any]:
     """Parse ib_write_bw / ib_read_bw / ib_send_bw output; see the module docstring."""
     return _parse(text, "bw", "ib-bw")
 
 
-def parse_perftest_lat(text):
+def parse_perftest_lat(text: str) -> dict[str, Any]:
     """Parse ib_write_lat / ib_read_lat / ib_send_lat output; see the module docstring."""
     return _parse(text, "lat", "ib-lat")

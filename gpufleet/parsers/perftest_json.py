@@ -284,6 +284,8 @@ def _bw(results: Dict[str, Any]) -> Dict[str, Any]:
     size = _integer(results, "MsgSize", "results.", required=True)
     iterations = _integer(results, "n_iterations", "results.", required=True)
     peak, average, rate = _figure(results, "BW_peak"), _figure(results, "BW_average"), _figure(results, "MsgRate")
+    # required ones: _integer and _figure raised when one was missing
+    assert size is not None and peak is not None and average is not None and rate is not None
     unit, factor = _unit(size, average, rate, peak)
     measured = not (peak == 0 and average > 0)
     row = {"bytes": size, "iterations": iterations, "bw_peak_gbps": peak * factor if measured else None,

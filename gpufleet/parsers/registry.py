@@ -10,6 +10,7 @@ Entries name a parser module of this package and the function in it that reads t
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any, Callable
 
 from gpufleet.parsers import (
     dcgmi_diag,
@@ -44,10 +45,10 @@ from gpufleet.parsers.common import ParseError
 # The parser modules KINDS names, by their name in this package.
 MODULES: dict[str, ModuleType] = {
     module.__name__.rsplit(".", 1)[-1]: module
-    for module in (dcgmi_diag, ethtool, gpubench, ibdev2netdev, ibstat, ibstatus, ibv_devinfo, ip_addr, iperf3, kernel_log, kernel_modules,
-                   lspci, lspci_acs, nccl_debug, nccl_tests, nccl_tests_json, nvbandwidth, nvidia_smi_csv, nvidia_smi_nvlink,
-                   nvidia_smi_query_text, nvidia_smi_topo, nvidia_smi_xml, p2p_bandwidth_latency, perftest,
-                   perftest_json, resource_limits)
+    for module in (dcgmi_diag, ethtool, gpubench, ibdev2netdev, ibstat, ibstatus, ibv_devinfo, ip_addr, iperf3,
+                   kernel_log, kernel_modules, lspci, lspci_acs, nccl_debug, nccl_tests, nccl_tests_json, nvbandwidth,
+                   nvidia_smi_csv, nvidia_smi_nvlink, nvidia_smi_query_text, nvidia_smi_topo, nvidia_smi_xml,
+                   p2p_bandwidth_latency, perftest, perftest_json, resource_limits)
 }
 
 # KIND -> (module, function, what the tool was asked)
@@ -86,16 +87,17 @@ KINDS = {
 }
 
 
-def get_parser(kind):
+def get_parser(kind: str) -> Callable[[str], dict[str, Any]]:
     """Return the parse function for ``kind``; KeyError names the known kinds."""
     try:
         module_name, function_name, _what = KINDS[kind]
     except KeyError:
         raise KeyError("unknown kind %r; known: %s" % (kind, ", ".join(sorted(KINDS)))) from None
-    return getattr(MODULES[module_name], function_name)
+    parser: Callable[[str], dict[str, Any]] = getattr(MODULES[module_name], function_name)
+    return parser
 
 
-def parse(kind, text):
+def parse(kind: str, text: str) -> dict[str, Any]:
     """Parse ``text`` as ``kind``. Raises ParseError (with ``kind`` set) on damaged input."""
     parser = get_parser(kind)
     try:

@@ -59,8 +59,9 @@ which command printed what).
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from gpufleet.parsers.common import ParseError, numbered_lines, skip_foreign, strip_ansi, with_ignored
+from gpufleet.parsers.common import IgnoredLine, ParseError, numbered_lines, skip_foreign, strip_ansi, with_ignored
 
 KIND_LIMITS = "limits"
 KIND_ULIMIT = "ulimit-l"
@@ -74,7 +75,7 @@ _TOO_SMALL_RE = re.compile(r"^(?:\[(\d+)\]\s*|(\d+): )?(.*RLIMIT_MEMLOCK too sma
 _FILE_VIEWERS = ("cat", "less", "more", "head", "tail", "vi", "vim", "nano")
 
 
-def _prompt_command(line):
+def _prompt_command(line: str) -> str | None:
     """The command of a prompt line, "" for a bare prompt, None when it is not a prompt."""
     match = _PROMPT_RE.match(line)
     if not match:
@@ -82,24 +83,26 @@ def _prompt_command(line):
     return (match.group(1) or "").strip()
 
 
-def _limit_value(value, number, line):
+def _limit_value(value: str, number: int, line: str) -> tuple[int | None, bool]:
     if value == "unlimited":
         return None, True
     if value.isdigit():
         return int(value), False
-    raise ParseError("limit value is neither a number nor 'unlimited': %r" % value, line=number, kind=KIND_LIMITS, text=line)
+    raise ParseError("limit value is neither a number nor 'unlimited': %r" % value, line=number, kind=KIND_LIMITS,
+                     text=line)
 
 
-def parse_limits(text):
+def parse_limits(text: object) -> dict[str, Any]:
     """Parse ``/proc/<pid>/limits`` (see the module docstring for the keys)."""
     if not isinstance(text, str):
         raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND_LIMITS)
     if not text.strip():
         raise ParseError("empty limits output", kind=KIND_LIMITS)
-    limits = {}
-    ignored = []
-    source = pid = None
-    command = None  # None: no prompt seen yet (a bare limits file)
+    limits: dict[str, dict[str, Any]] = {}
+    ignored: list[IgnoredLine] = []
+    source: str | None = None
+    pid: int | None = None
+    command: str | None = None  # None: no prompt seen yet (a bare limits file)
     for number, raw in numbered_lines(text):
         line = strip_ansi(raw).strip()
         if not line:
@@ -138,59 +141,72 @@ def parse_limits(text):
         raise ParseError("not a limits row", line=number, kind=KIND_LIMITS, text=line)
     if not limits:
         raise ParseError("no 'Max ...' limits row", kind=KIND_LIMITS)
-    result = {"limits": limits, "max_locked_memory": limits.get("max_locked_memory"), "source": source, "pid": pid}
+    result: dict[str, Any] = {"limits": limits, "max_locked_memory": limits.get("max_locked_memory"),
+                              "source": source, "pid": pid}
     return with_ignored(result, ignored)
 
 
-def _reads_a_file(command):
+def _reads_a_file(command: str) -> bool:
     words = command.split()
     return bool(words) and words[0] in _FILE_VIEWERS
 
 
-def parse_ulimit_l(text):
-    """Parse ``ulimit -l`` output and transcripts (see the module docstring for the keys)."""
-    if not isinstance(text, str):
-        raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND_ULIMIT)
-    if not text.strip():
-        raise ParseError("empty ulimit -l output", kind=KIND_ULIMIT)
-    values = []
-    commands = []
-    reports = []
-    ignored = []
-    command = None
-    for number, raw in numbered_lines(text):
-        line = strip_ansi(raw).strip()
-        if not line:
-            continue
+class _UlimitReader:
+    """The values, commands and "too small" reports of one ``ulimit -l`` output or transcript."""
+
+    def __init__(self) -> None:
+        self.values: list[dict[str, Any]] = []
+        self.commands: list[str] = []
+        self.reports: list[dict[str, Any]] = []
+        self.ignored: list[IgnoredLine] = []
+        self.command: str | None = None
+
+    def read_line(self, number: int, line: str) -> None:
         prompt = _prompt_command(line)
         if prompt is not None and not line.startswith("#"):
-            command = prompt
+            self.command = prompt
             if prompt:
-                commands.append(prompt)
-            continue
+                self.commands.append(prompt)
+            return
         if line.startswith("#"):
-            continue  # an author's comment, or a script's shebang shown by cat
+            return  # an author's comment, or a script's shebang shown by cat
+        command = self.command
         in_file = command is not None and _reads_a_file(command)
         match = _VALUE_RE.match(line)
         if match and not in_file:
             value = match.group(3)
-            values.append({
+            self.values.append({
                 "line": number,
                 "command": command or None,
                 "kib": None if value == "unlimited" else int(value),
                 "unlimited": value == "unlimited",
             })
-            continue
+            return
         too_small = _TOO_SMALL_RE.match(line)
         if too_small:
             rank = too_small.group(1) or too_small.group(2)
-            reports.append({"line": number, "rank": int(rank) if rank is not None else None, "text": too_small.group(3).strip()})
-            continue
+            self.reports.append({"line": number, "rank": int(rank) if rank is not None else None,
+                                 "text": too_small.group(3).strip()})
+            return
         if in_file or (command is not None and "ulimit" not in command):
-            continue  # a file's contents or another command's output
-        if skip_foreign(ignored, number, line):
-            continue
+            return  # a file's contents or another command's output
+        if skip_foreign(self.ignored, number, line):
+            return
         raise ParseError("not a ulimit -l value", line=number, kind=KIND_ULIMIT, text=line)
+
+
+def parse_ulimit_l(text: object) -> dict[str, Any]:
+    """Parse ``ulimit -l`` output and transcripts (see the module docstring for the keys)."""
+    if not isinstance(text, str):
+        raise ParseError("expected text, got %s" % type(text).__name__, kind=KIND_ULIMIT)
+    if not text.strip():
+        raise ParseError("empty ulimit -l output", kind=KIND_ULIMIT)
+    reader = _UlimitReader()
+    for number, raw in numbered_lines(text):
+        line = strip_ansi(raw).strip()
+        if line:
+            reader.read_line(number, line)
+    values, reports = reader.values, reader.reports
     if not values and not reports:
         raise ParseError("no ulimit -l value", kind=KIND_ULIMIT)
     finite = [v["kib"] for v in values if v["kib"] is not None]
@@ -198,6 +214,6 @@ def parse_ulimit_l(text):
         "values": values,
         "unlimited": all(v["unlimited"] for v in values) if values else None,
         "min_kib": min(finite) if finite else None,
-        "commands": commands,
+        "commands": reader.commands,
         "too_small_reports": reports,
-    }, ignored)
+    }, reader.ignored)

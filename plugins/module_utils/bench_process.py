@@ -38,6 +38,7 @@ import time
 import uuid
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import read_pipes
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.process_group import end_group, group_alive, signal_group
 
 JOB_ENV = "GPUFLEET_JOB_ID"
 # one value per run_tagged call: finds that run's own processes, not those of another run (or the caller) with the same
@@ -332,48 +333,6 @@ def _signal_pid(pid, sig):
         os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _group_alive(pgid):
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _signal_group(pgid, sig):
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def end_group(proc, pgid, grace):
-    """SIGTERM to the group, wait up to ``grace`` s for all of it to go, then SIGKILL; returns the signals sent."""
-    sent = []
-    if not _group_alive(pgid):
-        return sent
-    _signal_group(pgid, signal.SIGTERM)
-    sent.append("SIGTERM")
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if proc.poll() is not None and not _group_alive(pgid):
-            return sent
-        time.sleep(0.05)
-    if _group_alive(pgid):
-        _signal_group(pgid, signal.SIGKILL)
-        sent.append("SIGKILL")
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
-    deadline = time.monotonic() + 5
-    while _group_alive(pgid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return sent
 
 
 def _signal_name(number):

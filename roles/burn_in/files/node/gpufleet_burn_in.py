@@ -40,6 +40,7 @@ library only (they run on a bare rented node), ``torch`` imports torch from the 
 from __future__ import absolute_import, division, print_function
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -50,6 +51,22 @@ import sys
 import threading
 import time
 
+
+def _load_process_group():
+    """module_utils/process_group.py (standard library only), which ends a process group: the role copies it beside
+    this file on the node; in the collection's own tree it is in plugins/module_utils."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for folder in (here, os.path.join(here, "..", "..", "..", "..", "plugins", "module_utils")):
+        path = os.path.join(folder, "process_group.py")
+        if os.path.isfile(path):
+            spec = importlib.util.spec_from_file_location("gpufleet_process_group", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise ImportError("process_group.py is neither beside %s nor in the collection's plugins/module_utils" % __file__)
+
+
+PROCESS_GROUP = _load_process_group()
 STOP = threading.Event()
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
 
@@ -139,33 +156,9 @@ def cmd_probe(args):
 # --- loop -------------------------------------------------------------------------------------
 
 
-def _group_alive(pgid):
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def end_group(proc, grace):
-    """SIGTERM to the process group of ``proc``, SIGKILL after ``grace`` s; reaps ``proc``."""
-    pgid = proc.pid
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        if not _group_alive(pgid):
-            break
-        try:
-            os.killpg(pgid, sig)
-        except (ProcessLookupError, PermissionError):
-            break
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and (proc.poll() is None or _group_alive(pgid)):
-            time.sleep(0.05)
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
+    """SIGTERM to the process group ``proc`` leads, SIGKILL after ``grace`` s; reaps ``proc``."""
+    PROCESS_GROUP.end_group(proc, proc.pid, grace)
 
 
 def _log_tail(path, start):
