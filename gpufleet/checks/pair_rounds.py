@@ -22,6 +22,9 @@ and :func:`plan`.
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
+from gpufleet.checks.bench_floors import NicFloor
 from gpufleet.checks.benchmarks import (benchmark_kind, lost_hosts, nic_aggregate, nic_floor, pair_measurements,
                                         unmeasured_pairs)
 from gpufleet.checks.model import NodeContext
@@ -33,10 +36,17 @@ class PlanError(Exception):
     """Settings or records the search cannot be rebuilt from."""
 
 
-def search_records(run, job):
+class RunRecords(Protocol):
+    """What this module reads of a results directory (gpufleet/results/store.py ``RunDir``, a stage above)."""
+
+    def host_records(self) -> dict[str, Any]:
+        """Every host record in the directory, by host name."""
+
+
+def search_records(run: RunRecords, job: str) -> dict[int, list[dict[str, Any]]]:
     """This search's ``allreduce_pair`` records by round: ``{round: [record]}``."""
     prefix = "%s-pair-" % job
-    by_round = {}
+    by_round: dict[int, list[dict[str, Any]]] = {}
     for record in run.host_records().values():
         for bench in record.get("benchmarks") or []:
             if not isinstance(bench, dict) or benchmark_kind(bench) != "allreduce_pair":
@@ -47,7 +57,7 @@ def search_records(run, job):
     return by_round
 
 
-def search_floor(run, hosts, judge: Judge | None = None) -> dict | None:
+def search_floor(run: RunRecords, hosts: list[str], judge: Judge | None = None) -> NicFloor | None:
     """The absolute floor of the search over ``hosts``: :func:`benchmarks.nic_floor` ``{floor, ..., source}`` or None.
 
     Each host as the verdict will see it, from its record in ``run``: its facts, its claim and the profile
@@ -75,13 +85,15 @@ def search_floor(run, hosts, judge: Judge | None = None) -> dict | None:
     return nic_floor([nic_aggregate(node) for node in nodes])
 
 
-def plan(hosts, by_round, round_index, seed, mode="adaptive", tolerance=DEFAULT_TOLERANCE, confirm=2, max_rounds=None,
-         floor: float | None = None):
+def plan(hosts: list[str], by_round: dict[int, list[dict[str, Any]]], round_index: int, seed: int | str | None,
+         mode: str = "adaptive", tolerance: float = DEFAULT_TOLERANCE, confirm: int = 2, max_rounds: int | None = None,
+         floor: float | None = None) -> tuple[list[tuple[str, str]], PairSearch]:
     """``(pairs of round round_index, the PairSearch as rebuilt)``; PlanError when the records do not fit.
 
     ``floor``: the absolute floor in GB/s (:func:`search_floor`), the same at every round of one search.
     """
-    search = PairSearch(hosts, seed=seed, tolerance=tolerance, floor=floor, mode=mode, confirm=confirm, max_rounds=max_rounds)
+    search = PairSearch(hosts, seed=seed, tolerance=tolerance, floor=floor, mode=mode, confirm=confirm,
+                        max_rounds=max_rounds)
     for index in range(round_index):
         planned = search.next_round()
         # the hosts lost by this round, from its records and those before: the same at every replay of it
@@ -89,11 +101,13 @@ def plan(hosts, by_round, round_index, seed, mode="adaptive", tolerance=DEFAULT_
         got = {pair: values[0] for pair, values in pair_measurements(by_round.get(index, []), lost).items()}
         strays = sorted((set(got) | set(unmeasured_pairs(by_round.get(index, []), lost))) - set(planned))
         if strays:
-            raise PlanError("round %d: recorded pairs %s were not planned by this search (seed %s, %d hosts, mode %s): the records belong to "
-                            "another search" % (index, ", ".join("-".join(pair) for pair in strays), seed, len(hosts), mode))
+            raise PlanError("round %d: recorded pairs %s were not planned by this search (seed %s, %d hosts, mode %s): "
+                            "the records belong to another search"
+                            % (index, ", ".join("-".join(pair) for pair in strays), seed, len(hosts), mode))
         if not planned:
             return [], search
         search.record({pair: got[pair] for pair in planned if pair in got})
-        # a planned pair without a figure: its run measured nothing, or its first host left the play and wrote no record
+        # a planned pair without a figure: its run measured nothing, or its first host left the play and wrote no
+        # record
         search.record_unmeasured([pair for pair in planned if pair not in got], lost)
     return search.next_round(), search
