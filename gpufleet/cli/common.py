@@ -11,7 +11,8 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import IO, Any, cast
 
 import jmespath
 from jmespath import exceptions as jmespath_errors
@@ -20,6 +21,7 @@ from gpufleet.checks.model import ACCEPTED
 from gpufleet.checks.verdict import fleet_words
 from gpufleet.report.next_steps import next_step
 from gpufleet.results.exit_codes import EXIT_FAILED, EXIT_OK
+from gpufleet.results.shapes import FleetDocument, HostRecord, ResultsDocument, RunRecord
 from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, utc_now
 from gpufleet.text import one_line
 
@@ -33,21 +35,30 @@ VERDICT_ORDER = {"REJECT": 0, "UNREACHABLE": 1, "INCOMPLETE": 2, None: 3, "ACCEP
 # still prints its summary and says that no report was rendered.
 RENDER_MODULE = "gpufleet.report.render"
 
+# The subcommands of the gpufleet parser (what argparse's add_subparsers() returns): each command module's
+# add_parser() adds its own
+Subcommands = argparse._SubParsersAction  # pylint: disable=protected-access
 
-def say(text):
+# {host: verdict, None when never judged}
+Verdicts = Mapping[str, str | None]
+# {host: its record}
+Records = Mapping[str, Mapping[str, Any]]
+
+
+def say(text: str) -> None:
     """One line of progress or diagnosis on stderr (never mixed into the summary on stdout)."""
     sys.stderr.write(text.rstrip("\n") + "\n")
     sys.stderr.flush()
 
 
-def terminal_text(value, limit=None):
+def terminal_text(value: object, limit: int | None = None) -> str:
     """``value`` as one line a terminal shows as text: control and bidi characters (a node's hostname,
     a tool's message) become ``\\xNN`` escapes, whitespace runs one space, cut at ``limit`` (gpufleet/text.py,
     the one rule every output of node text follows)."""
     return one_line(value, limit)
 
 
-def load_run(results_dir):
+def load_run(results_dir: str) -> tuple[RunRecord, FleetDocument | None, dict[str, HostRecord]]:
     """``(run, fleet, hosts)`` of a results directory: run.json, fleet.json (None when the run never
     finished) and every host record by name. ResultsError when it is not a schema v1 results directory."""
     run_dir = RunDir.open(results_dir)
@@ -56,16 +67,16 @@ def load_run(results_dir):
     fleet = read_json(fleet_path) if os.path.exists(fleet_path) else None
     if fleet is not None and (not isinstance(fleet, dict) or fleet.get("schema") != run.get("schema")):
         raise ResultsError("%s: not a %s fleet verdict" % (fleet_path, run.get("schema")))
-    return run, fleet, run_dir.host_records()
+    return run, cast("FleetDocument | None", fleet), run_dir.host_records()
 
 
-def node_verdicts(run, fleet, hosts):
+def node_verdicts(run: Mapping[str, Any], fleet: Mapping[str, Any] | None, hosts: Records) -> dict[str, str | None]:
     """Every node of the run with its verdict: ``{host: verdict or None}`` (None: never judged).
 
     fleet.json is the authority when the run finished; else the host records, and the run's host
     list for nodes with no record at all.
     """
-    verdicts = {}
+    verdicts: dict[str, str | None] = {}
     for host in run.get("hosts") or []:
         verdicts[str(host)] = None
     for host, record in hosts.items():
@@ -76,12 +87,12 @@ def node_verdicts(run, fleet, hosts):
     return verdicts
 
 
-def failing_checks(record):
+def failing_checks(record: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     """The checks that decide a node's rejection (status ``fail``), in report order."""
     return [item for item in (record or {}).get("checks") or [] if isinstance(item, dict) and item.get("status") == "fail"]
 
 
-def reasons(record, verdict, count=2):
+def reasons(record: Mapping[str, Any] | None, verdict: str | None, count: int = 2) -> list[Any]:
     """The first ``count`` reasons for ``verdict`` in words: the failing checks of a REJECT, the warnings
     of an ACCEPT WITH WARNINGS, the unverified required items of an INCOMPLETE node, the connection error of
     an UNREACHABLE node."""
@@ -91,29 +102,30 @@ def reasons(record, verdict, count=2):
     if verdict is None:
         return ["not judged (the run did not finish)"]
     if verdict == "INCOMPLETE":
-        found = ["not verified: %s" % reason for reason in ((record.get("coverage") or {}).get("incomplete") or [])]
-        found = found or ["required evidence not verified (see the report)"]
-        more = len(found) - count
-        return found[:count] + (["and %d more" % more] if more > 0 else [])
+        unverified = ["not verified: %s" % reason
+                      for reason in ((record.get("coverage") or {}).get("incomplete") or [])]
+        unverified = unverified or ["required evidence not verified (see the report)"]
+        more = len(unverified) - count
+        return unverified[:count] + (["and %d more" % more] if more > 0 else [])
     wanted = ("fail",) if verdict == "REJECT" else ("warn", "error")
     found = [item.get("message") or item.get("id") for item in record.get("checks") or [] if isinstance(item, dict) and item.get("status") in wanted]
     more = len(found) - count
     return found[:count] + (["and %d more" % more] if more > 0 else [])
 
 
-def sort_nodes(verdicts):
+def sort_nodes(verdicts: Verdicts) -> list[str]:
     """Host names, failing nodes first, then by name."""
     return sorted(verdicts, key=lambda host: (VERDICT_ORDER.get(verdicts[host], 3), host))
 
 
-def verdict_cell(verdict, record):
+def verdict_cell(verdict: str | None, record: Mapping[str, Any] | None) -> str:
     """A node's verdict as the report shows it: an accepted node judged on its facts alone says so (its coverage's
     label, ``static checks only`` at level quick)."""
     label = ((record or {}).get("coverage") or {}).get("label") if verdict in ACCEPTED else None
     return "%s (%s)" % (verdict, terminal_text(str(label), 40)) if label else (verdict or "NOT JUDGED")
 
 
-def summary_table(verdicts, hosts, width=160):
+def summary_table(verdicts: Verdicts, hosts: Records, width: int = 160) -> str:
     """The summary table: one line per node (node, verdict, first reasons), failing nodes first."""
     rows = [(terminal_text(host, 60), verdict_cell(verdicts[host], hosts.get(host)),
              "; ".join(terminal_text(reason, 200) for reason in reasons(hosts.get(host), verdicts[host])))
@@ -127,11 +139,11 @@ def summary_table(verdicts, hosts, width=160):
     return "\n".join(lines)
 
 
-def fleet_line(verdicts, fleet: dict | None = None) -> str:
+def fleet_line(verdicts: Verdicts, fleet: Mapping[str, Any] | None = None) -> str:
     """``fleet REJECT: 1 of 3 nodes acceptable; 1 ACCEPT, 2 REJECT`` from the node verdicts (how many can be used
     first: the fleet's verdict is its worst node's); ``fleet ACCEPT (static checks only): 3 of 3 nodes acceptable; 3
     ACCEPT`` when ``fleet`` (fleet.json) carries its level's label and the fleet is accepted."""
-    counts = {}
+    counts: dict[str, int] = {}
     for verdict in verdicts.values():
         counts[verdict or "NOT JUDGED"] = counts.get(verdict or "NOT JUDGED", 0) + 1
     if any(verdict is None for verdict in verdicts.values()) or not verdicts:
@@ -157,7 +169,7 @@ def fleet_line(verdicts, fleet: dict | None = None) -> str:
 NEXT_STEPS_SHOWN = 10
 
 
-def next_step_lines(verdicts, hosts, results_dir):
+def next_step_lines(verdicts: Verdicts, hosts: Records, results_dir: str) -> list[str]:
     """``next: <node>: <what to do>`` for each node not accepted, failing nodes first (gpufleet/report/next_steps.py),
     at most NEXT_STEPS_SHOWN of them, then how many more the report names."""
     lines = []
@@ -172,7 +184,7 @@ def next_step_lines(verdicts, hosts, results_dir):
     return lines
 
 
-def renderer():
+def renderer() -> tuple[Callable[..., Any] | None, type[Exception] | None, str | None]:
     """``(render_report, error class, None)`` of the report renderer, or ``(None, None, why)`` while it is not installed."""
     try:
         # imported when a report is rendered: the renderer's templates cost the other commands nothing
@@ -185,7 +197,8 @@ def renderer():
     return function, getattr(module, "ReportError", ResultsError), None
 
 
-def render_report(results_dir, out_dir=None, reference_job=None):
+def render_report(results_dir: str, out_dir: str | None = None,
+                  reference_job: dict[str, Any] | None = None) -> tuple[str | None, str | None]:
     """Render ``results_dir`` into ``out_dir`` (default: the results directory itself) with the
     report renderer (report/render.py ``render_report``).
 
@@ -199,7 +212,7 @@ def render_report(results_dir, out_dir=None, reference_job=None):
     try:
         options = {"reference_job": reference_job} if reference_job is not None else {}
         produced = function(os.path.abspath(results_dir), out_dir, **options)
-    except (error, ResultsError, OSError, ValueError) as exc:
+    except (error or ResultsError, ResultsError, OSError, ValueError) as exc:
         return None, "rendering the report failed: %s" % exc
     html = ((produced or {}).get("files") or {}).get("html") if isinstance(produced, dict) else None
     return os.path.abspath(html) if html else out_dir, None
@@ -260,9 +273,9 @@ class JsonOutput:
         try:
             return self._compiled.search(document)
         except jmespath_errors.JMESPathError as exc:
-            raise QueryError("--query %s failed: %s" % (_quoted(self.query), _query_problem(exc))) from None
+            raise QueryError("--query %s failed: %s" % (_quoted(str(self.query)), _query_problem(exc))) from None
 
-    def write(self, document: Any, compact: bool = False, stream=None) -> None:
+    def write(self, document: Any, compact: bool = False, stream: IO[str] | None = None) -> None:
         """Print what the expression selects from ``document`` as JSON (QueryError when the search fails)."""
         selected = self.select(document)
         stream = stream or sys.stdout
@@ -286,12 +299,14 @@ def add_output_arguments(parser: argparse.ArgumentParser, example: str, table: b
                              "e.g. " + example)
 
 
-def results_json(run: dict, fleet: dict | None, hosts: dict) -> dict:
+def results_json(run: RunRecord, fleet: FleetDocument | None, hosts: Mapping[str, HostRecord]) -> ResultsDocument:
     """The run as one document, the one report/render.py writes to results.json
     (report/schemas/results.schema.json): schema, generated, run, fleet and the host records by name."""
     # imported here: the report model pulls in the fact modules, which `gpufleet parse` has no use for
     from gpufleet.report.model import results_document  # pylint: disable=import-outside-toplevel
-    return results_document({"run": run, "fleet": fleet, "hosts": hosts}, generated=utc_now())
+    # the report's document is results.json's shape (gpufleet/results/shapes.py; tests/unit/gpufleet/results/
+    # test_record_shapes.py holds the two to the same keys)
+    return cast(ResultsDocument, results_document({"run": run, "fleet": fleet, "hosts": hosts}, generated=utc_now()))
 
 
 def json_output(args: argparse.Namespace, command: str) -> JsonOutput | None:

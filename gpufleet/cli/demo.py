@@ -16,13 +16,14 @@ the run worked (whatever the verdicts) and 1 when it failed.
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
 import sys
 
 from gpufleet.cli import validate
-from gpufleet.cli.common import EXIT_FAILED, EXIT_OK, add_output_arguments, json_output, say
+from gpufleet.cli.common import EXIT_FAILED, EXIT_OK, JsonOutput, Subcommands, add_output_arguments, json_output, say
 from gpufleet.cli.playbook_options import OptionsError, PlaybookOptions, add_playbook_arguments, program
 from gpufleet.collection import collection_root, is_bundled
 from gpufleet.results.store import default_run_id
@@ -36,7 +37,7 @@ DEFAULT_WORKDIR = "gpufleet-demo"
 WORKDIR_RESULTS = "results"
 
 
-def checkout_root(root=None):
+def checkout_root(root: str | None = None) -> str | None:
     """The source checkout this gpufleet runs from, or None when it is an installed collection without the demo fleet."""
     root = root or collection_root()
     if os.path.isfile(os.path.join(root, BUILD_FLEET)) and os.path.isfile(os.path.join(root, INVENTORY)):
@@ -52,7 +53,7 @@ def copy_inventory(root: str, workdir: str) -> str:
     return os.path.join(workdir, INVENTORY)
 
 
-def demo_command(args, options: PlaybookOptions, output) -> list[str]:
+def demo_command(args: argparse.Namespace, options: PlaybookOptions, output: JsonOutput | None) -> list[str]:
     """``gpufleet demo`` with the arguments of this run, paths absolute, without ``--out``: the command
     that resumes it (``validate.resume_command``)."""
     command = program() + ["demo"]
@@ -63,7 +64,7 @@ def demo_command(args, options: PlaybookOptions, output) -> list[str]:
     return command + options.arguments() + validate.output_arguments(output)
 
 
-def cmd_demo(args):
+def cmd_demo(args: argparse.Namespace) -> int:
     output = json_output(args, "demo")
     if output is None:
         return EXIT_FAILED
@@ -109,7 +110,7 @@ def cmd_demo(args):
     return EXIT_FAILED if code == EXIT_FAILED else EXIT_OK
 
 
-def add_parser(commands):
+def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
     """``gpufleet demo``."""
     parser = commands.add_parser(
         "demo",

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Dict, Iterable, List, Optional
+from collections.abc import Iterable
+from typing import Any
 
 PLAYBOOK_FQCN = "gpufleet.acceptance.validate_cluster"
 ENGINES = ("podman", "docker")
@@ -25,7 +26,7 @@ class EEError(ValueError):
     """An --ee run that cannot start (no container engine); the message names the fix."""
 
 
-def engine(found: Optional[str] = None) -> str:
+def engine(found: str | None = None) -> str:
     """The container engine: podman, else docker."""
     for name in ([found] if found else ENGINES):
         if shutil.which(name):
@@ -33,7 +34,7 @@ def engine(found: Optional[str] = None) -> str:
     raise EEError("--ee runs the playbook in a container: install podman (or docker) on this machine")
 
 
-def mounts(results_dir: str, inventories: Iterable[str], extra: Iterable[str] = ()) -> List[str]:
+def mounts(results_dir: str, inventories: Iterable[str], extra: Iterable[str] = ()) -> list[str]:
     """``SRC:DEST:OPTIONS`` volume mounts: each path at its own path, the results directory writable."""
     out = ["%s:%s:Z" % (results_dir, results_dir)]
     seen = {results_dir}
@@ -47,8 +48,8 @@ def mounts(results_dir: str, inventories: Iterable[str], extra: Iterable[str] = 
     return out
 
 
-def ee_kwargs(kwargs: Dict[str, Any], image: str, results_dir: str, extra_mounts: Iterable[str] = (),
-              found_engine: Optional[str] = None) -> Dict[str, Any]:
+def ee_kwargs(kwargs: dict[str, Any], image: str, results_dir: str, extra_mounts: Iterable[str] = (),
+              found_engine: str | None = None) -> dict[str, Any]:
     """``ansible_runner.run`` arguments of ``kwargs`` run in the execution environment ``image``."""
     out = dict(kwargs)
     out.update(process_isolation=True, process_isolation_executable=engine(found_engine), container_image=image,

@@ -5,17 +5,18 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
-from gpufleet.cli.common import EXIT_FAILED, add_output_arguments, json_output, print_json, say
+from gpufleet.cli.common import EXIT_FAILED, Subcommands, add_output_arguments, json_output, print_json, say
 from gpufleet.parsers.common import ParseError, refuse_deep_json
 from gpufleet.plan.training import EstimateError
 from gpufleet.report.estimate import answer
 from gpufleet.text import one_line
 
 
-def cmd_estimate(args):
+def cmd_estimate(args: argparse.Namespace) -> int:
     output = json_output(args, "estimate")
     if output is None:
         return EXIT_FAILED
@@ -45,7 +46,7 @@ def cmd_estimate(args):
     return print_json(output, result, "estimate")
 
 
-def add_parser(commands):
+def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
     """``gpufleet estimate``."""
     parser = commands.add_parser(
         "estimate",

@@ -19,8 +19,9 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from types import FrameType
 
 from gpufleet.results.exit_codes import EXIT_INTERRUPTED
 
@@ -91,7 +92,7 @@ class Interruption:
         except OSError:
             pass  # it has ended already
 
-    def handle(self, signum: int, _frame=None) -> None:
+    def handle(self, signum: int, _frame: FrameType | None = None) -> None:
         """The signal handler: remember the first signal and its time, forward each one."""
         if self.signum is None:
             self.signum, self.since = signum, self.clock()

@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from gpufleet import collection
 from gpufleet.cli import bundle
@@ -35,14 +37,14 @@ EXIT_PARSE_ERROR = 1
 EXIT_USAGE = 2
 
 
-def _read_input(path):
+def _read_input(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
     with open(path, "r", encoding="utf-8", errors="replace") as handle:
         return handle.read()
 
 
-def _cmd_parse(args):
+def _cmd_parse(args: argparse.Namespace) -> int:
     output = json_output(args, "parse")
     if output is None:
         return EXIT_PARSE_ERROR
@@ -83,12 +85,14 @@ def version_text() -> str:
 class _Version(argparse.Action):
     """``--version``: :func:`version_text` as it is, one line per part (argparse's own action rewraps it)."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
         print(version_text())
         parser.exit()
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
+    """The ``gpufleet`` parser: ``parse`` here, the other subcommands from their modules."""
     parser = argparse.ArgumentParser(prog="gpufleet", description="Measured acceptance of rented GPU servers.")
     parser.add_argument("--version", action=_Version, nargs=0,
                         help="print the versions of gpufleet, its collection and ansible-core, and exit")
@@ -111,7 +115,8 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the subcommand ``argv`` names (default: the command line); its exit code."""
     args = build_parser().parse_args(argv)
     return args.func(args)
 

@@ -13,7 +13,8 @@ run's ``cancel_callback``, event or not.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from gpufleet.cli.common import load_run, say, terminal_text
 from gpufleet.results.store import ResultsError
@@ -44,8 +45,9 @@ class Progress:
     are known from the playbook, or, inside roles, by their single result (see ``_end_task``).
     """
 
-    def __init__(self, results_dir, once=(), write=say, command="validate", plays: dict[str, str] | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(self, results_dir: str, once: Iterable[str] = (), write: Callable[[str], None] = say,
+                 command: str = "validate", plays: dict[str, str] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.results_dir = results_dir
         self.clock = clock
         # when the phase began, and when a line was last written (the heartbeat's quiet time)
@@ -72,7 +74,7 @@ class Progress:
         # the writes into the results directory that failed (results_write_error): the controller's failure
         self.write_failures: list[str] = []
 
-    def _load_hosts(self):
+    def _load_hosts(self) -> None:
         try:
             hosts = load_run(self.results_dir)[0].get("hosts")
         except ResultsError:
@@ -80,7 +82,7 @@ class Progress:
         if isinstance(hosts, list):
             self.hosts = [str(host) for host in hosts]
 
-    def _show(self, force=False):
+    def _show(self, force: bool = False) -> None:
         if self.phase is None or self.hosts is None or self.task is None or not self.ran:
             return
         total, done = len(self.hosts), self._done_count()
@@ -117,7 +119,7 @@ class Progress:
         self._line("%s still running (%s): %d/%d hosts done, %d running: %s" % (
             self.phase, self._elapsed(), done, total, total - done, self._task_words()))
 
-    def _end_task(self):
+    def _end_task(self) -> None:
         """A task is over: a single result on a fleet of several hosts was a ``run_once`` task (the
         linear strategy gives every host in the play a result, skipped or not), which counts for all;
         else a count the throttle held back is shown as it stands."""
@@ -135,7 +137,8 @@ class Progress:
             self.phase = phase
             self.phase_started = self.clock()
 
-    def __call__(self, event):
+    def __call__(self, event: Mapping[str, Any]) -> bool:
+        """Take one ansible-runner event; always True (runner keeps the event)."""
         kind = event.get("event")
         data = event.get("event_data") or {}
         task = str(data.get("task") or "")
@@ -144,33 +147,48 @@ class Progress:
         if kind == "playbook_on_play_start":
             self._advance(self.plays.get(str(data.get("play") or data.get("name") or "")))
         if kind == "playbook_on_task_start":
-            self._advance(task.split("|", 1)[0].strip() if "|" in task else None)
-            # Ansible's own tasks (a role's argument check) are no step of the run to report
-            self.task = None if task.startswith(ANSIBLE_INTERNAL_TASKS) else task
-            self.ran = False
-            self.done = set()
-            self.shown = None
-            self.gate_started = self.gate_started or task.startswith(VERDICT_GATE)
+            self._start_task(task)
         elif kind in RESULT_EVENTS:
-            host = str(data.get("host") or "")
-            if self.hosts is None and task.startswith("Preflight") and kind == "runner_on_ok":
-                self._load_hosts()
-            self.ran = self.ran or kind != "runner_on_skipped"
-            if task in self.once:
-                self.done = set(self.hosts or [host])
-            else:
-                self.done.add(host)
-            if kind == "runner_on_unreachable":
-                # unless gpufleet_fail_on_verdict is false it has left the play, as a failed host has: done from now on
-                self.unreachable.add(host)
-                self.dropped.add(host)
-            written = (data.get("res") or {}).get("results_write_error") if kind == "runner_on_failed" else None
-            if written and written not in self.write_failures:
-                self.write_failures.append(str(written))  # ignored by the fact task, yet what stopped the run
-            if kind == "runner_on_failed" and not data.get("ignore_errors"):
-                self.failed_tasks.add(task)
-                self.dropped.add(host)
-                res = data.get("res") or {}
-                self.failures.append("%s: %s: %s" % (terminal_text(host), task, terminal_text(res.get("msg") or "failed", 2000)))
-            self._show()
+            self._result(str(kind), task, data)
         return True
+
+    def _start_task(self, task: str) -> None:
+        """A task starts: its phase (the name's prefix) may advance, and no host is done with it yet."""
+        self._advance(task.split("|", 1)[0].strip() if "|" in task else None)
+        # Ansible's own tasks (a role's argument check) are no step of the run to report
+        self.task = None if task.startswith(ANSIBLE_INTERNAL_TASKS) else task
+        self.ran = False
+        self.done = set()
+        self.shown = None
+        self.gate_started = self.gate_started or task.startswith(VERDICT_GATE)
+
+    def _result(self, kind: str, task: str, data: Mapping[str, Any]) -> None:
+        """A host's result of the task (``kind``: one of RESULT_EVENTS): it is done with it, or has left the play."""
+        host = str(data.get("host") or "")
+        if self.hosts is None and task.startswith("Preflight") and kind == "runner_on_ok":
+            self._load_hosts()
+        self.ran = self.ran or kind != "runner_on_skipped"
+        if task in self.once:
+            self.done = set(self.hosts or [host])
+        else:
+            self.done.add(host)
+        if kind == "runner_on_unreachable":
+            # unless gpufleet_fail_on_verdict is false it has left the play, as a failed host has: done from now on
+            self.unreachable.add(host)
+            self.dropped.add(host)
+        if kind == "runner_on_failed":
+            self._failed(host, task, data)
+        self._show()
+
+    def _failed(self, host: str, task: str, data: Mapping[str, Any]) -> None:
+        """A failed result: a failed write into the results directory (even one the task ignored), and, when the
+        failure was not ignored, the host has left the play and the failure is kept for the summary."""
+        res = data.get("res") or {}
+        written = res.get("results_write_error")
+        if written and written not in self.write_failures:
+            self.write_failures.append(str(written))  # ignored by the fact task, yet what stopped the run
+        if not data.get("ignore_errors"):
+            self.failed_tasks.add(task)
+            self.dropped.add(host)
+            self.failures.append("%s: %s: %s" % (terminal_text(host), task,
+                                                 terminal_text(res.get("msg") or "failed", 2000)))

@@ -14,12 +14,14 @@ into MERGED (results/merge.py: each node keeps its slice's verdict), then its re
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
 from gpufleet.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
+    Subcommands,
     add_output_arguments,
     fleet_line,
     json_output,
@@ -60,7 +62,7 @@ def out_problem(out_dir: str, force: bool) -> str | None:
             "or --force to write into it anyway" % (out_dir, found))
 
 
-def merged_dir(args) -> tuple[str | None, int]:
+def merged_dir(args: argparse.Namespace) -> tuple[str | None, int]:
     """The one results directory to report: the only one given, or the slices merged into ``--out``."""
     if len(args.results_dir) == 1:
         return os.path.abspath(args.results_dir[0]), EXIT_OK
@@ -83,7 +85,7 @@ def merged_dir(args) -> tuple[str | None, int]:
     return out_dir, EXIT_OK
 
 
-def cmd_report(args):
+def cmd_report(args: argparse.Namespace) -> int:
     output = json_output(args, "report")
     if output is None:
         return EXIT_FAILED
@@ -129,7 +131,7 @@ def cmd_report(args):
     return EXIT_OK
 
 
-def add_parser(commands):
+def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
     """``gpufleet report``."""
     parser = commands.add_parser(
         "report",

@@ -34,6 +34,8 @@ problem with id ``unreachable``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypedDict
 
 from gpufleet.cli.common import ACCEPTED, FAILING, failing_checks, load_run, node_verdicts
 from gpufleet.results.store import SCHEMA, utc_now, write_json_atomic
@@ -41,8 +43,52 @@ from gpufleet.results.store import SCHEMA, utc_now, write_json_atomic
 RETEST_FILE = "retest.json"
 UNREACHABLE_ID = "unreachable"
 
+# What became of a retested node
+Outcome = Literal["fixed", "still_failing", "newly_failing", "not_judged"]
+# A problem: a failing check's (id, subject), and its message
+Problems = dict[tuple[str, Any], Any]
 
-def failed_nodes(previous_dir):
+
+class ListedProblem(TypedDict):
+    """One problem of a node's diff: a failing check's id, subject and message."""
+
+    id: str
+    subject: Any
+    message: Any
+
+
+class NodeDiff(TypedDict):
+    """``nodes.<host>`` of retest.json: one node's diff between the two runs (:func:`compare_node`)."""
+
+    before: str | None
+    after: str | None
+    outcome: Outcome
+    fixed_checks: list[ListedProblem]
+    still_failing_checks: list[ListedProblem]
+    newly_failing_checks: list[ListedProblem]
+
+
+class PreviousRun(TypedDict):
+    path: str
+    run_id: Any
+
+
+class RetestDocument(TypedDict):
+    """retest.json (module docstring)."""
+
+    schema: str
+    generated: str
+    run_id: Any
+    previous: PreviousRun
+    retested: list[str]
+    fixed: list[str]
+    still_failing: list[str]
+    newly_failing: list[str]
+    not_judged: list[str]
+    nodes: dict[str, NodeDiff]
+
+
+def failed_nodes(previous_dir: str) -> list[str]:
     """The nodes of the run in ``previous_dir`` to run again: REJECTed, UNREACHABLE, or never judged
     (a run interrupted before its verdicts), sorted. ResultsError when it is no results directory."""
     run, fleet, hosts = load_run(previous_dir)
@@ -50,26 +96,28 @@ def failed_nodes(previous_dir):
     return sorted(host for host, verdict in verdicts.items() if verdict in FAILING or verdict is None)
 
 
-def problems(record, verdict):
+def problems(record: Mapping[str, Any] | None, verdict: str | None) -> Problems:
     """``{(id, subject): message}`` of what made a node fail: its failing checks, or ``unreachable``."""
     record = record or {}
     if verdict == "UNREACHABLE" or record.get("unreachable"):
         return {(UNREACHABLE_ID, None): record.get("unreachable") or "unreachable"}
-    found = {}
+    found: Problems = {}
     for item in failing_checks(record):
         found.setdefault((str(item.get("id")), item.get("subject")), item.get("message"))
     return found
 
 
-def _listed(found):
+def _listed(found: Problems) -> list[ListedProblem]:
     return [{"id": key[0], "subject": key[1], "message": message}
             for key, message in sorted(found.items(), key=lambda pair: (pair[0][0], str(pair[0][1] or "")))]
 
 
-def compare_node(before_verdict, before_record, after_verdict, after_record):
+def compare_node(before_verdict: str | None, before_record: Mapping[str, Any] | None, after_verdict: str | None,
+                 after_record: Mapping[str, Any] | None) -> NodeDiff:
     """The diff of one node between two runs: its outcome and the problems fixed, still there and new."""
     before = problems(before_record, before_verdict) if before_verdict in FAILING else {}
     after = problems(after_record, after_verdict) if after_verdict in FAILING else {}
+    outcome: Outcome
     if after_verdict is None:
         outcome = "not_judged"
     elif after_verdict in ACCEPTED:
@@ -89,13 +137,13 @@ def compare_node(before_verdict, before_record, after_verdict, after_record):
     }
 
 
-def retest_diff(previous_dir, new_dir, retested):
+def retest_diff(previous_dir: str, new_dir: str, retested: Iterable[str]) -> RetestDocument:
     """The ``retest.json`` document for the nodes ``retested`` (the previous run's failed nodes)."""
     prev_run, prev_fleet, prev_hosts = load_run(previous_dir)
     new_run, new_fleet, new_hosts = load_run(new_dir)
     before = node_verdicts(prev_run, prev_fleet, prev_hosts)
     after = node_verdicts(new_run, new_fleet, new_hosts)
-    document = {
+    document: RetestDocument = {
         "schema": SCHEMA,
         "generated": utc_now(),
         "run_id": new_run.get("run_id"),
@@ -114,7 +162,7 @@ def retest_diff(previous_dir, new_dir, retested):
     return document
 
 
-def write_retest(previous_dir, new_dir, retested):
+def write_retest(previous_dir: str, new_dir: str, retested: Iterable[str]) -> tuple[str, RetestDocument]:
     """Write ``retest.json`` into ``new_dir``; return ``(path, document)``."""
     document = retest_diff(previous_dir, new_dir, retested)
     path = os.path.join(os.path.abspath(new_dir), RETEST_FILE)
@@ -122,7 +170,7 @@ def write_retest(previous_dir, new_dir, retested):
     return path, document
 
 
-def retest_lines(document):
+def retest_lines(document: RetestDocument) -> list[str]:
     """The diff in a few lines for the terminal."""
     lines = ["retest against %s: %d fixed, %d still failing, %d newly failing%s" % (
         document["previous"]["run_id"], len(document["fixed"]), len(document["still_failing"]), len(document["newly_failing"]),
@@ -130,8 +178,9 @@ def retest_lines(document):
     for host in document["retested"]:
         entry = document["nodes"][host]
         parts = []
-        for key, label in (("fixed_checks", "fixed"), ("still_failing_checks", "still"), ("newly_failing_checks", "new")):
-            ids = sorted({item["id"] for item in entry[key]})
+        for checks, label in ((entry["fixed_checks"], "fixed"), (entry["still_failing_checks"], "still"),
+                              (entry["newly_failing_checks"], "new")):
+            ids = sorted({item["id"] for item in checks})
             if ids:
                 parts.append("%s %s" % (label, ", ".join(ids)))
         lines.append("  %s: %s -> %s (%s)%s" % (

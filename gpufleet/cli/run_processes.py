@@ -39,7 +39,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from gpufleet.cli.interrupt import write_stderr
 from gpufleet.results.store import LAUNCH_ENV, RESULTS_DIR_ENV, launch_processes, process_count, process_list
@@ -126,9 +126,11 @@ def stop_watchdog(watchdog: subprocess.Popen | None, wait_s: float = KILL_WAIT_S
     """Tell the watchdog the run is over (``DONE``), and wait for it to exit."""
     if watchdog is None:
         return
+    stdin = watchdog.stdin  # a pipe: start_watchdog opens it
     with contextlib.suppress(OSError):  # it is gone already
-        watchdog.stdin.write(DONE)
-        watchdog.stdin.close()
+        if stdin is not None:
+            stdin.write(DONE)
+            stdin.close()
     try:
         watchdog.wait(timeout=wait_s)
     except subprocess.TimeoutExpired:

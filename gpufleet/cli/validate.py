@@ -41,9 +41,10 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any
 
 import yaml
 
@@ -65,6 +66,9 @@ from gpufleet.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     JsonOutput,
+    Records,
+    Subcommands,
+    Verdicts,
     add_output_arguments,
     fleet_line,
     json_output,
@@ -79,6 +83,7 @@ from gpufleet.cli.common import (
     terminal_text,
 )
 from gpufleet.results.exit_codes import EXIT_INPUT, EXIT_USAGE, VERDICT_CODES, table_text, verdict_exit_code
+from gpufleet.results.shapes import FleetDocument, HostRecord, RunRecord
 from gpufleet.results.store import (
     FLEET_FILE,
     RUN_FILE,
@@ -102,7 +107,7 @@ RC_HOSTS_FAILED, RC_HOSTS_UNREACHABLE = 2, 4
 FACT_CACHE_AS_CONFIGURED = "as-configured"
 
 
-def judged_despite_rc(rc: int, gate_started: bool, failed_tasks: set[str], unreachable: set[str]) -> bool:
+def judged_despite_rc(rc: int | None, gate_started: bool, failed_tasks: set[str], unreachable: set[str]) -> bool:
     """ansible-playbook exited non-zero only because the fleet was judged: it reached the verdict gate, every
     failure was the gate's (a node not accepted) and otherwise hosts were unreachable (judged UNREACHABLE). Its code
     is then a verdict's (gpufleet/results/exit_codes.py), or Ansible's own 2 or 4 for the same."""
@@ -115,7 +120,7 @@ def judged_despite_rc(rc: int, gate_started: bool, failed_tasks: set[str], unrea
     return all(task.startswith(VERDICT_GATE) for task in failed_tasks)
 
 
-def playbook_path():
+def playbook_path() -> str:
     """The validation playbook of the collection this code belongs to."""
     return collection.playbook(PLAYBOOK)
 
@@ -146,7 +151,7 @@ def imported_play_phases(path: str) -> dict[str, str]:
     return phases
 
 
-def run_once_tasks(path):
+def run_once_tasks(path: str) -> set[str]:
     """Names of the playbook's ``run_once`` tasks, also inside blocks: their one result stands for every host."""
     names = set()
     tasks = [task for play in _plays(path) for task in (play or {}).get("tasks") or []]
@@ -161,7 +166,7 @@ def run_once_tasks(path):
     return names
 
 
-def _inventories(values):
+def _inventories(values: Iterable[str]) -> tuple[list[str] | None, str | None]:
     """Absolute inventory sources; an error message for one that does not exist."""
     sources = []
     for value in values:
@@ -225,7 +230,7 @@ def _yaml_problem(path: str) -> str | None:
     return None
 
 
-def runner_env():
+def runner_env() -> dict[str, str]:
     """Environment for ansible-playbook: this collection first on the collections path, the
     interpreter's own ansible-playbook first on PATH, an unparsable inventory fatal."""
     env = {}
@@ -284,7 +289,7 @@ def host_key_checking(config_file: str | None) -> str:
     return "False" if value is False else "True"
 
 
-def _error_lines(runner):
+def _error_lines(runner: Any) -> list[str]:
     """What Ansible said went wrong, from the run's captured output; a failure Ansible ignored (``...ignoring``
     on the next line: ignore_errors) is no cause of anything and is left out."""
     try:
@@ -299,7 +304,7 @@ def _error_lines(runner):
 
 
 @contextmanager
-def child_signal_recorded(record: dict) -> Iterator[dict]:
+def child_signal_recorded(record: dict[str, int]) -> Iterator[dict[str, int]]:
     """Within the block, ``record["signal"]`` is set to the signal that ended ansible-playbook, if one did.
 
     ansible-runner keeps only pexpect's ``exitstatus``, None for a process a signal ended (SIGKILL by the
@@ -309,7 +314,7 @@ def child_signal_recorded(record: dict) -> Iterator[dict]:
 
     original = pexpect.spawn.close
 
-    def close(child, force=True):
+    def close(child: Any, force: bool = True) -> Any:
         try:
             return original(child, force)
         finally:
@@ -333,7 +338,7 @@ def playbook_outcome(rc: int | None, status: str | None) -> str:
     return "ansible-playbook %s, exit %s" % (status, rc)
 
 
-def on_disk(results_dir: str, run: dict | None, fleet: dict | None, hosts: dict | None) -> str:
+def on_disk(results_dir: str, run: RunRecord | None, fleet: FleetDocument | None, hosts: Records | None) -> str:
     """What a run that ended early left in its results directory: run.json, the host records (of how many
     hosts of the run, which ones), whether fleet.json was written."""
     if run is None:
@@ -350,8 +355,8 @@ def on_disk(results_dir: str, run: dict | None, fleet: dict | None, hosts: dict 
     return "on disk in %s: run.json (status %s), %s, %s" % (results_dir, terminal_text(run.get("status")), records, verdicts)
 
 
-def controller_failed(request: Request, failures: list[str], run: dict | None, fleet: dict | None,
-                      hosts: dict | None, private_dir: str) -> int:
+def controller_failed(request: Request, failures: list[str], run: RunRecord | None, fleet: FleetDocument | None,
+                      hosts: Records | None, private_dir: str) -> int:
     """A write into the results directory failed (``failures``: the store's messages, a full disk): the run failed
     for the controller's fault, and says so; no node is named as its cause, none is judged. EXIT_FAILED."""
     command, results_dir = request.command, request.results_dir
@@ -371,18 +376,18 @@ def controller_failed(request: Request, failures: list[str], run: dict | None, f
 
 def runner_kwargs(private_dir: str, inventories: list[str], results_dir: str, limit: str | None = None,
                   profile: str | None = None, forks: int | None = None,
-                  options: PlaybookOptions | None = None) -> dict:
+                  options: PlaybookOptions | None = None) -> dict[str, Any]:
     """The ``ansible_runner.run`` arguments of a run (without its event handler and cancel callback).
 
     The user's ``-e`` and ``--check`` go into ``cmdline``, which ansible-runner puts before its own
     ``-e`` of ``extravars``: the CLI's variables (``--out``, ``--profile``, ``--level``) are read last and win.
     """
     options = options or PlaybookOptions()
-    extravars = {"gpufleet_results_dir": results_dir}
+    extravars: dict[str, Any] = {"gpufleet_results_dir": results_dir}
     if profile:
         extravars["gpufleet_profile"] = profile
     extravars.update(options.extravars())
-    kwargs = {
+    kwargs: dict[str, Any] = {
         "private_data_dir": private_dir,
         "playbook": playbook_path(),
         "inventory": inventories,
@@ -402,8 +407,9 @@ def runner_kwargs(private_dir: str, inventories: list[str], results_dir: str, li
     return kwargs
 
 
-def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None, progress=None,
-                 options: PlaybookOptions | None = None, interruption: Interruption | None = None):
+def run_playbook(inventories: list[str], results_dir: str, limit: str | None = None, profile: str | None = None,
+                 forks: int | None = None, progress: Progress | None = None, options: PlaybookOptions | None = None,
+                 interruption: Interruption | None = None) -> tuple[int | None, str | None, list[str], str]:
     """Run the validation playbook; returns ``(rc, status, errors, private_dir)``: ``rc`` is ansible-playbook's exit
     status, minus the signal's number when a signal ended it (SIGKILL: -9), None when that is not known.
 
@@ -422,13 +428,13 @@ def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None,
                            options=options)
     interruption = interruption or Interruption()
 
-    def on_event(event):
+    def on_event(event: dict[str, Any]) -> bool:
         interruption.watch(event)
         return progress(event) if progress is not None else True
 
     kwargs["event_handler"] = on_event
 
-    def cancel():
+    def cancel() -> bool:
         # ansible-runner calls this every few seconds: the heartbeat of a quiet phase rides on it
         if progress is not None and hasattr(progress, "tick"):
             progress.tick()
@@ -437,7 +443,7 @@ def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None,
     kwargs["cancel_callback"] = cancel
     if options is not None and options.ee:
         kwargs = ee_kwargs(kwargs, options.ee, results_dir, options.ee_mounts)
-    ended = {}
+    ended: dict[str, int] = {}
     with interruption.installed(), run_processes.guarded(results_dir) as launch, child_signal_recorded(ended):
         kwargs["envvars"].update(launch.environment())
         runner = ansible_runner.run(**kwargs)
@@ -450,7 +456,7 @@ def run_playbook(inventories, results_dir, limit=None, profile=None, forks=None,
     return rc, runner.status, errors, private_dir
 
 
-def current_report(results_dir):
+def current_report(results_dir: str) -> str | None:
     """The report.html the playbook's report role rendered for this run's verdicts, or None (missing or older than fleet.json)."""
     html = os.path.join(results_dir, "report.html")
     try:
@@ -459,8 +465,9 @@ def current_report(results_dir):
         return None
 
 
-def report_and_summary(results_dir, verdicts, hosts, extra_lines=(), rerender=False, output: JsonOutput | None = None,
-                       document: dict | None = None, command: str = "validate", fleet: dict | None = None) -> int:
+def report_and_summary(results_dir: str, verdicts: Verdicts, hosts: Records, extra_lines: Iterable[str] = (),
+                       rerender: bool = False, output: JsonOutput | None = None, document: Any = None,
+                       command: str = "validate", fleet: FleetDocument | None = None) -> int:
     """Render the report (unless the playbook already did and nothing was added since), print the
     summary table, the fleet line and where the report is.
 
@@ -506,13 +513,15 @@ def validate_command(inventory: list[str], limit: str | None = None, profile: st
     return command + (["--force"] if force else [])
 
 
-def opened_by_this_run(run: dict | None, before: str | None) -> bool:
+def opened_by_this_run(run: RunRecord | None, before: str | None) -> bool:
     """run.json was opened by this run's ansible-playbook: it names an invocation (the action's token of the
     ansible-playbook run that opened it last), and not ``before``, the one it named when this run started."""
-    return bool(run) and run.get("invocation") is not None and run.get("invocation") != before
+    if not run:
+        return False
+    return run.get("invocation") is not None and run.get("invocation") != before
 
 
-def verdicts_written(run: dict | None, fleet: dict | None, before: str | None = None) -> bool:
+def verdicts_written(run: RunRecord | None, fleet: FleetDocument | None, before: str | None = None) -> bool:
     """fleet.json holds this run's verdicts: this run opened run.json (``opened_by_this_run``) and fleet.json was
     written by that same opening (its ``invocation``). Not told by time: a clock stepped back between two runs
     would make an earlier run's fleet.json look newer than this run's start."""
@@ -564,9 +573,10 @@ class Request:
     retested: list[str] | None = None
 
 
-def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, forks=None, command="validate",
+def validate(inventory: list[str], limit: str | None = None, profile: str | None = None, out: str | None = None,
+             retest_failed: str | None = None, forks: int | None = None, command: str = "validate",
              output: JsonOutput | None = None, options: PlaybookOptions | None = None,
-             resume: list[str] | None = None, force: bool = False):
+             resume: list[str] | None = None, force: bool = False) -> int:
     """The whole of ``gpufleet validate``; returns the exit code. ``output``: the ``--output``/``--query``
     asked for (the table when None); ``options``: what else goes to ansible-playbook (``-e``, tags,
     ``--check``, ``--level``); ``resume``: the command (without ``--out``) that resumes an interrupted
@@ -580,7 +590,7 @@ def validate(inventory, limit=None, profile=None, out=None, retest_failed=None, 
     inventories, problem = _inventories(inventory)
     results_dir = os.path.abspath(out or os.path.join("results", default_run_id()))
     problem = problem or vars_yaml_problem(inventories or []) or out_problem(results_dir, force)
-    if problem:
+    if problem or inventories is None:  # no inventories: _inventories said why
         say("gpufleet %s: %s" % (command, terminal_text(problem)))
         return EXIT_INPUT
     if resume is None:
@@ -632,6 +642,158 @@ def retest_request(request: Request, retest_failed: str) -> int | None:
     return None
 
 
+@dataclass
+class _Ended:
+    """How one run of the playbook ended, and what it left in the results directory (:func:`run_and_judge`)."""
+
+    request: Request
+    progress: Progress
+    interruption: Interruption
+    before: str | None  # the invocation run.json named before this run
+    rc: int | None
+    status: str | None
+    errors: list[str]
+    private_dir: str
+    run: RunRecord | None = None
+    fleet: FleetDocument | None = None
+    hosts: dict[str, HostRecord] | None = None
+    # finished by this run: an earlier run's finished run.json and fleet.json, left as they were, are not
+    finished: bool = False
+
+    @property
+    def written(self) -> bool:
+        """fleet.json holds this run's verdicts (:func:`verdicts_written`)."""
+        return verdicts_written(self.run, self.fleet, self.before)
+
+    def say(self, text: str) -> None:
+        say("gpufleet %s: %s" % (self.request.command, text))
+
+    def artifacts(self) -> None:
+        say("  full Ansible output: %s" % os.path.join(self.private_dir, "artifacts"))
+
+
+def _run(request: Request, before: str | None) -> _Ended:
+    """Run the playbook for ``request`` and read what it left in the results directory."""
+    progress = Progress(request.results_dir, once=run_once_tasks(playbook_path()), command=request.command,
+                        plays=imported_play_phases(playbook_path()))
+    interruption = Interruption(label="gpufleet %s" % request.command)
+    rc, status, errors, private_dir = run_playbook(request.inventories, request.results_dir, limit=request.limit,
+                                                   profile=request.profile, forks=request.forks, progress=progress,
+                                                   options=request.options, interruption=interruption)
+    ended = _Ended(request, progress, interruption, before, rc, status, errors, private_dir)
+    try:
+        ended.run, ended.fleet, ended.hosts = load_run(request.results_dir)
+    except ResultsError:
+        pass
+    ended.finished = ended.run is not None and ended.run.get("status") == "finished" and ended.written
+    return ended
+
+
+def _interrupted(ended: _Ended) -> int | None:
+    """A SIGINT or SIGTERM stopped the run: before the verdict, the exit code for the signal (and how to resume);
+    after it, the run is over but for its report (None: go on, as a finished run)."""
+    interruption = ended.interruption
+    if interruption.signum is None:
+        return None
+    name = signal_name(interruption.signum)
+    if interruption.killed:
+        ended.say("ansible-playbook did not end within %ds of the %s: it was killed" % (interruption.grace_s, name))
+    if not ended.written:
+        progress, results_dir = ended.progress, ended.request.results_dir
+        phase = "the %s phase" % progress.phase if progress.phase else "its start"
+        ended.say("interrupted (%s) in %s, before the verdict: nothing was judged%s"
+                  % (name, phase, "; what was gathered is kept in %s" % results_dir if ended.run is not None else ""))
+        ended.say("resume with: %s" % resume_command(ended.request.resume, results_dir))
+        ended.artifacts()
+        return interruption.exit_code
+    # the verdicts are on disk: the run is over but for its report, rendered below when missing
+    ended.say("interrupted (%s) after the verdict was written: the run is complete" % name)
+    ended.rc, ended.finished = 0, True
+    return None
+
+
+def _settle_rc(ended: _Ended) -> None:
+    """ansible-playbook's exit status that is no failure of the run: the playbook failed the nodes it did not accept,
+    or a signal ended it after the verdicts were written."""
+    progress = ended.progress
+    if ended.rc != 0 and ended.finished and judged_despite_rc(ended.rc, progress.gate_started, progress.failed_tasks,
+                                                              progress.unreachable):
+        ended.rc = 0  # the playbook failed the nodes it did not accept: the exit code comes from the verdicts below
+    if (ended.rc is None or ended.rc < 0) and ended.written:
+        ended.say("%s after the verdict was written: the run is complete" % playbook_outcome(ended.rc, ended.status))
+        ended.rc, ended.finished = 0, True
+
+
+def _killed(ended: _Ended) -> int | None:
+    """Ended by a signal from outside (the OOM killer, kill -9): no node error is its cause; say what is kept."""
+    if ended.rc is not None and ended.rc >= 0:
+        return None
+    ended.say("the run failed (%s); nothing was judged" % playbook_outcome(ended.rc, ended.status))
+    say("  " + on_disk(ended.request.results_dir, ended.run, ended.fleet, ended.hosts))
+    for line in ended.progress.failures:
+        say("  earlier node failure (not the cause): " + line)
+    if ended.run is not None:
+        say("  resume with: %s" % resume_command(ended.request.resume, ended.request.results_dir))
+    ended.artifacts()
+    return EXIT_FAILED
+
+
+def _controller_failure(ended: _Ended) -> int | None:
+    """A write into the results directory failed before the verdicts: the controller's failure (controller_failed)."""
+    if not ended.progress.write_failures or ended.written:
+        return None
+    return controller_failed(ended.request, ended.progress.write_failures, ended.run, ended.fleet, ended.hosts,
+                             ended.private_dir)
+
+
+def _failed_after_verdict(ended: _Ended) -> int | None:
+    """A step after the verdict failed (the report, a notification): the verdicts stand and are shown, the run
+    failed."""
+    if ended.rc == 0 or not ended.written or ended.run is None or ended.hosts is None:
+        return None
+    ended.say("the run failed (%s) after the verdicts were written to %s; they are shown below"
+              % (playbook_outcome(ended.rc, ended.status), os.path.join(ended.request.results_dir, "fleet.json")))
+    for line in ended.progress.failures or ended.errors:
+        say("  " + line)
+    ended.artifacts()
+    summarise(ended.request, ended.run, ended.fleet, ended.hosts)
+    return EXIT_FAILED
+
+
+def _input_refused(ended: _Ended) -> int | None:
+    """The playbook's preflight refused an input (a claim, a profile, the level): nothing ran."""
+    if not (ended.rc == EXIT_INPUT or PREFLIGHT_REFUSED in ended.progress.failed_tasks) or ended.finished:
+        return None
+    ended.say("an input was refused before anything ran; nothing was judged")
+    for line in ended.progress.failures or ended.errors:
+        say("  " + line)
+    return EXIT_INPUT
+
+
+def _not_finished(ended: _Ended) -> int | None:
+    """The run failed, or did not reach its verdict (no host matched; tags that left the verdict out)."""
+    # a finished run has its run.json (finished is told from it)
+    if ended.rc == 0 and ended.finished and ended.run is not None:
+        return None
+    request, results_dir = ended.request, ended.request.results_dir
+    ended.say("the run failed (%s); nothing was judged" % playbook_outcome(ended.rc, ended.status))
+    for line in ended.progress.failures or ended.errors:
+        say("  " + line)
+    if not opened_by_this_run(ended.run, ended.before) and ended.rc == 0:
+        limit = request.limit
+        say("  no results were written: no host of the inventory matched%s" % (" --limit %s" % limit if limit else ""))
+    elif ended.rc == 0 and (request.options.tags or request.options.skip_tags):
+        say("  --tags/--skip-tags left out the verdict (the plays tagged report); what was gathered is kept in %s"
+            % results_dir)
+    ended.artifacts()
+    return EXIT_FAILED
+
+
+# How a run that is not simply finished ends, in the order they are told apart (:func:`run_and_judge`)
+_ENDINGS: tuple[Callable[[_Ended], int | None], ...] = (_killed, _controller_failure, _failed_after_verdict,
+                                                        _input_refused, _not_finished)
+
+
 def run_and_judge(request: Request) -> int:
     """Run the playbook for ``request`` (its results directory locked) and report what it judged; the exit code."""
     command, results_dir = request.command, request.results_dir
@@ -641,89 +803,28 @@ def run_and_judge(request: Request) -> int:
         say("gpufleet %s: %s" % (command, terminal_text(still_written)))
         return EXIT_FAILED
     if os.path.exists(os.path.join(results_dir, RUN_FILE)):
-        say("gpufleet %s: %s holds an earlier run: resuming it (hosts already gathered are not gathered again)" % (command, results_dir))
-    progress = Progress(results_dir, once=run_once_tasks(playbook_path()), command=command,
-                        plays=imported_play_phases(playbook_path()))
-    interruption = Interruption(label="gpufleet %s" % command)
-    rc, status, errors, private_dir = run_playbook(request.inventories, results_dir, limit=request.limit,
-                                                   profile=request.profile, forks=request.forks, progress=progress,
-                                                   options=request.options, interruption=interruption)
-    try:
-        run, fleet, hosts = load_run(results_dir)
-    except ResultsError:
-        run = fleet = hosts = None
-    # finished by this run: an earlier run's finished run.json and fleet.json, left as they were, are not
-    finished = run is not None and run.get("status") == "finished" and verdicts_written(run, fleet, before)
-    if interruption.signum is not None:
-        name = signal_name(interruption.signum)
-        if interruption.killed:
-            say("gpufleet %s: ansible-playbook did not end within %ds of the %s: it was killed"
-                % (command, interruption.grace_s, name))
-        if not verdicts_written(run, fleet, before):
-            phase = "the %s phase" % progress.phase if progress.phase else "its start"
-            say("gpufleet %s: interrupted (%s) in %s, before the verdict: nothing was judged%s"
-                % (command, name, phase, "; what was gathered is kept in %s" % results_dir if run is not None else ""))
-            say("gpufleet %s: resume with: %s" % (command, resume_command(request.resume, results_dir)))
-            say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
-            return interruption.exit_code
-        # the verdicts are on disk: the run is over but for its report, rendered below when missing
-        say("gpufleet %s: interrupted (%s) after the verdict was written: the run is complete" % (command, name))
-        rc, finished = 0, True
-    if rc != 0 and finished and judged_despite_rc(rc, progress.gate_started, progress.failed_tasks,
-                                                  progress.unreachable):
-        rc = 0  # the playbook failed the nodes it did not accept: the exit code comes from the verdicts below
-    if (rc is None or rc < 0) and verdicts_written(run, fleet, before):
-        say("gpufleet %s: %s after the verdict was written: the run is complete" % (command, playbook_outcome(rc, status)))
-        rc, finished = 0, True
-    if rc is None or rc < 0:
-        # ended by a signal from outside (the OOM killer, kill -9): no node error is its cause; say what is kept
-        say("gpufleet %s: the run failed (%s); nothing was judged" % (command, playbook_outcome(rc, status)))
-        say("  " + on_disk(results_dir, run, fleet, hosts))
-        for line in progress.failures:
-            say("  earlier node failure (not the cause): " + line)
-        if run is not None:
-            say("  resume with: %s" % resume_command(request.resume, results_dir))
-        say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
-        return EXIT_FAILED
-    if progress.write_failures and not verdicts_written(run, fleet, before):
-        return controller_failed(request, progress.write_failures, run, fleet, hosts, private_dir)
-    if rc != 0 and verdicts_written(run, fleet, before):
-        # a step after the verdict failed (the report, a notification): the verdicts stand and are shown, the run failed
-        say("gpufleet %s: the run failed (%s) after the verdicts were written to %s; they are shown below"
-            % (command, playbook_outcome(rc, status), os.path.join(results_dir, "fleet.json")))
-        for line in progress.failures or errors:
-            say("  " + line)
-        say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
-        summarise(request, run, fleet, hosts)
-        return EXIT_FAILED
-    if (rc == EXIT_INPUT or PREFLIGHT_REFUSED in progress.failed_tasks) and not finished:
-        # the playbook's preflight refused an input (a claim, a profile, the level): nothing ran
-        say("gpufleet %s: an input was refused before anything ran; nothing was judged" % command)
-        for line in progress.failures or errors:
-            say("  " + line)
-        return EXIT_INPUT
-    if rc != 0 or not finished:
-        say("gpufleet %s: the run failed (%s); nothing was judged" % (command, playbook_outcome(rc, status)))
-        for line in progress.failures or errors:
-            say("  " + line)
-        limit = request.limit
-        if not opened_by_this_run(run, before) and rc == 0:
-            say("  no results were written: no host of the inventory matched%s" % (" --limit %s" % limit if limit else ""))
-        elif rc == 0 and (request.options.tags or request.options.skip_tags):
-            say("  --tags/--skip-tags left out the verdict (the plays tagged report); what was gathered is kept in %s"
-                % results_dir)
-        say("  full Ansible output: %s" % os.path.join(private_dir, "artifacts"))
-        return EXIT_FAILED
-    shutil.rmtree(private_dir, ignore_errors=True)
-    return summarise(request, run, fleet, hosts)
+        say("gpufleet %s: %s holds an earlier run: resuming it (hosts already gathered are not gathered again)"
+            % (command, results_dir))
+    ended = _run(request, before)
+    code = _interrupted(ended)
+    if code is not None:
+        return code
+    _settle_rc(ended)
+    for ending in _ENDINGS:
+        code = ending(ended)
+        if code is not None:
+            return code
+    assert ended.run is not None and ended.hosts is not None  # _not_finished: a finished run has its records
+    shutil.rmtree(ended.private_dir, ignore_errors=True)
+    return summarise(request, ended.run, ended.fleet, ended.hosts)
 
 
-def summarise(request: Request, run: dict, fleet: dict | None, hosts: dict) -> int:
+def summarise(request: Request, run: RunRecord, fleet: FleetDocument | None, hosts: dict[str, HostRecord]) -> int:
     """The finished run's retest diff (``--retest-failed``), summary table and report; the exit code."""
     results_dir, output = request.results_dir, request.output
     verdicts = node_verdicts(run, fleet, hosts)
     extra = []
-    if request.retested is not None:
+    if request.retested is not None and request.previous is not None:  # set together (retest_request)
         path, document = retest.write_retest(request.previous, results_dir, request.retested)
         extra = retest.retest_lines(document) + ["retest diff: %s" % path]
     run_document = results_json(run, fleet, hosts) if output is not None and output.wanted else None
@@ -735,7 +836,7 @@ def summarise(request: Request, run: dict, fleet: dict | None, hosts: dict) -> i
     return verdict_exit_code(verdicts)
 
 
-def cmd_validate(args):
+def cmd_validate(args: argparse.Namespace) -> int:
     output = json_output(args, "validate")
     if output is None:
         return EXIT_FAILED
@@ -755,7 +856,7 @@ def cmd_validate(args):
                     force=args.force)
 
 
-def add_parser(commands):
+def add_parser(commands: Subcommands) -> argparse.ArgumentParser:
     """``gpufleet validate``."""
     parser = commands.add_parser(
         "validate",

@@ -43,10 +43,17 @@ from __future__ import annotations
 import datetime
 import os
 import sqlite3
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar, TypedDict
 
 from gpufleet.facts.nvml_samples import median
 from gpufleet.results.burn_in import HISTORY_FILE, HISTORY_SCHEMA, records_of
-from gpufleet.results.store import write_json_atomic
+from gpufleet.results.store import RunDir, write_json_atomic
+
+# One row of the store: a dict of ROW_COLUMNS (and, as series() reads it, the run's ``started``)
+Row = dict[str, Any]
+# What a write transaction's work returns (HistoryStore._write)
+Outcome = TypeVar("Outcome")
 
 SCHEMA_VERSION = 1
 DEFAULT_TIMEOUT_S = 60.0
@@ -91,18 +98,18 @@ class HistoryError(Exception):
     """A history store that cannot be opened or written; the message names the file."""
 
 
-def _now():
+def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def gpu_key(summary):
+def gpu_key(summary: Mapping[str, Any]) -> str:
     """The GPU's identity in the store: its UUID, else ``index:<n>`` (a sampler that could not read the UUID)."""
     return summary.get("uuid") or "index:%s" % summary.get("index")
 
 
-def rows_from_record(host, record):
+def rows_from_record(host: str, record: Mapping[str, Any]) -> list[Row]:
     """Store rows (dicts of ROW_COLUMNS less run_id) of one burn-in record's per-GPU summaries."""
-    load = record.get("load") if isinstance(record.get("load"), dict) else {}
+    load = record["load"] if isinstance(record.get("load"), dict) else {}
     rows = []
     for summary in record.get("gpus") or []:
         if not isinstance(summary, dict):
@@ -110,7 +117,7 @@ def rows_from_record(host, record):
         row = {"host": str(host), "uuid": gpu_key(summary), "gpu_index": summary.get("index"), "name": summary.get("name"),
                "kind": record.get("kind") or "health_check", "load_tool": load.get("tool")}
         for name, _type in SUMMARY_COLUMNS:
-            value = summary.get(name)
+            value: Any = summary.get(name)
             row[name] = int(value) if name == "lost" else value
         counters = summary.get("counters_end") or {}
         for name, key in COUNTER_COLUMNS:
@@ -122,7 +129,7 @@ def rows_from_record(host, record):
 class HistoryStore:
     """The SQLite history at ``path`` (created with its parent directory when missing)."""
 
-    def __init__(self, path, timeout=DEFAULT_TIMEOUT_S):
+    def __init__(self, path: str, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.path = os.path.abspath(path)
         self.timeout = float(timeout)
         directory = os.path.dirname(self.path)
@@ -132,7 +139,7 @@ class HistoryStore:
             raise HistoryError("%s: cannot create its directory: %s" % (self.path, exc.strerror or exc)) from None
         self._migrate()
 
-    def connect(self):
+    def connect(self) -> sqlite3.Connection:
         """A connection in autocommit mode (transactions are explicit), WAL, busy timeout, foreign keys on."""
         try:
             connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
@@ -144,7 +151,7 @@ class HistoryStore:
             raise HistoryError("%s: cannot open: %s" % (self.path, exc)) from None
         return connection
 
-    def _write(self, work):
+    def _write(self, work: Callable[[sqlite3.Connection], Outcome]) -> Outcome:
         """Run ``work(connection)`` in one write transaction (BEGIN IMMEDIATE .. COMMIT, rolled back on error)."""
         connection = self.connect()
         try:
@@ -161,8 +168,8 @@ class HistoryStore:
         finally:
             connection.close()
 
-    def _migrate(self):
-        def work(connection):
+    def _migrate(self) -> None:
+        def work(connection: sqlite3.Connection) -> None:
             connection.execute(_SCHEMA_V1[0])
             found = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if found is not None and int(found["value"]) > SCHEMA_VERSION:
@@ -174,14 +181,15 @@ class HistoryStore:
 
         self._write(work)
 
-    def schema_version(self):
+    def schema_version(self) -> int:
+        """The schema version the store's ``meta`` table names."""
         connection = self.connect()
         try:
             return int(connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()["value"])
         finally:
             connection.close()
 
-    def append_run(self, run_id, started, rows, source=None):
+    def append_run(self, run_id: object, started: object, rows: Iterable[Row], source: str | None = None) -> int:
         """Add (or replace: a rerun of the same run) the rows of run ``run_id``; returns how many were written.
 
         Rows of a host present in ``rows`` replace that host's rows of this run; other hosts' rows of
@@ -190,7 +198,7 @@ class HistoryStore:
         run_id = str(run_id)
         rows = list(rows)
 
-        def work(connection):
+        def work(connection: sqlite3.Connection) -> int:
             connection.execute("INSERT INTO runs (run_id, started, recorded, source) VALUES (?, ?, ?, ?) "
                                "ON CONFLICT(run_id) DO UPDATE SET started = excluded.started, recorded = excluded.recorded, source = excluded.source",
                                (run_id, str(started), _now(), source))
@@ -203,7 +211,7 @@ class HistoryStore:
 
         return self._write(work)
 
-    def runs(self):
+    def runs(self) -> list[dict[str, Any]]:
         """Every run, oldest first: ``[{run_id, started, recorded, source}]``."""
         connection = self.connect()
         try:
@@ -211,13 +219,15 @@ class HistoryStore:
         finally:
             connection.close()
 
-    def series(self, host=None, uuid=None, kind=None, hosts=None, until_run=None):
+    def series(self, host: str | None = None, uuid: str | None = None, kind: str | None = None,
+               hosts: list[str] | None = None, until_run: str | None = None) -> dict[tuple[str, str], list[Row]]:
         """``{(host, uuid): [row, ...]}``, each GPU's rows oldest first (by the run's start, then id).
 
         Filters: ``host`` (or a list ``hosts``), ``uuid``, ``kind``; ``until_run``: rows of runs up to
         and including that run only.
         """
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if host is not None:
             where.append("g.host = ?")
             params.append(host)
@@ -237,7 +247,7 @@ class HistoryStore:
             " WHERE " + " AND ".join(where) if where else "")
         connection = self.connect()
         try:
-            out = {}
+            out: dict[tuple[str, str], list[Row]] = {}
             for row in connection.execute(query, params):
                 item = dict(row)
                 out.setdefault((item["host"], item["uuid"]), []).append(item)
@@ -245,9 +255,10 @@ class HistoryStore:
         finally:
             connection.close()
 
-    def drift(self, run_id, hosts=None, clock_drop_share=DEFAULT_CLOCK_DROP_SHARE, min_previous=DEFAULT_MIN_PREVIOUS):
+    def drift(self, run_id: str, hosts: list[str] | None = None, clock_drop_share: float = DEFAULT_CLOCK_DROP_SHARE,
+              min_previous: int = DEFAULT_MIN_PREVIOUS) -> list[DriftFlag]:
         """Drift flags of run ``run_id`` against the runs before it (module docstring)."""
-        flags = []
+        flags: list[DriftFlag] = []
         for _gpu, rows in sorted(self.series(hosts=hosts, until_run=run_id).items()):
             current = next((row for row in rows if row["run_id"] == run_id), None)
             if current is None:
@@ -257,62 +268,111 @@ class HistoryStore:
         return flags
 
 
-def _flag(current, status, metric, message, measured, expected, source):
-    return {"host": current["host"], "uuid": current["uuid"], "gpu": current["gpu_index"], "name": current["name"], "run_id": current["run_id"],
-            "check": "burn_in.drift", "status": status, "metric": metric, "message": message, "measured": measured, "expected": expected,
-            "source": source}
+class DriftFlag(TypedDict):
+    """One drift flag (``flags`` of history.json; checks/burn_in.py drift_results judges it)."""
+
+    host: str
+    uuid: str
+    gpu: Any
+    name: Any
+    run_id: str
+    check: str  # burn_in.drift
+    status: str  # warn or fail
+    metric: str  # sm_clock, or the counter's column
+    message: str
+    measured: Any
+    expected: Any
+    source: str
 
 
-def _num(value):
+def _flag(current: Row, status: str, metric: str, message: str, measured: Any, expected: Any,
+          source: str) -> DriftFlag:
+    return {"host": current["host"], "uuid": current["uuid"], "gpu": current["gpu_index"], "name": current["name"],
+            "run_id": current["run_id"], "check": "burn_in.drift", "status": status, "metric": metric,
+            "message": message, "measured": measured, "expected": expected, "source": source}
+
+
+def _num(value: object) -> str:
     if isinstance(value, float):
         return ("%.3f" % value).rstrip("0").rstrip(".")
     return str(value)
 
 
-def _growth(before, after):
+def _growth(before: int, after: int) -> int:
     """Growth of a counter from ``before`` to ``after``; a lower value is a reset (grew by ``after``)."""
     return after if after < before else after - before
 
 
-def drift_flags(current, previous, clock_drop_share=DEFAULT_CLOCK_DROP_SHARE, min_previous=DEFAULT_MIN_PREVIOUS):
-    """Drift of one GPU's row ``current`` against its ``previous`` rows (same kind, oldest first)."""
-    flags = []
-    who = "GPU %s (%s)" % (current["gpu_index"], current["uuid"])
+def _who(current: Row) -> str:
+    return "GPU %s (%s)" % (current["gpu_index"], current["uuid"])
+
+
+def _clock_flags(current: Row, previous: list[Row], clock_drop_share: float, min_previous: int) -> list[DriftFlag]:
+    """The SM clock median more than ``clock_drop_share`` below the median of the previous runs' medians: warn."""
     clocks = [row["sm_clock_median_mhz"] for row in previous if row["sm_clock_median_mhz"] is not None]
     now = current["sm_clock_median_mhz"]
-    if now is not None and len(clocks) >= max(1, min_previous):
-        reference = median(clocks)
-        if reference and now < (1.0 - clock_drop_share) * reference:
-            flags.append(_flag(current, "warn", "sm_clock", "%s: SM clock median %s MHz in this %s, %s%% below the median %s MHz of its %d previous run(s)" % (
-                who, _num(now), KIND_WORDS.get(current["kind"], current["kind"]), _num(round((1 - now / reference) * 100, 1)), _num(reference), len(clocks)),
-                now, round((1.0 - clock_drop_share) * reference, 3),
-                "history drift: SM clock more than %s%% below the median of previous runs (clock_drop_share %s)" % (
-                    _num(clock_drop_share * 100), _num(clock_drop_share))))
-    last = previous[-1] if previous else None
-    if last is None:
-        return flags
-    for words, aggregate, volatile, status in (("uncorrected", "ecc_aggregate_uncorrected", "ecc_volatile_uncorrected", "fail"),
-                                               ("corrected", "ecc_aggregate_corrected", "ecc_volatile_corrected", "warn")):
+    if now is None or len(clocks) < max(1, min_previous):
+        return []
+    reference = median(clocks)
+    if not (reference and now < (1.0 - clock_drop_share) * reference):
+        return []
+    message = "%s: SM clock median %s MHz in this %s, %s%% below the median %s MHz of its %d previous run(s)" % (
+        _who(current), _num(now), KIND_WORDS.get(current["kind"], current["kind"]),
+        _num(round((1 - now / reference) * 100, 1)), _num(reference), len(clocks))
+    source = "history drift: SM clock more than %s%% below the median of previous runs (clock_drop_share %s)" % (
+        _num(clock_drop_share * 100), _num(clock_drop_share))
+    return [_flag(current, "warn", "sm_clock", message, now, round((1.0 - clock_drop_share) * reference, 3), source)]
+
+
+def _before(previous: list[Row], column: str) -> Any:
+    """The counter's last known value before this run (None when no previous run knew it)."""
+    return next((row[column] for row in reversed(previous) if row[column] is not None), None)
+
+
+def _ecc_flags(current: Row, previous: list[Row]) -> list[DriftFlag]:
+    """ECC errors grown since the previous run: uncorrected fail, corrected warn; the aggregate (persistent) counter
+    when both runs know it, else the volatile one."""
+    flags = []
+    for words, aggregate, volatile, status in (
+            ("uncorrected", "ecc_aggregate_uncorrected", "ecc_volatile_uncorrected", "fail"),
+            ("corrected", "ecc_aggregate_corrected", "ecc_volatile_corrected", "warn")):
         for column in (aggregate, volatile):
-            before = next((row[column] for row in reversed(previous) if row[column] is not None), None)
+            before = _before(previous, column)
             if before is None or current[column] is None:
                 continue
             grown = _growth(before, current[column])
             if grown > 0:
-                flags.append(_flag(current, status, column, "%s: %d %s ECC error(s) since the previous run (%s %s -> %s)" % (
-                    who, grown, words, column, before, current[column]), grown, 0, "history drift: any %s ECC error between runs %s" % (
-                        words, "fails" if status == "fail" else "warns")))
+                message = "%s: %d %s ECC error(s) since the previous run (%s %s -> %s)" % (
+                    _who(current), grown, words, column, before, current[column])
+                flags.append(_flag(current, status, column, message, grown, 0, "history drift: any %s ECC error between "
+                                   "runs %s" % (words, "fails" if status == "fail" else "warns")))
             break
+    return flags
+
+
+def _nvlink_flags(current: Row, previous: list[Row]) -> list[DriftFlag]:
+    """NVLink error counters grown since the previous run: warn."""
+    flags = []
     for column, _key in COUNTER_COLUMNS[4:]:
-        before = next((row[column] for row in reversed(previous) if row[column] is not None), None)
+        before = _before(previous, column)
         if before is None or current[column] is None:
             continue
         grown = _growth(before, current[column])
         if grown > 0:
-            flags.append(_flag(current, "warn", column, "%s: %s grew by %d since the previous run (%s -> %s)" % (
-                who, column.replace("_", " ").replace("nvlink", "NVLink"), grown, before, current[column]), grown, 0,
-                "history drift: NVLink error counters growing between runs warn"))
+            message = "%s: %s grew by %d since the previous run (%s -> %s)" % (
+                _who(current), column.replace("_", " ").replace("nvlink", "NVLink"), grown, before, current[column])
+            flags.append(_flag(current, "warn", column, message, grown, 0,
+                               "history drift: NVLink error counters growing between runs warn"))
     return flags
+
+
+def drift_flags(current: Row, previous: list[Row], clock_drop_share: float = DEFAULT_CLOCK_DROP_SHARE,
+                min_previous: int = DEFAULT_MIN_PREVIOUS) -> list[DriftFlag]:
+    """Drift of one GPU's row ``current`` against its ``previous`` rows (same kind, oldest first)."""
+    flags = _clock_flags(current, previous, clock_drop_share, min_previous)
+    if not previous:
+        return flags
+    return flags + _ecc_flags(current, previous) + _nvlink_flags(current, previous)
 
 
 POINT_FIELDS = ("kind", "load_tool", "samples", "lost", "temp_mean_c", "temp_min_c", "temp_max_c", "temp_p95_c", "sm_clock_median_mhz",
@@ -320,14 +380,15 @@ POINT_FIELDS = ("kind", "load_tool", "samples", "lost", "temp_mean_c", "temp_min
 DEFAULT_MAX_POINTS = 104
 
 
-def history_document(store, run_id, hosts=None, flags=(), max_points=DEFAULT_MAX_POINTS, schema="gpufleet.health-history/v1"):
+def history_document(store: HistoryStore, run_id: str, hosts: list[str] | None = None, flags: Iterable[DriftFlag] = (),
+                     max_points: int = DEFAULT_MAX_POINTS, schema: str = "gpufleet.health-history/v1") -> dict[str, Any]:
     """The trends of ``hosts`` up to run ``run_id`` as one JSON document (``history.json`` of the run directory).
 
     Per host, per GPU of this run: its last ``max_points`` runs of the same kind as this run's
     (``{"uuid", "index", "name", "points": [{run_id, started, kind, temp_p95_c, ...}]}``), and the drift ``flags``.
     """
-    per_host = {}
-    run_ids = set()
+    per_host: dict[str, list[dict[str, Any]]] = {}
+    run_ids: set[str] = set()
     for (host, uuid), rows in sorted(store.series(hosts=hosts, until_run=run_id).items()):
         current = next((row for row in rows if row["run_id"] == run_id), None)
         if current is None:
@@ -341,8 +402,10 @@ def history_document(store, run_id, hosts=None, flags=(), max_points=DEFAULT_MAX
     return {"schema": schema, "db": store.path, "run_id": run_id, "generated": _now(), "runs": len(run_ids), "series": per_host, "flags": list(flags)}
 
 
-def append_run(run, db, hosts=None, run_id=None, record_name=None, clock_drop_share=DEFAULT_CLOCK_DROP_SHARE, min_previous=DEFAULT_MIN_PREVIOUS,
-               max_points=DEFAULT_MAX_POINTS, timeout=DEFAULT_TIMEOUT_S, write_history=True):
+def append_run(run: RunDir, db: str, hosts: Iterable[object] | None = None, run_id: object = None,
+               record_name: str | None = None, clock_drop_share: float = DEFAULT_CLOCK_DROP_SHARE,
+               min_previous: int = DEFAULT_MIN_PREVIOUS, max_points: int = DEFAULT_MAX_POINTS,
+               timeout: float = DEFAULT_TIMEOUT_S, write_history: bool = True) -> dict[str, Any]:
     """Append ``run`` (a RunDir) to the store at ``db``; return ``{run_id, rows, hosts, flags, history_file}``.
 
     Per host, the burn-in record named ``record_name`` (default: the host's last record) gives its rows.

@@ -23,12 +23,15 @@ import math
 import os
 import re
 import time
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 from gpufleet.facts import nvml_samples
 from gpufleet.facts.nic import parse_int
 from gpufleet.facts.raw import first_line
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.registry import parse
+from gpufleet.results.shapes import BenchmarkRecord
 from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, RunDir, utc_now
 
 # The record name the report expects for each kind (report/model.py classify_benchmark reads the name's start).
@@ -45,14 +48,15 @@ KIND_NAMES = {
 }
 
 
-def port_label(device, port):
+def port_label(device: object, port: object) -> str:
     """``mlx5_0/1``: how the checks name a port (as gpufleet.facts.nic's summary does)."""
     return "%s/%s" % (device, port)
 
 
-def snapshot(ports, taken):
+def snapshot(ports: Iterable[Mapping[str, Any]] | None, taken: Any) -> dict[str, Any]:
     """``{taken, counters, hw_counters}`` from the module's raw ``ports`` (unreadable or ``N/A`` -> None)."""
-    counters, hw_counters = {}, {}
+    counters: dict[str, dict[str, int | None]] = {}
+    hw_counters: dict[str, dict[str, int | None]] = {}
     for entry in ports or []:
         label = port_label(entry.get("device"), entry.get("port"))
         counters[label] = {str(name): parse_int(value) for name, value in sorted((entry.get("counters") or {}).items())}
@@ -60,7 +64,8 @@ def snapshot(ports, taken):
     return {"taken": taken, "counters": counters, "hw_counters": hw_counters}
 
 
-def _base(name, kind, hosts, started):
+def _base(name: object, kind: str | None, hosts: Iterable[object], started: Any) -> BenchmarkRecord:
+    """A record of ``kind`` without output: every field, outcome ``ok``, the rest empty."""
     return {
         "name": str(name),
         "command": [],
@@ -84,7 +89,8 @@ def _base(name, kind, hosts, started):
     }
 
 
-def counters_record(host, benchmark, before, after):
+def counters_record(host: str, benchmark: object, before: Mapping[str, Any] | None,
+                    after: Mapping[str, Any] | None) -> BenchmarkRecord:
     """The ``ib_counters`` record of ``host`` for the snapshots ``before`` and ``after`` (:func:`snapshot`)."""
     before = before or {}
     after = after or {}
@@ -101,20 +107,21 @@ def counters_record(host, benchmark, before, after):
     return record
 
 
-def plain_record(name, kind, hosts, started, outcome="skipped", reason="", **fields):
-    """A record without output: ``outcome`` (``skipped`` by default) and ``reason``; ``fields`` set the rest."""
+def plain_record(name: object, kind: str | None, hosts: Iterable[object], started: Any, outcome: str = "skipped",
+                 reason: object = "", **fields: Any) -> BenchmarkRecord:
+    """A record without output: ``outcome`` (``skipped`` by default) and ``reason``; ``fields`` set the rest (those
+    that are not None); ValueError naming a field no record has."""
     record = _base(name, kind, hosts, started)
     record["outcome"] = outcome
     record["reason"] = str(reason or "")
-    for key, value in fields.items():
+    for key in fields:
         if key not in record:
             raise ValueError("unknown benchmark record field %s" % key)
-        if value is not None:
-            record[key] = value
-    return record
+    # every key is one of the record's (checked above)
+    return cast(BenchmarkRecord, {**record, **{key: value for key, value in fields.items() if value is not None}})
 
 
-def _int_or_none(value, key):
+def _int_or_none(value: Any, key: str) -> int | None:
     if value is None:
         return None
     try:
@@ -123,7 +130,20 @@ def _int_or_none(value, key):
         raise ValueError("%s must be an integer, got %r" % (key, value)) from None
 
 
-def build_plain_record(args, host):
+def _plain_outcome(args: Mapping[str, Any], fields: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """``(outcome, reason, started)`` of a bench_record: from the registered bench_run ``result`` (whose command, rc,
+    duration and job id go into ``fields``) where the task gives one, else the task's own (``skipped`` by default)."""
+    run = args.get("result")
+    if run is None:
+        return args.get("outcome") or "skipped", args.get("reason") or "", utc_now()
+    if not isinstance(run, dict) or "outcome" not in run:
+        raise ValueError("result must be a registered bench_run result (it has no outcome)")
+    fields.update({"command": [str(part) for part in run.get("cmd") or []], "rc": run.get("rc"),
+                   "duration_s": run.get("duration_s"), "job_id": run.get("job_id")})
+    return run.get("outcome"), args.get("reason") or run.get("reason") or "", run.get("started") or utc_now()
+
+
+def build_plain_record(args: Mapping[str, Any], host: str) -> BenchmarkRecord:
     """The record bench_record writes for the task's ``args`` on ``host`` (ValueError naming the bad option)."""
     kind = args.get("kind")
     if kind not in BENCHMARK_KINDS:
@@ -133,19 +153,7 @@ def build_plain_record(args, host):
         raise ValueError("hosts must be a list of inventory names")
     fields = {"repeat": _int_or_none(args.get("repeat"), "repeat") or 1, "round": _int_or_none(args.get("round"), "round"),
               "group": str(args["group"]) if args.get("group") else None}
-    run = args.get("result")
-    if run is not None:
-        if not isinstance(run, dict) or "outcome" not in run:
-            raise ValueError("result must be a registered bench_run result (it has no outcome)")
-        outcome = run.get("outcome")
-        reason = args.get("reason") or run.get("reason") or ""
-        fields.update({"command": [str(part) for part in run.get("cmd") or []], "rc": run.get("rc"), "duration_s": run.get("duration_s"),
-                       "job_id": run.get("job_id")})
-        started = run.get("started") or utc_now()
-    else:
-        outcome = args.get("outcome") or "skipped"
-        reason = args.get("reason") or ""
-        started = utc_now()
+    outcome, reason, started = _plain_outcome(args, fields)
     if outcome not in BENCHMARK_OUTCOMES:
         raise ValueError("outcome must be one of %s, got %r" % (", ".join(BENCHMARK_OUTCOMES), outcome))
     if outcome == "skipped" and not str(reason).strip():
@@ -154,7 +162,7 @@ def build_plain_record(args, host):
     return plain_record(name, kind, hosts, started, outcome=outcome, reason=first_line(str(reason)) if reason else "", **fields)
 
 
-def record_counters(run_dir: str, host: str, benchmark: str, before: dict, after: dict) -> dict | None:
+def record_counters(run_dir: str, host: str, benchmark: str, before: dict, after: dict) -> BenchmarkRecord | None:
     """Write the ``ib_counters`` record of ``host`` into ``run_dir``; None (nothing written) when neither snapshot has a port."""
     if not after.get("counters") and not (before.get("counters") or {}):
         return None
@@ -173,14 +181,15 @@ def record_name(args: dict) -> str:
     return os.path.basename(str(argv[0])) or "benchmark"
 
 
-def parse_output(kind: str | None, stdout: str | None) -> tuple:
+def parse_output(kind: str | None, stdout: str | None) -> tuple[Any, str | None]:
     """(parsed, error): the registry parser's result for ``stdout``, or why there is none."""
     if not kind:
         return None, None
-    if not (stdout or "").strip():
+    text = stdout or ""
+    if not text.strip():
         return None, "no output to parse"
     try:
-        return parse(kind, stdout), None
+        return parse(kind, text), None
     except ParseError as exc:
         where = " line %d:" % exc.line if exc.line is not None else ""
         return None, "cannot read the output as %s:%s %s" % (kind, where, exc.message)
@@ -195,7 +204,7 @@ _HALF_FIGURES = (("time_us", "time"), ("algbw_gbs", "bandwidth"), ("busbw_gbs", 
 _ROW_CELLS = ("size_bytes", "count", "type", "redop", "root")
 
 
-def _first_named(argv: list | None, name_re) -> str | None:
+def _first_named(argv: list | None, name_re: re.Pattern[str]) -> str | None:
     """The first element of ``argv`` whose file name matches ``name_re`` (after any launcher); None."""
     for item in argv or []:
         if name_re.match(os.path.basename(str(item))):
@@ -237,7 +246,7 @@ def same_figure(from_json: float | int | None, from_text: float | int | None, ce
 def _half_disagreements(path: str, from_json: dict | None, from_text: dict | None) -> list:
     if (from_json is None) != (from_text is None):
         return [{"field": path, "json": from_json, "text": from_text}]
-    if from_json is None:
+    if from_json is None or from_text is None:  # both None
         return []
     out = [{"field": "%s.%s" % (path, key), "json": from_json[key], "text": from_text.get(key)}
            for key, cell in _HALF_FIGURES if not same_figure(from_json[key], from_text.get(key), cell)]
@@ -311,7 +320,7 @@ def perftest_binary(argv: list | None) -> str | None:
     return _first_named(argv, PERFTEST_BINARY_RE)
 
 
-def _same_cell(from_json, from_text) -> bool:
+def _same_cell(from_json: Any, from_text: Any) -> bool:
     """perftest prints a figure with the same format in its report and its table: the same number, or both None."""
     if from_json is None or from_text is None:
         return from_json is None and from_text is None
@@ -377,7 +386,7 @@ def _read_document(kind: str, document: str) -> dict:
     return reading
 
 
-def parse_run(kind: str | None, stdout: str | None, node_json: dict | None) -> tuple:
+def parse_run(kind: str | None, stdout: str | None, node_json: dict | None) -> tuple[Any, str | None]:
     """(parsed, error) of a run whose tool may have written a JSON document (``node_json``, the runner's, with
     ``document`` and ``reason``): the document read as its KIND (:data:`JSON_READINGS`) where there is one, merged
     with the text's reading; else the text alone. ``parsed_from`` says which, ``json_fallback_reason`` why not the
@@ -398,12 +407,12 @@ def parse_run(kind: str | None, stdout: str | None, node_json: dict | None) -> t
     return dict(from_text, parsed_from="text", json_fallback_reason=why, json_text_disagreements=[]), None
 
 
-def parse_nccl_run(stdout: str | None, nccl_json: dict | None) -> tuple:
+def parse_nccl_run(stdout: str | None, nccl_json: dict | None) -> tuple[Any, str | None]:
     """:func:`parse_run` of an nccl-tests run (``nccl_json``: the runner's, with ``document`` and ``reason``)."""
     return parse_run("nccl", stdout, nccl_json)
 
 
-def unreadable_output(kind: str, stdout: str, error: str) -> str:
+def unreadable_output(kind: str, stdout: str, error: str | None) -> str:
     """The reason of a run that exited 0 with output its parser refused, naming the output's first line.
 
     all_reduce_perf given an unknown option prints ``invalid option`` and its usage text and exits 0: no
@@ -417,7 +426,7 @@ def unreadable_output(kind: str, stdout: str, error: str) -> str:
 _CAUSE_OUTCOMES = ("failed", "crash", "hang")
 
 
-def run_reason(outcome: str | None, node_reason: str | None, parsed) -> str:
+def run_reason(outcome: str | None, node_reason: str | None, parsed: Any) -> str:
     """The record's reason: the node's, led by the parser's ``cause`` for a run that failed.
 
     The cause is the NCCL WARN / ``Test NCCL failure ... 'unhandled cuda error'`` line (parsers/nccl_tests.py).
@@ -478,12 +487,13 @@ def run_samples(text: str, window: tuple[float, float] | None) -> list | None:
     return nvml_samples.summarise(dict(parsed, samples=samples))
 
 
-def _failed_without_figures(parsed) -> bool:
+def _failed_without_figures(parsed: Any) -> bool:
     """True for a parsed output that says its run failed and holds no result row: no figure to judge."""
     return isinstance(parsed, dict) and parsed.get("failed") is True and not parsed.get("rows")
 
 
-def build_run_record(args, result, name, raw_path, stderr_path, parsed, unreadable: str | None = None):
+def build_run_record(args: Mapping[str, Any], result: Mapping[str, Any], name: str, raw_path: str | None,
+                     stderr_path: str | None, parsed: Any, unreadable: str | None = None) -> BenchmarkRecord:
     """The benchmark record (gpufleet.results.store.BENCHMARK_FIELDS) of one bench_run: its ``args`` and the node's ``result``.
 
     ``unreadable``: why the output of the run could not be parsed (:func:`unreadable_output`); a run the node
@@ -523,7 +533,7 @@ def build_run_record(args, result, name, raw_path, stderr_path, parsed, unreadab
 
 
 def reconnected_words(lost: str, ended: list | None) -> str:
-    """The record's ``reconnected``: the first attempt's lost connection (gpufleet/facts/connection.py describe_loss),
+    """The record's ``reconnected``: the first attempt's lost connection (gpufleet/adapter/connection.py describe_loss),
     and what of it the second attempt ended on the node before running again."""
     pids = [str(item.get("pid")) for item in (ended or []) if isinstance(item, dict)]
     left = ("ended %d process(es) the first attempt left (pid %s)" % (len(pids), ", ".join(pids)) if pids
@@ -531,7 +541,7 @@ def reconnected_words(lost: str, ended: list | None) -> str:
     return ("%s; reconnected once and ran it again: %s" % (lost, left))[:500]
 
 
-def record_run(args: dict, module_result: dict, parsed, samples: list | None = None) -> dict:
+def record_run(args: dict, module_result: dict, parsed: Any, samples: list | None = None) -> BenchmarkRecord:
     """Write one bench_run's raw output and record into ``args["run_dir"]`` under ``args["record_host"]``; return the record.
 
     ``samples``: the NVML sampler's per-GPU summary of the run (:func:`run_samples`), kept in the record's ``samples``.
@@ -555,7 +565,7 @@ def record_run(args: dict, module_result: dict, parsed, samples: list | None = N
     return record
 
 
-def record_unreachable(args: dict, message: str) -> dict:
+def record_unreachable(args: dict, message: str) -> BenchmarkRecord:
     """Write the record of a bench_run whose node could not be reached (outcome ``unreachable``); return it."""
     reason = message.strip().splitlines()[-1][:300] if message.strip() else "unreachable"
     record = build_run_record(args, {"outcome": "unreachable", "reason": reason, "rc": None, "duration_s": None}, record_name(args),

@@ -26,13 +26,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, cast
 
 from gpufleet.facts import nvml_samples as nvml
 from gpufleet.parsers.common import ParseError
 from gpufleet.parsers.dcgmi_diag import parse_dcgmi_diag
-from gpufleet.results.store import RAW_DIR, ResultsError, atomic_open, read_json, safe_name, utc_now
+from gpufleet.results.shapes import BurnInRecord, HostRecord, SamplerSummary
+from gpufleet.results.store import RAW_DIR, ResultsError, RunDir, atomic_open, read_json, safe_name, utc_now
 
-RECORDS_KEY = "burn_in"
+RECORDS_KEY: Final = "burn_in"
 HISTORY_FILE = "history.json"
 HISTORY_SCHEMA = "gpufleet.health-history/v1"
 KINDS = ("burn_in", "health_check")
@@ -41,12 +44,12 @@ SAMPLES_DIR = "burn_in"
 LOAD_EXTRA = ("level", "rc", "command", "raw_output_path", "duration_s", "job_id")
 
 
-def samples_file(run_path, host, name):
+def samples_file(run_path: str, host: str, name: str) -> str:
     """Absolute path of a record's samples file: ``raw/<host>/burn_in/<name>.jsonl``."""
     return os.path.join(run_path, RAW_DIR, safe_name(host), SAMPLES_DIR, safe_name(name) + ".jsonl")
 
 
-def inside(run_path, relative):
+def inside(run_path: str, relative: object) -> str | None:
     """The absolute path of run-relative ``relative`` when it stays inside the run directory, else None."""
     if not isinstance(relative, str) or not relative or os.path.isabs(relative):
         return None
@@ -55,20 +58,20 @@ def inside(run_path, relative):
     return path if path.startswith(root + os.sep) else None
 
 
-def copy_atomic(source, target):
+def copy_atomic(source: str, target: str) -> None:
     """Copy the file ``source`` to ``target`` so a reader sees the old file or the whole new one."""
     with atomic_open(target) as out, open(source, "rb") as src:
         shutil.copyfileobj(src, out, 1 << 20)
 
 
-def write_lines_atomic(objects, target):
+def write_lines_atomic(objects: Iterable[Mapping[str, Any]], target: str) -> None:
     """Write ``objects`` (dicts) as JSON Lines to ``target``, atomically."""
     with atomic_open(target, binary=False) as out:
         for item in objects:
             out.write(json.dumps(item, sort_keys=True, default=str) + "\n")
 
 
-def clean_load(load):
+def clean_load(load: object) -> dict[str, Any] | None:
     """``load`` as recorded: None, or ``{tool, outcome, reason}`` plus the known extras. ValueError when malformed."""
     if load is None:
         return None
@@ -102,7 +105,7 @@ def _test_words(tests: list, limit: int = 4) -> str:
     return ", ".join(words) + (" and %d more" % (len(tests) - limit) if len(tests) > limit else "")
 
 
-def dcgmi_load(stdout: str | None, outcome: str | None, reason: str | None) -> dict:
+def dcgmi_load(stdout: str | None, outcome: str | None, reason: str | None) -> dict[str, str]:
     """``{outcome, reason}`` of a ``dcgmi diag -j`` load from its JSON and bench_run's outcome and reason.
 
     DCGM's own word decides over the exit status: any test ``Fail`` -> ``failed`` (the failing tests and
@@ -121,6 +124,11 @@ def dcgmi_load(stdout: str | None, outcome: str | None, reason: str | None) -> d
         if outcome == "ok":
             return {"outcome": NOT_VERIFIED, "reason": "dcgmi diag -j: %s" % exc.message}
         return {"outcome": outcome, "reason": reason}
+    return _dcgmi_tests_load(parsed, outcome, reason)
+
+
+def _dcgmi_tests_load(parsed: dict, outcome: str, reason: str) -> dict[str, str]:
+    """:func:`dcgmi_load` of a ``dcgmi diag -j`` that could be read (``parsed``): what its tests said decides."""
     tests = parsed["tests"]
     failed = [test for test in tests if test["status"] == "fail"]
     skipped = [test for test in tests if test["status"] == "skip"]
@@ -145,7 +153,7 @@ def dcgmi_load(stdout: str | None, outcome: str | None, reason: str | None) -> d
     return {"outcome": "ok", "reason": "%s%s" % (tally, "; Warn in %s" % _test_words(warned) if warned else "")}
 
 
-def sampler_summary(parsed):
+def sampler_summary(parsed: Mapping[str, Any]) -> SamplerSummary:
     """What the record keeps about the sampler run (the header and counts)."""
     header = parsed.get("header") or {}
     times = [sample["t"] for sample in parsed.get("samples") or []]
@@ -165,7 +173,9 @@ def sampler_summary(parsed):
     }
 
 
-def build_record(name, kind, samples_path, parsed, load, started=None, duration_s=None, sampler_error=None):
+def build_record(name: object, kind: str, samples_path: str | None, parsed: Mapping[str, Any] | None,
+                 load: dict[str, Any] | None, started: str | None = None, duration_s: float | None = None,
+                 sampler_error: str | None = None) -> BurnInRecord:
     """One burn-in record (module docstring)."""
     if kind not in KINDS:
         raise ValueError("kind must be one of %s, got %r" % (", ".join(KINDS), kind))
@@ -183,7 +193,7 @@ def build_record(name, kind, samples_path, parsed, load, started=None, duration_
     }
 
 
-def sampler_objects(value):
+def sampler_objects(value: Any) -> list[dict[str, Any]]:
     """The sampler's JSON objects from a list of them, or from nvml_sample's registered result (``header``, ``samples``, ``end``)."""
     if isinstance(value, dict) and "header" in value:
         value = [value["header"]] + list(value.get("samples") or []) + ([value["end"]] if value.get("end") else [])
@@ -192,8 +202,10 @@ def sampler_objects(value):
     return value
 
 
-def record_burn_in(run, host, name="burn_in", samples_source=None, sample_records=None, load=None, kind=None, started=None,
-                   duration_s=None, sampler_error=None):
+def record_burn_in(run: RunDir, host: str, name: str = "burn_in", samples_source: str | None = None,
+                   sample_records: Any = None, load: object = None, kind: str | None = None, started: str | None = None,
+                   duration_s: float | None = None,
+                   sampler_error: str | None = None) -> tuple[BurnInRecord, dict[str, Any] | None]:
     """Write ``host``'s samples into ``run`` (a RunDir) and add (or replace, same name) its burn-in record.
 
     The samples come from ``samples_source`` (a file on the controller, e.g. fetched from the node;
@@ -227,12 +239,12 @@ def record_burn_in(run, host, name="burn_in", samples_source=None, sample_record
     return record, parsed
 
 
-def records_of(host_record):
-    """The burn-in records of a host record (a list of dicts)."""
-    return [item for item in (host_record or {}).get(RECORDS_KEY) or [] if isinstance(item, dict)]
+def records_of(host_record: Mapping[str, Any] | None) -> list[BurnInRecord]:
+    """The burn-in records of a host record (a list of dicts: anything else in the list is left out)."""
+    return [cast(BurnInRecord, item) for item in (host_record or {}).get(RECORDS_KEY) or [] if isinstance(item, dict)]
 
 
-def load_samples(run_path, record):
+def load_samples(run_path: str, record: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
     """``(parsed samples, problem)`` of one record: the samples file read, or why it cannot be."""
     if record.get("samples_path") is None:
         return None, "no samples file recorded%s" % (": %s" % record["sampler_error"] if record.get("sampler_error") else "")
@@ -245,7 +257,7 @@ def load_samples(run_path, record):
         return None, str(exc)
 
 
-def read_history(run_path):
+def read_history(run_path: str) -> dict[str, Any] | None:
     """The run's ``history.json`` (written by the health_history action), or None."""
     path = os.path.join(run_path, HISTORY_FILE)
     if not os.path.exists(path):
@@ -257,7 +269,8 @@ def read_history(run_path):
     return document if isinstance(document, dict) and document.get("schema") == HISTORY_SCHEMA else None
 
 
-def judging_settings(run_path, host, host_record, history=None):
+def judging_settings(run_path: str, host: str, host_record: HostRecord | None,
+                     history: Mapping[str, Any] | None = None) -> dict[str, list[dict[str, Any]]]:
     """What checks/burn_in.py reads from ``NodeContext.settings`` for ``host``.
 
     ``burn_in``: its records, each with ``parsed`` (the samples read) or ``load_problem``;

@@ -13,7 +13,8 @@ ansible-playbook exit with it.
 from __future__ import annotations
 
 import textwrap
-from typing import Iterable, Mapping, NamedTuple, Optional
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from gpufleet.checks.model import ACCEPTED
 
@@ -59,7 +60,7 @@ CODES = tuple(row.code for row in TABLE)
 VERDICT_CODES = (EXIT_OK, EXIT_REJECTED, EXIT_UNREACHABLE, EXIT_INCOMPLETE)
 
 
-def verdict_exit_code(verdicts: Mapping[str, Optional[str]]) -> int:
+def verdict_exit_code(verdicts: Mapping[str, str | None]) -> int:
     """The code of a judged run from its nodes' verdicts: REJECT first, then UNREACHABLE, then INCOMPLETE or a node
     never judged (None); EXIT_OK when every node is accepted. No node at all is EXIT_INPUT (nothing to judge)."""
     values = list(verdicts.values())

@@ -17,14 +17,15 @@ A group the validation did not measure is left out (null) and the gate says so i
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 from gpufleet.checks.model import ACCEPTED
 
 SCHEMA = "gpufleet.gate-baseline/v1"
 
 
-def _gpus(gpu_facts: Optional[Mapping[str, Any]]) -> Optional[List[Dict[str, Any]]]:
+def _gpus(gpu_facts: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
     if not isinstance(gpu_facts, Mapping) or not gpu_facts.get("gpus"):
         return None
     out = []
@@ -37,7 +38,7 @@ def _gpus(gpu_facts: Optional[Mapping[str, Any]]) -> Optional[List[Dict[str, Any
     return out
 
 
-def _interfaces(nic_facts: Optional[Mapping[str, Any]]) -> Optional[List[Dict[str, Any]]]:
+def _interfaces(nic_facts: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
     if not isinstance(nic_facts, Mapping) or nic_facts.get("interfaces") is None:
         return None
     return [{"name": item.get("name"), "speed_mbps": item.get("speed_mbps")}
@@ -46,7 +47,7 @@ def _interfaces(nic_facts: Optional[Mapping[str, Any]]) -> Optional[List[Dict[st
             and item.get("name") != "lo"]
 
 
-def _rdma_ports(nic_facts: Optional[Mapping[str, Any]]) -> Optional[List[Dict[str, Any]]]:
+def _rdma_ports(nic_facts: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
     if not isinstance(nic_facts, Mapping) or nic_facts.get("rdma") is None:
         return None
     return [{"device": device.get("device"), "port": port.get("port"), "rate_gbps": port.get("rate_gbps")}
@@ -54,7 +55,7 @@ def _rdma_ports(nic_facts: Optional[Mapping[str, Any]]) -> Optional[List[Dict[st
             for port in device.get("ports") or [] if isinstance(port, Mapping) and port.get("state") == "Active"]
 
 
-def gate_baseline(record: Mapping[str, Any], run_id: Optional[str], written: str) -> Dict[str, Any]:
+def gate_baseline(record: Mapping[str, Any], run_id: str | None, written: str) -> dict[str, Any]:
     """The baseline of one host record (its facts as this run gathered them)."""
     facts: Mapping[str, Any] = record["facts"] if isinstance(record.get("facts"), Mapping) else {}
     host_facts: Mapping[str, Any] = facts["host"] if isinstance(facts.get("host"), Mapping) else {}
@@ -65,7 +66,7 @@ def gate_baseline(record: Mapping[str, Any], run_id: Optional[str], written: str
 
 
 def accepted_baselines(fleet: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]],
-                       written: str) -> Dict[str, Dict[str, Any]]:
+                       written: str) -> dict[str, dict[str, Any]]:
     """``{host: baseline}`` of each accepted host of a judged run (fleet.json's verdicts, the host records)."""
     out = {}
     for host, entry in (fleet.get("node_verdicts") or {}).items():

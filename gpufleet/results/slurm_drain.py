@@ -19,10 +19,11 @@ Reasons are cut to :data:`REASON_MAX` characters: Slurm 22.05 stored a 5,000-cha
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Tuple
 
 from gpufleet.checks.model import ACCEPTED, REJECT
+from gpufleet.results.shapes import SlurmAction
 
 PREFIX = "gpufleet: "
 # What the controller did, in the results directory (the report names each command)
@@ -37,7 +38,7 @@ class NodeState:
 
     name: str
     state: str
-    reason: Optional[str]
+    reason: str | None
 
     @property
     def drained(self) -> bool:
@@ -57,9 +58,9 @@ class DrainAction:
     node: str
     action: str
     why: str
-    reason: Optional[str] = None
+    reason: str | None = None
 
-    def argv(self, scontrol: str = "scontrol") -> Optional[List[str]]:
+    def argv(self, scontrol: str = "scontrol") -> list[str] | None:
         """The scontrol command of a drain or a resume; None for the others."""
         if self.action == "drain":
             return [scontrol, "update", "NodeName=" + self.node, "State=DRAIN", "Reason=" + str(self.reason)]
@@ -68,10 +69,10 @@ class DrainAction:
         return None
 
 
-def parse_sinfo(text: str) -> Tuple[Dict[str, NodeState], List[str]]:
+def parse_sinfo(text: str) -> tuple[dict[str, NodeState], list[str]]:
     """``({node: NodeState}, lines not understood)`` of the output of :data:`SINFO_ARGV`. A node listed once per
     partition is kept once; ``none`` (sinfo's word for no reason) is None."""
-    nodes: Dict[str, NodeState] = {}
+    nodes: dict[str, NodeState] = {}
     foreign = []
     for line in text.splitlines():
         if not line.strip():
@@ -85,15 +86,15 @@ def parse_sinfo(text: str) -> Tuple[Dict[str, NodeState], List[str]]:
     return nodes, foreign
 
 
-def drain_reason(first_reason: Optional[str]) -> str:
+def drain_reason(first_reason: str | None) -> str:
     """``gpufleet: <first reason>`` on one line, cut to :data:`REASON_MAX` characters."""
     words = " ".join(str(first_reason or "rejected by gpufleet").split())
     text = PREFIX + words
     return text if len(text) <= REASON_MAX else text[:REASON_MAX - 3].rstrip() + "..."
 
 
-def _action(host: str, verdict: str, first_reason: Optional[str], node: str,
-            state: Optional[NodeState]) -> DrainAction:
+def _action(host: str, verdict: str, first_reason: str | None, node: str,
+            state: NodeState | None) -> DrainAction:
     if state is None:
         return DrainAction(host, node, "absent", "not a node of this Slurm (sinfo -N lists no %s)" % node)
     if state.reason and not state.ours:
@@ -110,8 +111,8 @@ def _action(host: str, verdict: str, first_reason: Optional[str], node: str,
     return DrainAction(host, node, "keep", "%s: nothing to change" % verdict)
 
 
-def plan_drains(verdicts: Mapping[str, Tuple[str, Optional[str]]], states: Mapping[str, NodeState],
-                node_names: Optional[Mapping[str, str]] = None) -> List[DrainAction]:
+def plan_drains(verdicts: Mapping[str, tuple[str, str | None]], states: Mapping[str, NodeState],
+                node_names: Mapping[str, str] | None = None) -> list[DrainAction]:
     """One action per host of ``verdicts`` (``{host: (verdict, first reason)}``), in host order. ``node_names``: the
     Slurm node of a host where it is not the host's name (``gpufleet_slurm_node``)."""
     names = dict(node_names or {})
@@ -119,7 +120,7 @@ def plan_drains(verdicts: Mapping[str, Tuple[str, Optional[str]]], states: Mappi
             for host, (verdict, reason) in sorted(verdicts.items())]
 
 
-def first_fail(record: Mapping) -> Optional[str]:
+def first_fail(record: Mapping) -> str | None:
     """The first failed check's message of a host record (a REJECT's first reason), or None."""
     for check in record.get("checks") or []:
         if isinstance(check, dict) and check.get("status") == "fail":
@@ -127,7 +128,7 @@ def first_fail(record: Mapping) -> Optional[str]:
     return None
 
 
-def run_verdicts(fleet: Mapping, records: Mapping[str, Mapping]) -> Dict[str, Tuple[str, Optional[str]]]:
+def run_verdicts(fleet: Mapping, records: Mapping[str, Mapping]) -> dict[str, tuple[str, str | None]]:
     """``{host: (verdict, first reason)}`` of a judged run: fleet.json's verdicts, the reasons from the host records."""
     out = {}
     for host, entry in (fleet.get("node_verdicts") or {}).items():
@@ -136,7 +137,7 @@ def run_verdicts(fleet: Mapping, records: Mapping[str, Mapping]) -> Dict[str, Tu
     return out
 
 
-def action_record(action: DrainAction, scontrol: str, rc: Optional[int], output: str) -> Dict[str, object]:
+def action_record(action: DrainAction, scontrol: str, rc: int | None, output: str) -> SlurmAction:
     """What slurm.json keeps of one action: the command as run, its exit status and its words."""
     argv = action.argv(scontrol)
     return {"host": action.host, "node": action.node, "action": action.action, "why": action.why,
@@ -146,7 +147,7 @@ def action_record(action: DrainAction, scontrol: str, rc: Optional[int], output:
 VERDICT_FILE_SCHEMA = "gpufleet.slurm-verdict/v1"
 
 
-def verdict_file(verdict: str, first_reason: Optional[str], run_id: Optional[str], written: str) -> Dict[str, object]:
+def verdict_file(verdict: str, first_reason: str | None, run_id: str | None, written: str) -> dict[str, object]:
     """The verdict file a node keeps for the health check program (roles/slurm_gate): what to do and with which
     reason, so that the program reads nothing else and decides as :func:`plan_drains` does."""
     drain = verdict == REJECT

@@ -32,10 +32,14 @@ import os
 import re
 import shlex
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO, Any, Literal, cast
 
 from gpufleet.collection import collection_root
 from gpufleet.facts import FACT_GROUPS
+from gpufleet.results.shapes import (BenchmarkRecord, CoverageCounts, FactsByGroup, FleetDocument, HealthReading,
+                                     HostRecord, NodeVerdict, PhaseRecord, ProfileChoice, RawEntry, RawIndex,
+                                     ResumeState, RunRecord)
 
 SCHEMA = "gpufleet.results/v1"
 
@@ -47,8 +51,9 @@ LOCK_FILE = "run.lock"
 # What a results directory holds before its run.json: the directories RunDir.create makes first, and the lock.
 BEFORE_RUN_FILE = frozenset((HOSTS_DIR, RAW_DIR, LOCK_FILE))
 
-# The shape of one benchmark record (written by the bench_run action, docs/benchmarks.md).
-BENCHMARK_FIELDS = {
+# The shape of one benchmark record (written by the bench_run action, docs/benchmarks.md): the types add_benchmark
+# checks, per key of shapes.BenchmarkRecord (tests/unit/gpufleet/results/test_record_shapes.py holds them to it).
+BENCHMARK_FIELDS: dict[str, tuple[type, ...]] = {
     "name": (str,),
     "command": (list,),
     "environment": (dict,),
@@ -74,9 +79,9 @@ BENCHMARK_FIELDS = {
     # a run that the controller lost its connection to mid-run and ran again after one reconnect: what happened
     "reconnected": (str, type(None)),
 }
-# The fields of BENCHMARK_FIELDS a record may leave out.
-BENCHMARK_OPTIONAL = frozenset(("kind", "hosts", "outcome", "reason", "rc", "repeat", "round", "group", "job_id", "stderr_path",
-                                "samples", "reconnected"))
+# The fields of BENCHMARK_FIELDS a record may leave out: kind, hosts, outcome, reason, rc, repeat, round, group,
+# job_id, stderr_path, samples, reconnected.
+BENCHMARK_OPTIONAL: frozenset[str] = BenchmarkRecord.__optional_keys__
 # The values of the optional ``kind`` and ``outcome`` fields.
 BENCHMARK_KINDS = ("allreduce_single", "allreduce_multi", "allreduce_pair", "iperf3", "iperf3_concurrent", "ib_write_bw", "ib_write_lat",
                    "nvbandwidth", "ib_counters", "gpu_compute")
@@ -114,9 +119,10 @@ def write_failure_message(path: str, error: OSError, root: str | None = None) ->
     """The words of :class:`ResultsWriteError`: the directory, what went wrong (errno name and strerror), the file
     (relative to the results directory ``root``), what is on disk of it and what to do; with ``root``, the command
     that resumes the run."""
-    state, remedy = WRITE_FAILURES.get(error.errno, WRITE_FAILED)
+    code = error.errno
+    state, remedy = WRITE_FAILURES.get(code, WRITE_FAILED) if code is not None else WRITE_FAILED
     said = error.strerror or str(error)
-    cause = "%s: %s" % (errno.errorcode[error.errno], said) if error.errno in errno.errorcode else said
+    cause = "%s: %s" % (errno.errorcode[code], said) if code is not None and code in errno.errorcode else said
     kept = "keeps its earlier content" if os.path.exists(path) else "was not written"
     if root:
         return ("results directory %s %s (%s) writing %s, which %s; %s and resume: gpufleet validate --out %s"
@@ -150,17 +156,17 @@ def writing(path: str, root: str | None = None) -> Iterator[None]:
         raise ResultsWriteError(path, exc, root) from exc
 
 
-def utc_now():
+def utc_now() -> str:
     """The current time as ISO 8601 UTC with a ``Z`` (second precision)."""
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def default_run_id():
+def default_run_id() -> str:
     """A run id (and default directory name) from the current UTC time: ``20260131T120000Z``."""
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def safe_name(text):
+def safe_name(text: object) -> str:
     """A file name for ``text`` (a host, group or tool key) that cannot leave its directory.
 
     Characters outside ``[A-Za-z0-9._-]`` become ``_`` and a leading dot is dropped; when that
@@ -174,7 +180,7 @@ def safe_name(text):
     return cleaned
 
 
-def _fsync_dir(path):
+def _fsync_dir(path: str) -> None:
     try:
         handle = os.open(path, os.O_RDONLY)
     except OSError:
@@ -188,7 +194,7 @@ def _fsync_dir(path):
 
 
 @contextlib.contextmanager
-def atomic_open(path, binary=True, root=None):
+def atomic_open(path: str, binary: bool = True, root: str | None = None) -> Iterator[IO[Any]]:
     """A stream whose content replaces ``path`` only when the block ends without an exception: a reader
     (or a crash) sees the old file or the new one, never half. Mode 0644; the directory is fsynced.
 
@@ -199,7 +205,7 @@ def atomic_open(path, binary=True, root=None):
     with writing(path, root):
         os.makedirs(directory, exist_ok=True)
         handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path)[:60], suffix=".tmp", dir=directory)
-    stream = os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")
+    stream: IO[Any] = os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")
     try:
         yield stream
         with writing(path, root):
@@ -218,25 +224,25 @@ def atomic_open(path, binary=True, root=None):
     _fsync_dir(directory)
 
 
-def write_bytes_atomic(path, data, root=None):
+def write_bytes_atomic(path: str, data: bytes, root: str | None = None) -> None:
     """Write ``data`` to ``path`` atomically (:func:`atomic_open`); ``root``: the results directory it belongs to, for
     the message of a failed write (:class:`ResultsWriteError`)."""
     with writing(path, root), atomic_open(path, root=root) as stream:
         stream.write(data)
 
 
-def write_text_atomic(path, text, root=None):
+def write_text_atomic(path: str, text: object, root: str | None = None) -> None:
     """:func:`write_bytes_atomic` for text (UTF-8; undecodable characters from a node are kept escaped)."""
     write_bytes_atomic(path, str(text).encode("utf-8", "backslashreplace"), root=root)
 
 
-def write_json_atomic(path, data, root=None):
+def write_json_atomic(path: str, data: object, root: str | None = None) -> None:
     """:func:`write_bytes_atomic` for a JSON document (sorted keys, 1-space indent, trailing newline)."""
     text = json.dumps(data, indent=1, sort_keys=True, default=str) + "\n"
     write_bytes_atomic(path, text.encode("utf-8"), root=root)
 
 
-def read_json(path):
+def read_json(path: str) -> Any:
     """The JSON document at ``path``; ResultsError naming the file when it is missing or damaged."""
     try:
         with open(path, "r", encoding="utf-8") as stream:
@@ -247,12 +253,12 @@ def read_json(path):
         raise ResultsError("%s: unreadable: %s" % (path, exc)) from None
 
 
-def collection_version(root=None):
+def collection_version(root: str | None = None) -> str | None:
     """The gpufleet collection's version: MANIFEST.json of an installed collection, else galaxy.yml."""
     root = root or collection_root()
     try:
         with open(os.path.join(root, "MANIFEST.json"), "r", encoding="utf-8") as stream:
-            return json.load(stream)["collection_info"]["version"]
+            return str(json.load(stream)["collection_info"]["version"])
     except (OSError, ValueError, KeyError, TypeError):
         pass
     try:
@@ -266,7 +272,7 @@ def collection_version(root=None):
     return None
 
 
-def to_plain(value):
+def to_plain(value: Any) -> Any:
     """``value`` as plain JSON types (mappings, sequences and str/int/float subclasses from Ansible made plain)."""
     if value is None or isinstance(value, bool):
         return value
@@ -283,7 +289,27 @@ def to_plain(value):
     return str(value)
 
 
-def _is_tool_entry(value):
+# What the node's reader says it cut of a tool's output (node_collect), kept in the raw index beside the text.
+ReaderMark = Literal["dropped_lines", "truncated", "stdout_bytes", "stderr_bytes"]
+READER_MARKS: tuple[ReaderMark, ...] = ("dropped_lines", "truncated", "stdout_bytes", "stderr_bytes")
+
+
+def benchmark_problems(benchmark: Mapping[str, Any]) -> list[str]:
+    """What makes ``benchmark`` no benchmark record (shape: BENCHMARK_FIELDS): missing, mistyped, unknown fields and
+    a kind or outcome not of the known ones; [] for a record."""
+    problems = ["%s missing" % key for key in BENCHMARK_FIELDS if key not in benchmark and key not in BENCHMARK_OPTIONAL]
+    problems += ["%s must be %s" % (key, "/".join(kind.__name__ for kind in kinds))
+                 for key, kinds in BENCHMARK_FIELDS.items()
+                 if key in benchmark and (not isinstance(benchmark[key], kinds)
+                                          or isinstance(benchmark[key], bool) and bool not in kinds)]
+    problems += ["%s must be one of %s, not %r" % (key, "/".join(choices), benchmark[key])
+                 for key, choices in (("kind", BENCHMARK_KINDS), ("outcome", BENCHMARK_OUTCOMES))
+                 if benchmark.get(key) is not None and benchmark[key] not in choices]
+    problems += ["unknown field %s" % key for key in benchmark if key not in BENCHMARK_FIELDS]
+    return problems
+
+
+def _is_tool_entry(value: object) -> bool:
     """A collector entry: ``{cmd, rc, stdout, stderr, duration_s, error}`` (node_collect.run_tool / read_entry)."""
     return isinstance(value, dict) and "cmd" in value and "stdout" in value
 
@@ -293,7 +319,7 @@ _HOST_KEY_CHANGED = ("Host key verification failed", "REMOTE HOST IDENTIFICATION
 HOST_KEY_REASON = "SSH host key verification failed (the node's host key is not the one in known_hosts)"
 
 
-def unreachable_reason(message):
+def unreachable_reason(message: object) -> str:
     """Ansible's unreachable message in at most 500 characters on one line; a refused host key is named first,
     for ssh's own words about it come after a banner of ``@`` that a cut would keep instead."""
     text = " ".join(str(message or "unreachable").split())
@@ -303,7 +329,7 @@ def unreachable_reason(message):
     return text[:500]
 
 
-def split_fact_results(results):
+def split_fact_results(results: Any) -> tuple[FactsByGroup, dict[str, str], str | None]:
     """Facts, fact errors and unreachability from the four fact tasks' registered results.
 
     ``results`` maps a group (``topology``, ``gpu``, ``nic``, ``host``) to what its task
@@ -313,7 +339,9 @@ def split_fact_results(results):
     that answered some tasks and then dropped its connection is reachable: the groups it did not
     answer are fact errors ("host became unreachable: ...").
     """
-    facts, errors, lost = {}, {}, {}
+    facts: FactsByGroup = {}
+    errors: dict[str, str] = {}
+    lost: dict[str, str] = {}
     for group, fact_name in FACT_GROUPS.items():
         outcome = results.get(group) if isinstance(results, dict) else None
         facts[group] = None
@@ -338,7 +366,7 @@ def split_fact_results(results):
     return facts, errors, None
 
 
-def record_host_facts(host, results, options):
+def record_host_facts(host: str, results: Any, options: Mapping[str, Any]) -> tuple[RunDir, HostRecord]:
     """Write ``host``'s record from the fact results into the run directory ``options["run_dir"]``.
 
     ``options`` are those of results_record (phase facts) and of node_facts' ``record``: ``run_dir``,
@@ -350,7 +378,7 @@ def record_host_facts(host, results, options):
                                  profile_request=request, reconnected=options.get("reconnected"))
 
 
-def record_host_health_after(host, results, options):
+def record_host_health_after(host: str, results: Any, options: Mapping[str, Any]) -> tuple[RunDir, HealthReading]:
     """Write ``host``'s health re-read after the stress phase ``options["after"]`` into ``options["run_dir"]``.
 
     ``results``: the fact results of the health groups (:data:`HEALTH_GROUPS`) as node_facts gives them. Returns
@@ -360,12 +388,24 @@ def record_host_health_after(host, results, options):
     return run, run.record_health_after(host, options["after"], results)
 
 
-def _coverage_summary(coverage):
-    """``{"coverage": ...}`` of a node in fleet.json (counts, INCOMPLETE reasons, no item list); {} without one."""
-    if not coverage:
-        return {}
-    keys = ("claim", "required", "judged", "failed", "skipped", "incomplete", "level", "label")
-    return {"coverage": {key: coverage.get(key) for key in keys}}
+# What fleet.json keeps of a node's coverage: counts and INCOMPLETE reasons, no item list (nor ``verified``).
+COVERAGE_SUMMARY_KEYS = ("claim", "required", "judged", "failed", "skipped", "incomplete", "level", "label")
+
+
+def _coverage_summary(coverage: Mapping[str, Any]) -> CoverageCounts:
+    """The ``coverage`` of a node in fleet.json (:data:`COVERAGE_SUMMARY_KEYS` of the node's, as they are)."""
+    return cast(CoverageCounts, {key: coverage.get(key) for key in COVERAGE_SUMMARY_KEYS})
+
+
+def node_verdict_entry(entry: Any, record: str) -> NodeVerdict:
+    """``node_verdicts.<host>`` of fleet.json from the node's entry of ``run_checks``' report (a dict of the checks
+    engine's, gpufleet/checks/engine.py); ``record``: its host file, run-relative. ``coverage`` only where the node has
+    one (none for an unreachable node)."""
+    out: NodeVerdict = {"verdict": entry.get("verdict"), "failed": entry.get("failed", []),
+                        "unreachable": entry.get("unreachable"), "profile": entry.get("profile"), "record": record}
+    if entry.get("coverage"):
+        out["coverage"] = _coverage_summary(entry["coverage"])
+    return out
 
 
 @contextlib.contextmanager
@@ -451,7 +491,7 @@ def launch_processes(directory: str, launch: str | None = None, other_than: str 
     never of the start ``other_than`` (``LAUNCH_ENV``). Only processes whose environment can be read count: this
     user's (a ``become`` child running as root is not seen)."""
     mark = ("%s=%s" % (RESULTS_DIR_ENV, os.path.realpath(directory))).encode("utf-8", "surrogateescape")
-    found = {}
+    found: dict[int, str] = {}
     try:
         pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
     except OSError:
@@ -628,18 +668,20 @@ def foreign_contents(path: str) -> str | None:
 class RunDir:
     """One run's results directory. Create it with :meth:`create`, reopen it with :meth:`open`."""
 
-    def __init__(self, path):
+    def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
 
     # -- the run ---------------------------------------------------------------------------
 
     @property
-    def run_file(self):
+    def run_file(self) -> str:
         return os.path.join(self.path, RUN_FILE)
 
     @classmethod
-    def create(cls, path, inventory=None, playbook=None, hosts=None, profile_choices=None, extra=None, collection=None,
-               invocation=None):
+    def create(cls, path: str, inventory: Iterable[str] | None = None, playbook: str | None = None,
+               hosts: Iterable[str] | None = None, profile_choices: dict[str, Any] | None = None,
+               extra: Mapping[str, Any] | None = None, collection: str | None = None,
+               invocation: str | None = None) -> RunDir:
         """Create (or reopen, to resume) the run directory at ``path`` and write ``run.json``.
 
         An existing ``run.json`` of this schema is kept (its ``started`` and id) and marked
@@ -658,8 +700,9 @@ class RunDir:
         os.makedirs(os.path.join(run.path, RAW_DIR), exist_ok=True)
         with _locked(run.path):
             now = utc_now()
+            record: dict[str, Any]  # run.json as it is being made
             if os.path.exists(run.run_file):
-                record = run.read_run()
+                record = dict(run.read_run())
                 if invocation is not None and record.get("invocation") == invocation:
                     return run
                 problem = writers_still_running(run.path, record.get("invocation"), os.environ.get(LAUNCH_ENV))
@@ -686,7 +729,7 @@ class RunDir:
             write_json_atomic(run.run_file, record, root=run.path)
         return run
 
-    def remove_stale_temporaries(self):
+    def remove_stale_temporaries(self) -> list[str]:
         """Remove the temporary files (``.<name>.<random>.tmp``, :func:`atomic_open`) a killed run left behind;
         returns their run-relative paths. Only when the run is reopened: no writer of this run is alive then."""
         removed = []
@@ -702,33 +745,36 @@ class RunDir:
         return sorted(removed)
 
     @classmethod
-    def open(cls, path):
+    def open(cls, path: str) -> RunDir:
         """An existing run directory; ResultsError when it has no ``run.json`` of this schema."""
         run = cls(path)
         run.read_run()
         return run
 
-    def read_run(self):
+    def read_run(self) -> RunRecord:
+        """run.json; ResultsError when it is missing, damaged or of another schema."""
         record = read_json(self.run_file)
         if not isinstance(record, dict) or record.get("schema") != SCHEMA:
             raise ResultsError("%s: schema %r, this gpufleet reads %s" % (self.run_file, (record or {}).get("schema"), SCHEMA))
-        return record
+        return cast(RunRecord, record)
 
-    def update_run(self, **fields):
-        record = self.read_run()
-        record.update(fields)
+    def update_run(self, **fields: Any) -> RunRecord:
+        """run.json with ``fields`` set, written; returns it."""
+        record = cast(RunRecord, {**self.read_run(), **fields})
         write_json_atomic(self.run_file, record, root=self.path)
         return record
 
     # -- hosts -----------------------------------------------------------------------------
 
-    def host_file(self, host):
+    def host_file(self, host: str) -> str:
+        """The host's record file (its name made safe: :func:`safe_name`)."""
         return os.path.join(self.path, HOSTS_DIR, safe_name(host) + ".json")
 
-    def relative(self, path):
+    def relative(self, path: str) -> str:
+        """``path`` relative to the run directory."""
         return os.path.relpath(path, self.path)
 
-    def read_host(self, host):
+    def read_host(self, host: str) -> HostRecord | None:
         """The host's record, or None when it has none yet. A damaged record raises ResultsError."""
         path = self.host_file(host)
         if not os.path.exists(path):
@@ -736,17 +782,18 @@ class RunDir:
         record = read_json(path)
         if not isinstance(record, dict) or record.get("schema") != SCHEMA or record.get("host") != host:
             raise ResultsError("%s: not a %s record of host %s" % (path, SCHEMA, host))
-        return record
+        return cast(HostRecord, record)
 
-    def write_host(self, record):
+    def write_host(self, record: HostRecord) -> HostRecord:
+        """Write ``record`` (stamped with the schema and the time); returns it."""
         record["schema"] = SCHEMA
         record["updated"] = utc_now()
         write_json_atomic(self.host_file(record["host"]), record, root=self.path)
         return record
 
-    def host_records(self):
+    def host_records(self) -> dict[str, HostRecord]:
         """Every host record in the directory, by host name (damaged files are skipped: see resume())."""
-        records = {}
+        records: dict[str, HostRecord] = {}
         directory = os.path.join(self.path, HOSTS_DIR)
         for entry in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
             if not entry.endswith(".json") or entry.startswith("."):
@@ -756,11 +803,12 @@ class RunDir:
             except ResultsError:
                 continue
             if isinstance(record, dict) and record.get("schema") == SCHEMA and record.get("host"):
-                records[record["host"]] = record
+                records[record["host"]] = cast(HostRecord, record)
         return records
 
     @staticmethod
-    def new_host_record(host):
+    def new_host_record(host: str) -> HostRecord:
+        """A host record before anything is known of the host."""
         return {
             "schema": SCHEMA,
             "host": host,
@@ -779,7 +827,9 @@ class RunDir:
             "benchmarks": [],
         }
 
-    def record_facts(self, host, results, claim=None, settings=None, profile_request=None, reconnected=None):
+    def record_facts(self, host: str, results: Any, claim: dict[str, Any] | None = None,
+                     settings: Mapping[str, Any] | None = None, profile_request: dict[str, Any] | None = None,
+                     reconnected: object = None) -> HostRecord:
         """Write ``host``'s facts (from the fact tasks' registered ``results``) and raw outputs now.
 
         Returns the record written. Raw outputs go first, so a record never names a raw file
@@ -788,7 +838,7 @@ class RunDir:
         """
         facts, errors, unreachable = split_fact_results(results)
         record = self.read_host(host) or self.new_host_record(host)
-        raw_index = {}
+        raw_index: dict[str, RawIndex] = {}
         for group in FACT_GROUPS:
             outcome = results.get(group) if isinstance(results, dict) else None
             raw = outcome.get("raw") if isinstance(outcome, dict) else None
@@ -809,18 +859,19 @@ class RunDir:
                 "verdict": None,
             }
         )
-        record.setdefault("phases", {})["facts"] = {
+        phase: PhaseRecord = {
             "complete": unreachable is None and all(facts[group] is not None or group in errors for group in FACT_GROUPS),
             "finished": utc_now(),
         }
         if reconnected:
-            record["phases"]["facts"]["reconnected"] = str(reconnected)[:500]
+            phase["reconnected"] = str(reconnected)[:500]
+        record.setdefault("phases", {})["facts"] = phase
         record["phases"].pop("checks", None)
         # a reading after stress is compared with the first reading it followed: a new first reading leaves none
         record["health_after"] = {}
         return self.write_host(record)
 
-    def record_health_after(self, host, phase, results):
+    def record_health_after(self, host: str, phase: str, results: Any) -> HealthReading:
         """Write ``host``'s health facts read again after the stress phase ``phase`` (:data:`STRESS_PHASES`).
 
         The reading goes to ``health_after[phase]`` of the host record, beside the first reading (``facts``, which
@@ -831,20 +882,21 @@ class RunDir:
         if phase not in STRESS_PHASES:
             raise ResultsError("health re-read of %s: phase must be one of %s, not %r" % (host, "/".join(STRESS_PHASES), phase))
         record = self.read_host(host)
-        before = ((record or {}).get("phases") or {}).get("facts") or {}
-        if not before.get("finished"):
+        facts_phase = (record.get("phases") or {}).get("facts") if record else None
+        before = facts_phase.get("finished") if facts_phase else None
+        if record is None or not before:
             raise ResultsError("health re-read of %s after %s: the host has no facts recorded to compare with" % (host, phase))
         facts, errors, unreachable = split_fact_results(results)
-        raw_index = {}
+        raw_index: dict[str, RawIndex] = {}
         for group in HEALTH_GROUPS:
             outcome = results.get(group) if isinstance(results, dict) else None
             raw = outcome.get("raw") if isinstance(outcome, dict) else None
             if isinstance(raw, dict) and raw:
                 raw_index[group] = self.write_raw(host, group, raw, area="after_%s" % phase)
-        reading = {
+        reading: HealthReading = {
             "phase": phase,
             "read": utc_now(),
-            "before": before["finished"],
+            "before": before,
             "groups": [group for group in HEALTH_GROUPS if isinstance(results, dict) and group in results],
             "facts": {group: facts.get(group) for group in HEALTH_GROUPS},
             "fact_errors": {group: message for group, message in errors.items() if group in HEALTH_GROUPS},
@@ -855,7 +907,7 @@ class RunDir:
         self.write_host(record)
         return reading
 
-    def write_raw(self, host, group, raw, area=None):
+    def write_raw(self, host: str, group: str, raw: Mapping[str, Any], area: str | None = None) -> RawIndex:
         """Write one fact group's raw collector results; return their index for the host record.
 
         ``area`` (a later reading, ``after_benchmarks``) puts them under ``raw/<host>/<area>/<group>/`` instead, so the
@@ -866,14 +918,14 @@ class RunDir:
         other value (sysfs listings, endpoints) is kept as ``<key>.json``.
         """
         base = os.path.join(self.path, RAW_DIR, safe_name(host), *([safe_name(area)] if area else []), safe_name(group))
-        index = {}
+        index: RawIndex = {}
 
-        def put(key, value):
+        def put(key: str, value: Any) -> None:
             if value is None:
                 return
             name = safe_name(key)
             if _is_tool_entry(value):
-                entry = {
+                entry: RawEntry = {
                     "path": None,
                     "stderr_path": None,
                     "cmd": [str(part) for part in (value.get("cmd") or [])],
@@ -891,7 +943,7 @@ class RunDir:
                     write_text_atomic(err, value["stderr"], root=self.path)
                     entry["stderr_path"] = self.relative(err)
                 # what the node's reader cut (node_collect caps output while reading it): kept beside the text
-                for extra in ("dropped_lines", "truncated", "stdout_bytes", "stderr_bytes"):
+                for extra in READER_MARKS:
                     if extra in value:
                         entry[extra] = value[extra]
                 index[key] = entry
@@ -907,7 +959,8 @@ class RunDir:
             put(str(key), value)
         return index
 
-    def write_judgement(self, host, report, profile=None, claim=None):
+    def write_judgement(self, host: str, report: Mapping[str, Any], profile: ProfileChoice | None = None,
+                        claim: dict[str, Any] | None = None) -> HostRecord:
         """Write ``run_checks``' entry for ``host`` (checks, verdict, failed ids) into its record."""
         record = self.read_host(host) or self.new_host_record(host)
         record.update(
@@ -925,23 +978,18 @@ class RunDir:
         record.setdefault("phases", {})["checks"] = {"complete": True, "finished": utc_now()}
         return self.write_host(record)
 
-    def add_benchmark(self, host, benchmark):
-        """Append one benchmark record (shape: BENCHMARK_FIELDS) to ``host``'s record."""
-        problems = ["%s missing" % key for key in BENCHMARK_FIELDS if key not in benchmark and key not in BENCHMARK_OPTIONAL]
-        problems += ["%s must be %s" % (key, "/".join(kind.__name__ for kind in kinds))
-                     for key, kinds in BENCHMARK_FIELDS.items()
-                     if key in benchmark and (not isinstance(benchmark[key], kinds) or isinstance(benchmark[key], bool) and bool not in kinds)]
-        problems += ["%s must be one of %s, not %r" % (key, "/".join(choices), benchmark[key])
-                     for key, choices in (("kind", BENCHMARK_KINDS), ("outcome", BENCHMARK_OUTCOMES))
-                     if benchmark.get(key) is not None and benchmark[key] not in choices]
-        problems += ["unknown field %s" % key for key in benchmark if key not in BENCHMARK_FIELDS]
+    def add_benchmark(self, host: str, benchmark: Mapping[str, Any]) -> HostRecord:
+        """Append one benchmark record (shape: BENCHMARK_FIELDS) to ``host``'s record; ResultsError naming what is
+        missing, unknown or mistyped (:func:`benchmark_problems`)."""
+        problems = benchmark_problems(benchmark)
         if problems:
             raise ResultsError("benchmark record for %s: %s" % (host, "; ".join(problems)))
         record = self.read_host(host) or self.new_host_record(host)
-        record.setdefault("benchmarks", []).append(dict(benchmark))
+        # checked just above: a BenchmarkRecord
+        record.setdefault("benchmarks", []).append(cast(BenchmarkRecord, dict(benchmark)))
         return self.write_host(record)
 
-    def recorded_benchmark_jobs(self):
+    def recorded_benchmark_jobs(self) -> list[str]:
         """The job ids of the benchmark runs recorded in the directory, every host's, sorted. A resumed run does not run
         these again (playbooks/benchmark.yml keeps its job tag across resumes): an interrupted run's measurements are
         kept once, neither repeated nor lost. A run recorded ``unreachable`` is not among them: it is run again."""
@@ -949,7 +997,7 @@ class RunDir:
         return sorted({str(bench["job_id"]) for bench in benchmarks
                        if isinstance(bench, dict) and bench.get("job_id") and bench.get("outcome") != "unreachable"})
 
-    def write_benchmark_raw(self, host, name, text):
+    def write_benchmark_raw(self, host: str, name: str, text: str) -> str:
         """Write a benchmark's raw output to ``raw/<host>/benchmarks/<name>.txt``; return its run-relative path."""
         out = os.path.join(self.path, RAW_DIR, safe_name(host), "benchmarks", safe_name(name) + ".txt")
         write_text_atomic(out, text, root=self.path)
@@ -957,12 +1005,12 @@ class RunDir:
 
     # -- the fleet -------------------------------------------------------------------------
 
-    def write_fleet(self, report):
+    def write_fleet(self, report: Mapping[str, Any]) -> FleetDocument:
         """Write ``fleet.json`` from ``run_checks``' report and mark the run finished."""
         fleet = dict(report.get("fleet") or {})
         nodes = report.get("nodes") or {}
         run = self.read_run()
-        document = {
+        document: FleetDocument = {
             "schema": SCHEMA,
             "run_id": run.get("run_id"),
             # the opening of the run whose verdicts these are: a later opening (a resume) has another
@@ -974,17 +1022,8 @@ class RunDir:
             # the run's validation level and, for an accepted fleet of which nothing measured was required, its label
             "level": fleet.get("level"),
             "label": fleet.get("label"),
-            "node_verdicts": {
-                name: {
-                    "verdict": entry.get("verdict"),
-                    "failed": entry.get("failed", []),
-                    "unreachable": entry.get("unreachable"),
-                    "profile": entry.get("profile"),
-                    "record": self.relative(self.host_file(name)),
-                    **_coverage_summary(entry.get("coverage")),
-                }
-                for name, entry in sorted(nodes.items())
-            },
+            "node_verdicts": {name: node_verdict_entry(entry, self.relative(self.host_file(name)))
+                              for name, entry in sorted(nodes.items())},
         }
         write_json_atomic(os.path.join(self.path, FLEET_FILE), document, root=self.path)
         self.update_run(finished=utc_now(), status="finished")
@@ -992,7 +1031,7 @@ class RunDir:
 
     # -- resuming --------------------------------------------------------------------------
 
-    def resume(self, hosts=None):
+    def resume(self, hosts: Iterable[str] | None = None) -> ResumeState:
         """Which hosts a rerun can skip.
 
         Returns ``{"run_id", "complete", "incomplete", "unreachable", "damaged", "set_aside", "missing"}``:
@@ -1004,10 +1043,10 @@ class RunDir:
         ``missing`` are hosts of ``hosts`` without a readable record.
         """
         run = self.read_run()
-        outcome = {"run_id": run.get("run_id"), "complete": [], "incomplete": [], "unreachable": [], "damaged": [], "set_aside": [],
-                   "missing": []}
+        outcome: ResumeState = {"run_id": run.get("run_id"), "complete": [], "incomplete": [], "unreachable": [],
+                                "damaged": [], "set_aside": [], "missing": []}
         directory = os.path.join(self.path, HOSTS_DIR)
-        seen = set()
+        seen: set[str] = set()
         for entry in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
             if not entry.endswith(".json") or entry.startswith("."):
                 continue
@@ -1030,7 +1069,7 @@ class RunDir:
         outcome["missing"] = [host for host in (hosts or []) if host not in seen]
         return outcome
 
-    def _set_aside(self, path):
+    def _set_aside(self, path: str) -> str:
         """Rename a damaged file to ``<path>.damaged-<UTC time>`` (a number added if that exists); its run-relative path."""
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         target = "%s.damaged-%s" % (path, stamp)
@@ -1043,7 +1082,7 @@ class RunDir:
         return self.relative(target)
 
 
-def read_judged_run(path):
+def read_judged_run(path: str) -> tuple[RunDir, FleetDocument, dict[str, HostRecord]]:
     """``(RunDir, fleet.json, {host: record})`` of a finished run at ``path``; ResultsError naming what is missing (a
     run that did not finish has no fleet.json)."""
     run = RunDir.open(path)
