@@ -36,7 +36,7 @@ from gpufleet.checks.profiles import expectation, profile_value
 from gpufleet.facts import FACT_GROUPS
 from gpufleet.facts.raw import is_overrun
 from gpufleet.plan.levels import STATIC_LABEL
-from gpufleet.plan.nccl_env import CLAIM_LINK_LAYER
+from gpufleet.plan.nccl_rails import CLAIM_LINK_LAYER
 
 # NodeContext.settings key: the benchmark names (the vocabulary of gpufleet_benchmarks) this run requires.
 REQUIRED_BENCHMARKS_SETTING = "required_benchmarks"

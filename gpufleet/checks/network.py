@@ -18,7 +18,8 @@ from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, CheckResult, NodeConte
 from gpufleet.checks.profiles import profile_value
 from gpufleet.facts.shapes import Interface, NicFacts, RdmaDevice, RdmaPort
 # CLAIM_LINK_LAYER: the claim's NIC type -> the RDMA link layer it needs (``ethernet`` needs none).
-from gpufleet.plan.nccl_env import CLAIM_LINK_LAYER, parse_spec
+from gpufleet.plan.nccl_match import parse_spec
+from gpufleet.plan.nccl_rails import CLAIM_LINK_LAYER
 
 # Claims are matched in this order (RDMA first, so an Ethernet claim never takes a RoCE rail).
 CLAIM_TYPE_ORDER = {"ib": 0, "roce": 1, "ethernet": 2}

@@ -45,8 +45,9 @@ nvbandwidth
 from __future__ import annotations
 
 import re
+from typing import Any, Iterable, Sequence
 
-from gpufleet.plan.nccl_env import parse_spec
+from gpufleet.plan.nccl_match import parse_spec
 
 IPERF3_PORT = 5201
 # Parallel TCP streams per iperf3 client: one TCP stream rarely fills a 100G+ link (one core,
@@ -79,7 +80,7 @@ class PlanError(ValueError):
 # --- racks ------------------------------------------------------------------------------------
 
 
-def rack_of(hostvars):
+def rack_of(hostvars: dict[str, Any] | None) -> str | None:
     """The rack/leaf label of one host: ``gpufleet_claim.rack``, else ``gpufleet_rack``, else None."""
     hostvars = hostvars or {}
     claim = hostvars.get("gpufleet_claim") or {}
@@ -89,9 +90,9 @@ def rack_of(hostvars):
     return None if label in (None, "") else str(label)
 
 
-def group_by_rack(hosts, hostvars):
+def group_by_rack(hosts: Iterable[str], hostvars: dict[str, Any] | None) -> dict[str, list[str]]:
     """``{rack: [host, ...]}`` in inventory order; hosts without a label are left out."""
-    racks = {}
+    racks: dict[str, list[str]] = {}
     for host in hosts:
         label = rack_of((hostvars or {}).get(host))
         if label is not None:
@@ -102,25 +103,25 @@ def group_by_rack(hosts, hostvars):
 # --- iperf3 pairs -----------------------------------------------------------------------------
 
 
-def ring_rounds(hosts):
+def ring_rounds(hosts: Iterable[Any]) -> list[list[tuple[Any, Any]]]:
     """``[[(client, server), ...], ...]``: the directed ring ``h(i) -> h(i+1)`` in rounds sharing no host.
 
     Even n: edges from even i in round 0, odd i in round 1. Odd n >= 3: the same for the first
     n - 1 edges, the closing edge ``h(n-1) -> h0`` in round 2. Two hosts: ``h0 -> h1``, then
     ``h1 -> h0``. Fewer than two hosts: no rounds.
     """
-    hosts = list(dict.fromkeys(hosts))
-    count = len(hosts)
+    names = list(dict.fromkeys(hosts))
+    count = len(names)
     if count < 2:
         return []
-    edges = [(hosts[i], hosts[(i + 1) % count]) for i in range(count)]
-    rounds = [[], []] + ([[]] if count % 2 else [])
+    edges = [(names[i], names[(i + 1) % count]) for i in range(count)]
+    rounds: list[list[tuple[Any, Any]]] = [[] for _round in range(3 if count % 2 else 2)]
     for i, edge in enumerate(edges):
         rounds[2 if count % 2 and i == count - 1 else i % 2].append(edge)
     return rounds
 
 
-def split_rounds(rounds, max_runs=None):
+def split_rounds(rounds: Iterable[Sequence[Any]], max_runs: Any = None) -> list[list[Any]]:
     """Each round cut into rounds of at most ``max_runs`` runs (None or < 1: unchanged).
 
     Every run of a round needs a worker of its own (``ansible_forks``: a server and its client
@@ -129,18 +130,19 @@ def split_rounds(rounds, max_runs=None):
     if not max_runs or int(max_runs) < 1:
         return [list(item) for item in rounds]
     size = int(max_runs)
-    out = []
+    out: list[list[Any]] = []
     for item in rounds:
         out.extend(list(item[i:i + size]) for i in range(0, len(item), size))
     return out
 
 
-def _entry(client, server, mode, round_no, index, group, port_base):
+def _entry(client: Any, server: Any, mode: str, round_no: int, index: int, group: str | None,
+           port_base: int) -> dict[str, Any]:
     return {"client": client, "server": server, "record_host": client, "hosts": [client, server], "mode": mode,
             "round": round_no, "group": group, "port": port_base + index}
 
 
-def iperf3_alone(hosts, port_base=IPERF3_PORT, max_runs=None):
+def iperf3_alone(hosts: Iterable[Any], port_base: int = IPERF3_PORT, max_runs: Any = None) -> list[dict[str, Any]]:
     """Runs of the *alone* mode: the directed ring of :func:`ring_rounds` (see the module docstring).
 
     Returns ``[{client, server, record_host, hosts, mode, round, group, port}]``; entries with
@@ -154,15 +156,16 @@ def iperf3_alone(hosts, port_base=IPERF3_PORT, max_runs=None):
     return runs
 
 
-def iperf3_concurrent(hosts, hostvars, port_base=IPERF3_PORT):
+def iperf3_concurrent(hosts: Iterable[str], hostvars: dict[str, Any] | None,
+                      port_base: int = IPERF3_PORT) -> list[dict[str, Any]]:
     """Runs of the *concurrent* mode: all cross-rack pairs of two racks at once, per direction.
 
     Raises PlanError when fewer than two racks are labelled (nothing crosses an uplink).
     """
     racks = group_by_rack(hosts, hostvars)
     if len(racks) < 2:
-        raise PlanError("concurrent iperf3 needs hosts labelled with at least two racks (gpufleet_claim.rack or gpufleet_rack); found %s"
-                        % (sorted(racks) or "none"))
+        raise PlanError("concurrent iperf3 needs hosts labelled with at least two racks (gpufleet_claim.rack or "
+                        "gpufleet_rack); found %s" % (sorted(racks) or "none"))
     names = list(racks)
     runs = []
     round_no = 0
@@ -178,32 +181,34 @@ def iperf3_concurrent(hosts, hostvars, port_base=IPERF3_PORT):
     return runs
 
 
-def iperf3_server_argv(port, iperf3="iperf3"):
+def iperf3_server_argv(port: Any, iperf3: str = "iperf3") -> list[str]:
     """A one-shot server: ``iperf3 -s -p PORT -1`` (exits after one test)."""
     return [iperf3, "-s", "-p", str(int(port)), "-1"]
 
 
-def iperf3_client_argv(peer, port, streams=IPERF3_STREAMS, seconds=IPERF3_SECONDS, omit=IPERF3_OMIT, iperf3="iperf3"):
+def iperf3_client_argv(peer: Any, port: Any, streams: Any = IPERF3_STREAMS, seconds: Any = IPERF3_SECONDS,
+                       omit: Any = IPERF3_OMIT, iperf3: str = "iperf3") -> list[str]:
     """``iperf3 -c <peer> -P <streams> -t <secs> -O <omit> --json -p <port>``."""
     streams, seconds, omit, port = int(streams), int(seconds), int(omit), int(port)
     if not 1 <= streams <= 128:
         raise PlanError("iperf3 streams must be 1..128 (iperf3 -P limit), got %d" % streams)
     if seconds < 1 or omit < 0:
         raise PlanError("iperf3 needs seconds >= 1 and omit >= 0")
-    peer = str(peer)
-    if not peer or peer.startswith("-"):
-        raise PlanError("iperf3 peer address %r is not an address" % peer)
-    return [iperf3, "-c", peer, "-P", str(streams), "-t", str(seconds), "-O", str(omit), "--json", "-p", str(port)]
+    address = str(peer)
+    if not address or address.startswith("-"):
+        raise PlanError("iperf3 peer address %r is not an address" % address)
+    return [iperf3, "-c", address, "-P", str(streams), "-t", str(seconds), "-O", str(omit), "--json", "-p", str(port)]
 
 
-def iperf3_version(text) -> tuple[int, int] | None:
+def iperf3_version(text: Any) -> tuple[int, int] | None:
     """``(3, 9)`` from ``iperf3 --version`` output (``iperf 3.9 (cJSON 1.7.13)``); None when it says no version."""
     match = _IPERF3_VERSION_RE.search(str(text or ""))
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def iperf3_parallel(client_version, server_version, streams) -> str:
-    """``processes`` when an end runs iperf3 older than 3.16 and several streams are asked, else ``streams`` (``-P N``).
+def iperf3_parallel(client_version: Any, server_version: Any, streams: Any) -> str:
+    """``processes`` when an end runs iperf3 older than 3.16 and several streams are asked, else ``streams``
+    (``-P N``).
 
     A version that is not known (no ``iperf3 --version`` answer: iperf3 is missing there, and the run
     will say so) leaves the plan as it was, ``-P N``.
@@ -214,8 +219,9 @@ def iperf3_parallel(client_version, server_version, streams) -> str:
     return "processes" if any(version < IPERF3_THREADED_VERSION for version in known) else "streams"
 
 
-def iperf3_commands(run, streams=IPERF3_STREAMS, seconds=IPERF3_SECONDS, omit=IPERF3_OMIT, iperf3="iperf3",
-                    versions=None, round_size=1) -> dict:
+def iperf3_commands(run: dict[str, Any], streams: Any = IPERF3_STREAMS, seconds: Any = IPERF3_SECONDS,
+                    omit: Any = IPERF3_OMIT, iperf3: str = "iperf3", versions: dict[str, Any] | None = None,
+                    round_size: Any = 1) -> dict[str, Any]:
     """The server and client commands of one run of the plan, by the iperf3 versions of its two hosts.
 
     ``versions`` is ``{host: (major, minor) | None}`` (:func:`iperf3_version` of each host's
@@ -244,12 +250,12 @@ def iperf3_commands(run, streams=IPERF3_STREAMS, seconds=IPERF3_SECONDS, omit=IP
 # --- perftest ---------------------------------------------------------------------------------
 
 
-def perftest_has_cuda(help_text):
+def perftest_has_cuda(help_text: Any) -> bool:
     """True when perftest was built with CUDA: its ``--help`` mentions ``--use_cuda``."""
     return "--use_cuda" in str(help_text or "")
 
 
-def _active_ports(nic):
+def _active_ports(nic: dict[str, Any] | None) -> list[tuple[Any, dict[str, Any]]]:
     out = []
     for dev in (nic or {}).get("rdma") or []:
         for port in dev.get("ports") or []:
@@ -258,18 +264,19 @@ def _active_ports(nic):
     return out
 
 
-def roce_gid_index(port):
+def roce_gid_index(port: dict[str, Any] | None) -> int | None:
     """GID index for ``-x``: a RoCE v2 GID mapping an IPv4 address, else any RoCE v2 GID; None for IB."""
-    if (port or {}).get("link_layer") != "Ethernet":
+    facts = port or {}
+    if facts.get("link_layer") != "Ethernet":
         return None
-    gids = [gid for gid in port.get("gids") or [] if "v2" in str(gid.get("type") or "").lower()]
+    gids = [gid for gid in facts.get("gids") or [] if "v2" in str(gid.get("type") or "").lower()]
     for gid in gids:
         if _IPV4_MAPPED.match(str(gid.get("gid") or "")):
             return int(gid["index"])
     return int(gids[0]["index"]) if gids else None
 
 
-def rail_hcas(nic, nccl_ib_hca=None):
+def rail_hcas(nic: dict[str, Any] | None, nccl_ib_hca: Any = None) -> list[dict[str, Any]]:
     """The compute-rail HCAs of a node: ``[{hca, port, link_layer, gid_index}]``, sorted by name.
 
     The Active RDMA ports of ``gpufleet_nic``, restricted by ``NCCL_IB_HCA`` (prefix match,
@@ -279,19 +286,23 @@ def rail_hcas(nic, nccl_ib_hca=None):
     out = []
     for device, port in _active_ports(nic):
         number = port.get("port")
-        hit = any((device == name if exact else str(device).startswith(name)) and wanted in (-1, number) for name, wanted in entries)
+        hit = any((device == name if exact else str(device).startswith(name)) and wanted in (-1, number)
+                  for name, wanted in entries)
         if entries and hit == exclude:
             continue
-        out.append({"hca": device, "port": number, "link_layer": port.get("link_layer"), "gid_index": roce_gid_index(port)})
+        out.append({"hca": device, "port": number, "link_layer": port.get("link_layer"),
+                    "gid_index": roce_gid_index(port)})
     return sorted(out, key=lambda item: (str(item["hca"]), item["port"] or 0))
 
 
-def perftest_pairs(client_hcas, server_hcas, port_base=PERFTEST_PORT):
+def perftest_pairs(client_hcas: list[dict[str, Any]], server_hcas: list[dict[str, Any]],
+                   port_base: int = PERFTEST_PORT) -> list[dict[str, Any]]:
     """Rail i of the client with rail i of the server: ``[{client_hca, server_hca, ..., port}]``."""
-    return [{"client": c, "server": s, "port": port_base + i} for i, (c, s) in enumerate(zip(client_hcas, server_hcas))]
+    return [{"client": c, "server": s, "port": port_base + i}
+            for i, (c, s) in enumerate(zip(client_hcas, server_hcas))]
 
 
-def cuda_device_for(hca, index, topology=None, gpu_count=None):
+def cuda_device_for(hca: Any, index: int, topology: dict[str, Any] | None = None, gpu_count: Any = None) -> int:
     """The GPU for ``--use_cuda`` with rail ``hca`` (the ``index``-th rail).
 
     The GPU whose nearest NICs (``gpufleet_topology.nearest_nic``, from ``nvidia-smi topo -m``)
@@ -299,19 +310,22 @@ def cuda_device_for(hca, index, topology=None, gpu_count=None):
     """
     nearest = (topology or {}).get("nearest_nic") or {}
 
-    def number(name):
+    def number(name: Any) -> int | None:
         digits = re.sub(r"\D", "", str(name))
         return int(digits) if digits else None
 
     for gpu in sorted(nearest, key=lambda name: (number(name) is None, number(name) or 0)):
-        if hca in ((nearest[gpu] or {}).get("devices") or []) and number(gpu) is not None:
-            return number(gpu)
+        found = number(gpu)
+        if hca in ((nearest[gpu] or {}).get("devices") or []) and found is not None:
+            return found
     if gpu_count:
         return int(index) % int(gpu_count)
     return 0
 
 
-def perftest_plan(hosts, info, tool="ib_write_bw", port_base=PERFTEST_PORT, path=None, size=None, iterations=PERFTEST_LAT_ITERS, max_runs=None):
+def perftest_plan(hosts: Iterable[Any], info: dict[str, Any] | None, tool: str = "ib_write_bw",
+                  port_base: int = PERFTEST_PORT, path: str | None = None, size: Any = None,
+                  iterations: Any = PERFTEST_LAT_ITERS, max_runs: Any = None) -> dict[str, Any]:
     """The perftest runs over ``hosts``: ``{runs, skipped}``.
 
     ``info`` maps each host to ``{rails, address, cuda, topology, gpu_count}``: its rail HCAs
@@ -325,15 +339,16 @@ def perftest_plan(hosts, info, tool="ib_write_bw", port_base=PERFTEST_PORT, path
     """
     if tool not in ("ib_write_bw", "ib_write_lat"):
         raise PlanError("perftest tool must be ib_write_bw or ib_write_lat, got %r" % (tool,))
-    hosts = list(dict.fromkeys(str(host) for host in hosts))
+    names = list(dict.fromkeys(str(host) for host in hosts))
     info = info or {}
     skipped = {}
     eligible = []
-    for host in hosts:
+    for host in names:
         if (info.get(host) or {}).get("rails"):
             eligible.append(host)
         else:
-            skipped[host] = "no active RDMA rail in this host's NIC facts (gpufleet_nic.rdma, restricted by NCCL_IB_HCA)"
+            skipped[host] = ("no active RDMA rail in this host's NIC facts (gpufleet_nic.rdma, restricted by "
+                             "NCCL_IB_HCA)")
     if len(eligible) == 1:
         skipped[eligible[0]] = "no other host with an active RDMA rail to pair with"
         eligible = []
@@ -342,38 +357,46 @@ def perftest_plan(hosts, info, tool="ib_write_bw", port_base=PERFTEST_PORT, path
     for round_no, edges in enumerate(split_rounds(ring_rounds(eligible), max_runs)):
         for client, server in edges:
             mine, theirs = info[client], info[server]
-            rails = []
-            for index, pair in enumerate(perftest_pairs(mine["rails"], theirs["rails"], port_base)):
-                c_hca, s_hca = pair["client"], pair["server"]
-                c_cuda = cuda_device_for(c_hca["hca"], index, mine.get("topology"), mine.get("gpu_count")) if mine.get("cuda") else None
-                s_cuda = cuda_device_for(s_hca["hca"], index, theirs.get("topology"), theirs.get("gpu_count")) if theirs.get("cuda") else None
-                if tool == "ib_write_bw":
-                    extra = {} if size is None else {"size": size}
-                    server_argv = ib_write_bw_argv(s_hca, pair["port"], s_hca.get("gid_index"), s_cuda, tool=binary, **extra)
-                    client_argv = ib_write_bw_argv(c_hca, pair["port"], c_hca.get("gid_index"), c_cuda, server_address=theirs.get("address") or server,
-                                                   tool=binary, **extra)
-                else:
-                    extra = {"iterations": iterations} if size is None else {"iterations": iterations, "size": size}
-                    server_argv = ib_write_lat_argv(s_hca, pair["port"], s_hca.get("gid_index"), tool=binary, **extra)
-                    client_argv = ib_write_lat_argv(c_hca, pair["port"], c_hca.get("gid_index"), server_address=theirs.get("address") or server,
-                                                    tool=binary, **extra)
-                    c_cuda = s_cuda = None
-                rails.append({"index": index, "client_hca": c_hca["hca"], "server_hca": s_hca["hca"],
-                              "label": "%s->%s" % (hca_label(c_hca), hca_label(s_hca)), "port": pair["port"], "client_cuda": c_cuda,
-                              "server_cuda": s_cuda, "client_argv": client_argv, "server_argv": server_argv})
-            runs.append({"round": round_no, "client": client, "server": server, "record_host": client, "hosts": [client, server],
-                         "rails": rails})
+            rails = [_perftest_rail(tool, binary, index, pair, mine, theirs, server, size, iterations)
+                     for index, pair in enumerate(perftest_pairs(mine["rails"], theirs["rails"], port_base))]
+            runs.append({"round": round_no, "client": client, "server": server, "record_host": client,
+                         "hosts": [client, server], "rails": rails})
     return {"runs": runs, "skipped": skipped}
 
 
-def hca_label(hca):
+def _perftest_rail(tool: str, binary: str, index: int, pair: dict[str, Any], mine: dict[str, Any],
+                   theirs: dict[str, Any], server: str, size: Any, iterations: Any) -> dict[str, Any]:
+    """One rail of a perftest run: the client's and the server's argv (with the GPU for ``--use_cuda`` where the
+    side's build has CUDA; ``ib_write_lat`` never)."""
+    c_hca, s_hca = pair["client"], pair["server"]
+    c_cuda = cuda_device_for(c_hca["hca"], index, mine.get("topology"), mine.get("gpu_count")) \
+        if mine.get("cuda") else None
+    s_cuda = cuda_device_for(s_hca["hca"], index, theirs.get("topology"), theirs.get("gpu_count")) \
+        if theirs.get("cuda") else None
+    if tool == "ib_write_bw":
+        extra = {} if size is None else {"size": size}
+        server_argv = ib_write_bw_argv(s_hca, pair["port"], s_hca.get("gid_index"), s_cuda, tool=binary, **extra)
+        client_argv = ib_write_bw_argv(c_hca, pair["port"], c_hca.get("gid_index"), c_cuda,
+                                       server_address=theirs.get("address") or server, tool=binary, **extra)
+    else:
+        extra = {"iterations": iterations} if size is None else {"iterations": iterations, "size": size}
+        server_argv = ib_write_lat_argv(s_hca, pair["port"], s_hca.get("gid_index"), tool=binary, **extra)
+        client_argv = ib_write_lat_argv(c_hca, pair["port"], c_hca.get("gid_index"),
+                                        server_address=theirs.get("address") or server, tool=binary, **extra)
+        c_cuda = s_cuda = None
+    return {"index": index, "client_hca": c_hca["hca"], "server_hca": s_hca["hca"],
+            "label": "%s->%s" % (hca_label(c_hca), hca_label(s_hca)), "port": pair["port"], "client_cuda": c_cuda,
+            "server_cuda": s_cuda, "client_argv": client_argv, "server_argv": server_argv}
+
+
+def hca_label(hca: dict[str, Any]) -> str:
     """``mlx5_0`` for port 1, ``mlx5_0:2`` for another port."""
     if hca.get("port") in (None, 1):
         return str(hca["hca"])
     return "%s:%s" % (hca["hca"], hca["port"])
 
 
-def _perftest_common(tool, hca, port, gid_index, size, extra):
+def _perftest_common(tool: str, hca: Any, port: Any, gid_index: Any, size: Any, extra: list[str]) -> list[str]:
     argv = [tool, "-d", str(hca["hca"]) if isinstance(hca, dict) else str(hca)]
     if isinstance(hca, dict) and hca.get("port") not in (None, 1):
         argv += ["-i", str(int(hca["port"]))]
@@ -384,7 +407,8 @@ def _perftest_common(tool, hca, port, gid_index, size, extra):
     return argv
 
 
-def ib_write_bw_argv(hca, port, gid_index=None, cuda_device=None, server_address=None, size=PERFTEST_BW_SIZE, tool="ib_write_bw"):
+def ib_write_bw_argv(hca: Any, port: Any, gid_index: Any = None, cuda_device: Any = None, server_address: Any = None,
+                     size: Any = PERFTEST_BW_SIZE, tool: str = "ib_write_bw") -> list[str]:
     """``ib_write_bw -d <hca> [-x <gid>] --report_gbits -s 8388608 -F -p <port> [--use_cuda N] [<server>]``.
 
     Without ``server_address`` this is the server side. ``cuda_device`` (int) only when the
@@ -398,7 +422,9 @@ def ib_write_bw_argv(hca, port, gid_index=None, cuda_device=None, server_address
     return argv
 
 
-def ib_write_lat_argv(hca, port, gid_index=None, server_address=None, size=PERFTEST_LAT_SIZE, iterations=PERFTEST_LAT_ITERS, tool="ib_write_lat"):
+def ib_write_lat_argv(hca: Any, port: Any, gid_index: Any = None, server_address: Any = None,
+                      size: Any = PERFTEST_LAT_SIZE, iterations: Any = PERFTEST_LAT_ITERS,
+                      tool: str = "ib_write_lat") -> list[str]:
     """``ib_write_lat -d <hca> [-x <gid>] -n 10000 -s 8 -F -p <port> [<server>]``."""
     argv = _perftest_common(tool, hca, port, gid_index, size, ["-n", str(int(iterations))])
     if server_address is not None:
@@ -406,19 +432,19 @@ def ib_write_lat_argv(hca, port, gid_index=None, server_address=None, size=PERFT
     return argv
 
 
-def _address(value):
-    value = str(value)
-    if not value or value.startswith("-"):
-        raise PlanError("server address %r is not an address" % value)
-    return value
+def _address(value: Any) -> str:
+    address = str(value)
+    if not address or address.startswith("-"):
+        raise PlanError("server address %r is not an address" % address)
+    return address
 
 
 # --- nvbandwidth ------------------------------------------------------------------------------
 
 
-def nvbandwidth_argv(testcases=NVBANDWIDTH_TESTCASES, tool="nvbandwidth"):
+def nvbandwidth_argv(testcases: Iterable[Any] = NVBANDWIDTH_TESTCASES, tool: str = "nvbandwidth") -> list[str]:
     """``nvbandwidth -t <testcase> [<testcase> ...]`` (nvbandwidth's ``-t`` takes several names)."""
-    testcases = [str(name) for name in testcases]
-    if not testcases or any(not re.fullmatch(r"[A-Za-z0-9_]+", name) for name in testcases):
-        raise PlanError("nvbandwidth testcases must be names like host_to_device_memcpy_ce: %r" % (testcases,))
-    return [tool, "-t"] + testcases
+    names = [str(name) for name in testcases]
+    if not names or any(not re.fullmatch(r"[A-Za-z0-9_]+", name) for name in names):
+        raise PlanError("nvbandwidth testcases must be names like host_to_device_memcpy_ce: %r" % (names,))
+    return [tool, "-t"] + names

@@ -78,13 +78,20 @@ far: the controller rebuilds it from the recorded rounds before planning the nex
 from __future__ import annotations
 
 import random
+from typing import Any, Callable, Collection, Iterable
+
+# a node's name (any ordered, hashable value; the inventory's host names in practice) and a pair of them, sorted
+Node = Any
+Pair = tuple[Any, Any]
+# a pair's measurements: a figure, None (no figure) or a list of those
+Figures = Any
 
 DEFAULT_TOLERANCE = 0.25
 MIN_ROUNDS = 2
 MODES = ("adaptive", "round_robin")
 
 
-def pair_key(a, b):
+def pair_key(a: Node, b: Node) -> Pair:
     """The canonical (sorted) tuple for the pair ``a``-``b``."""
     try:
         first = a <= b
@@ -93,7 +100,7 @@ def pair_key(a, b):
     return (a, b) if first else (b, a)
 
 
-def round_robin(n):
+def round_robin(n: int) -> list[list[Pair]]:
     """The circle-method schedule over node indices ``0..n-1``: a list of rounds of disjoint pairs.
 
     n even: n - 1 rounds of n / 2 pairs; n odd: n rounds of (n - 1) / 2 pairs (one node rests).
@@ -101,7 +108,7 @@ def round_robin(n):
     """
     if n < 2:
         return []
-    slots = list(range(n)) + ([None] if n % 2 else [])
+    slots: list[int | None] = list(range(n)) + ([None] if n % 2 else [])
     size = len(slots)
     rounds = []
     for _round in range(size - 1):
@@ -115,13 +122,13 @@ def round_robin(n):
     return rounds
 
 
-def round_robin_names(nodes):
+def round_robin_names(nodes: Iterable[Node]) -> list[list[Pair]]:
     """:func:`round_robin` over ``nodes`` (names)."""
-    nodes = list(nodes)
-    return [[pair_key(nodes[a], nodes[b]) for a, b in pairs] for pairs in round_robin(len(nodes))]
+    names = list(nodes)
+    return [[pair_key(names[a], names[b]) for a, b in pairs] for pairs in round_robin(len(names))]
 
 
-def default_max_rounds(n, mode="adaptive", confirm=1):
+def default_max_rounds(n: int, mode: str = "adaptive", confirm: int = 1) -> int:
     """The default bound on rounds: N - 1 + 2 (adaptive) or the round-robin schedule + 2, each + 2 per confirmation."""
     extra = MIN_ROUNDS + 2 * (max(int(confirm), 1) - 1)
     if mode == "round_robin":
@@ -129,20 +136,20 @@ def default_max_rounds(n, mode="adaptive", confirm=1):
     return max(n - 1, 1) + extra
 
 
-def measurements(value):
+def measurements(value: Figures) -> list[Any]:
     """A pair's measurements as a list: ``value`` is a figure, None (no figure) or a list of those."""
     if isinstance(value, (list, tuple)):
         return list(value)
     return [value]
 
 
-def best(value):
+def best(value: Figures) -> Any:
     """The best figure of a pair's measurements (None when none produced a figure)."""
     known = [item for item in measurements(value) if item is not None]
     return max(known) if known else None
 
 
-def _median(values):
+def _median(values: list[Any]) -> Any:
     ordered = sorted(values)
     middle = len(ordered) // 2
     if len(ordered) % 2:
@@ -150,7 +157,7 @@ def _median(values):
     return (ordered[middle - 1] + ordered[middle]) / 2.0
 
 
-def reference(values, tolerance=DEFAULT_TOLERANCE):
+def reference(values: Iterable[Any], tolerance: float = DEFAULT_TOLERANCE) -> Any:
     """The median of the upper cluster (figures within ``tolerance`` of the best); None when empty."""
     known = [value for value in values if value is not None]
     if not known:
@@ -159,7 +166,8 @@ def reference(values, tolerance=DEFAULT_TOLERANCE):
     return _median([value for value in known if value >= top * (1 - tolerance)])
 
 
-def classify(results, tolerance=DEFAULT_TOLERANCE, floor=None):
+def classify(results: dict[Pair, Figures], tolerance: float = DEFAULT_TOLERANCE,
+             floor: float | None = None) -> tuple[dict[Pair, str], Any]:
     """``({pair: "slow"|"fast"}, limit)`` for ``results`` ``{pair: figure, None or a list of them}``.
 
     A pair's figure is its best measurement. ``limit`` is the figure below which a pair is slow:
@@ -169,13 +177,14 @@ def classify(results, tolerance=DEFAULT_TOLERANCE, floor=None):
     ref = reference(figures.values(), tolerance)
     limits = [value for value in (floor, None if ref is None else ref * (1 - tolerance)) if value is not None]
     limit = max(limits) if limits else None
-    out = {}
+    out: dict[Pair, str] = {}
     for pair, value in figures.items():
         out[pair] = "slow" if value is None or (limit is not None and value < limit) else "fast"
     return out, limit
 
 
-def infer(nodes, results, tolerance=DEFAULT_TOLERANCE, floor=None, confirm=1):
+def infer(nodes: Iterable[Node], results: dict[Pair, Figures], tolerance: float = DEFAULT_TOLERANCE,
+          floor: float | None = None, confirm: int = 1) -> dict[str, Any]:
     """Name the bad nodes and links from ``results`` ``{(a, b): figure, None or a list of them}``.
 
     Returns ``{bad_nodes: {node: [pairs that convicted it]}, bad_links: [pair], cleared: [node],
@@ -186,11 +195,27 @@ def infer(nodes, results, tolerance=DEFAULT_TOLERANCE, floor=None, confirm=1):
     """
     status, limit = classify(results, tolerance, floor)
     counts = {pair: len(measurements(value)) for pair, value in results.items()}
-    cleared = set()
-    for (a, b), state in status.items():
-        if state == "fast":
-            cleared.update((a, b))
-    bad_nodes, pending = {}, set()
+    # a node in a fast pair is not bad: a bad node makes every pair it is in slow
+    cleared = {node for (a, b), state in status.items() if state == "fast" for node in (a, b)}
+    bad_nodes, pending = _convicted_nodes(nodes, status, cleared, counts, confirm)
+    bad_links, unresolved = _convicted_links(status, cleared, bad_nodes, counts, confirm, pending)
+    measured = {node for pair in status for node in pair}
+    # every measured node that no fast pair cleared and no conviction named: also one whose slow pairs
+    # were all with convicted nodes (those pairs are "explained" and not unresolved, yet prove nothing
+    # about it), which otherwise left it unjudged (N=8, k=4, seed 2: node06)
+    suspects = sorted(node for node in measured if node not in cleared and node not in bad_nodes)
+    untested = [node for node in nodes if node not in measured]
+    return {"bad_nodes": bad_nodes, "bad_links": bad_links, "cleared": sorted(cleared), "suspects": suspects,
+            "untested": untested, "unresolved": unresolved, "pending": sorted(pending), "limit": limit,
+            "reference": reference([best(value) for value in results.values()], tolerance)}
+
+
+def _convicted_nodes(nodes: Iterable[Node], status: dict[Pair, str], cleared: set[Node], counts: dict[Pair, int],
+                     confirm: int) -> tuple[dict[Node, list[Pair]], set[Pair]]:
+    """``(bad_nodes, pending)``: each node not cleared with slow pairs to two cleared partners measured ``confirm``
+    times is bad (its accusers); the accusers of one with too few such pairs are pending."""
+    bad_nodes: dict[Node, list[Pair]] = {}
+    pending: set[Pair] = set()
     for node in nodes:
         if node in cleared:
             continue
@@ -203,6 +228,13 @@ def infer(nodes, results, tolerance=DEFAULT_TOLERANCE, floor=None, confirm=1):
             bad_nodes[node] = sure
         else:
             pending.update(pair for pair in accusers if counts[pair] < confirm)
+    return bad_nodes, pending
+
+
+def _convicted_links(status: dict[Pair, str], cleared: set[Node], bad_nodes: dict[Node, list[Pair]],
+                     counts: dict[Pair, int], confirm: int, pending: set[Pair]) -> tuple[list[Pair], list[Pair]]:
+    """``(bad_links, unresolved)``: a slow pair with both ends cleared is a bad link once measured ``confirm`` times
+    (before: added to ``pending``); a slow pair that no convicted node explains is unresolved."""
     bad_links, unresolved = [], []
     for pair, state in sorted(status.items()):
         if state != "slow":
@@ -215,15 +247,7 @@ def infer(nodes, results, tolerance=DEFAULT_TOLERANCE, floor=None, confirm=1):
             pending.add(pair)
         if a not in bad_nodes and b not in bad_nodes:
             unresolved.append(pair)
-    measured = {node for pair in status for node in pair}
-    # every measured node that no fast pair cleared and no conviction named: also one whose slow pairs
-    # were all with convicted nodes (those pairs are "explained" and not unresolved, yet prove nothing
-    # about it), which otherwise left it unjudged (N=8, k=4, seed 2: node06)
-    suspects = sorted(node for node in measured if node not in cleared and node not in bad_nodes)
-    untested = [node for node in nodes if node not in measured]
-    return {"bad_nodes": bad_nodes, "bad_links": bad_links, "cleared": sorted(cleared), "suspects": suspects,
-            "untested": untested, "unresolved": unresolved, "pending": sorted(pending), "limit": limit,
-            "reference": reference([best(value) for value in results.values()], tolerance)}
+    return bad_links, unresolved
 
 
 # A greedy pass over a shuffled order can strand two nodes whose only pair left is one already
@@ -231,7 +255,7 @@ def infer(nodes, results, tolerance=DEFAULT_TOLERANCE, floor=None, confirm=1):
 MATCHING_TRIES = 64
 
 
-def _greedy_matching(nodes, rng, avoid):
+def _greedy_matching(nodes: Iterable[Node], rng: random.Random, avoid: Collection[Pair]) -> list[Pair]:
     pool = list(nodes)
     rng.shuffle(pool)
     pairs = []
@@ -245,22 +269,23 @@ def _greedy_matching(nodes, rng, avoid):
     return pairs
 
 
-def random_matching(nodes, rng, avoid=()):
+def random_matching(nodes: list[Node], rng: random.Random, avoid: Iterable[Pair] = ()) -> list[Pair]:
     """A matching of ``nodes`` in random order, preferring pairs not in ``avoid`` (odd count: one rests).
 
     Up to MATCHING_TRIES shuffles; the first matching with no pair of ``avoid`` is taken, else the one
     with the fewest. Deterministic for the state of ``rng``.
     """
-    avoid = set(avoid)
-    chosen, repeats = None, None
+    avoided = set(avoid)
+    chosen: list[Pair] | None = None
+    repeats = 0
     for _try in range(MATCHING_TRIES):
-        pairs = _greedy_matching(nodes, rng, avoid)
-        count = sum(1 for pair in pairs if pair in avoid)
+        pairs = _greedy_matching(nodes, rng, avoided)
+        count = sum(1 for pair in pairs if pair in avoided)
         if chosen is None or count < repeats:
             chosen, repeats = pairs, count
         if count == 0:
             break
-    return chosen
+    return chosen or []
 
 
 class PairSearch:
@@ -272,8 +297,9 @@ class PairSearch:
     (the schedule used), ``rounds_used``, ``mode`` and ``confirm``.
     """
 
-    def __init__(self, nodes, seed=None, tolerance=DEFAULT_TOLERANCE, floor=None, min_rounds=MIN_ROUNDS, max_rounds=None,
-                 mode="adaptive", confirm=1):
+    def __init__(self, nodes: Iterable[Node], seed: Any = None, tolerance: float = DEFAULT_TOLERANCE,
+                 floor: float | None = None, min_rounds: int = MIN_ROUNDS, max_rounds: int | None = None,
+                 mode: str = "adaptive", confirm: int = 1) -> None:
         if mode not in MODES:
             raise ValueError("mode must be one of %s, not %r" % (", ".join(MODES), mode))
         self.nodes = list(nodes)
@@ -284,32 +310,33 @@ class PairSearch:
         self.mode = mode
         self.confirm = max(int(confirm), 1)
         self.schedule = round_robin_names(self.nodes) if mode == "round_robin" else []
-        self.max_rounds = max_rounds if max_rounds is not None else default_max_rounds(len(self.nodes), mode, self.confirm)
-        self.results = {}
-        self.rounds = []
+        self.max_rounds = (max_rounds if max_rounds is not None
+                           else default_max_rounds(len(self.nodes), mode, self.confirm))
+        self.results: dict[Pair, list[Any]] = {}
+        self.rounds: list[list[Pair]] = []
         # pairs planned that produced no measurement (a host lost, a launcher that could not start the run): never
         # planned again, never slow; and the hosts that stopped answering: never planned again
-        self.unmeasured = set()
-        self.lost = set()
+        self.unmeasured: set[Pair] = set()
+        self.lost: set[Node] = set()
 
-    def record(self, figures):
+    def record(self, figures: dict[Pair, Any]) -> None:
         """Record ``{(a, b): figure or None}`` of the last round (a pair measured again adds a measurement)."""
         for (a, b), value in figures.items():
             self.results.setdefault(pair_key(a, b), []).append(value)
 
-    def record_unmeasured(self, pairs, lost=()):
+    def record_unmeasured(self, pairs: Iterable[Pair], lost: Iterable[Node] = ()) -> None:
         """Record the planned ``pairs`` that measured nothing, and the hosts ``lost`` (they stopped answering)."""
         self.unmeasured.update(pair_key(a, b) for a, b in pairs)
         self.lost.update(lost)
 
-    def _tried(self):
+    def _tried(self) -> set[Pair]:
         """The pairs measured or tried without a measurement: a new round avoids them."""
         return set(self.results) | self.unmeasured
 
-    def current(self):
+    def current(self) -> dict[str, Any]:
         return infer(self.nodes, self.results, self.tolerance, self.floor, self.confirm)
 
-    def next_round(self):
+    def next_round(self) -> list[Pair]:
         """The next round's pairs, or ``[]`` when settled (or no new useful pair exists)."""
         if len(self.nodes) < 2 or len(self.rounds) >= self.max_rounds:
             return []
@@ -330,7 +357,7 @@ class PairSearch:
             self.rounds.append(pairs)
         return pairs
 
-    def _confirmations(self, state, busy):
+    def _confirmations(self, state: dict[str, Any], busy: set[Node]) -> list[Pair]:
         """Disjoint pending pairs (re-measurements), in seeded random order; marks their nodes ``busy``."""
         # a confirmation that measured nothing, or with a lost host, is not tried again
         pending = [pair for pair in state["pending"]
@@ -343,9 +370,9 @@ class PairSearch:
                 pairs.append(pair)
         return pairs
 
-    def _targeted(self):
+    def _targeted(self) -> list[Pair]:
         state = self.current()
-        busy = set()
+        busy: set[Node] = set()
         pairs = self._confirmations(state, busy)
         tried = self._tried()
         suspects = [node for node in list(state["suspects"]) + list(state["untested"])
@@ -369,7 +396,7 @@ class PairSearch:
                 pairs.append(pair_key(node, partner))
         return pairs
 
-    def verdict(self):
+    def verdict(self) -> dict[str, Any]:
         out = self.current()
         out["rounds"] = [list(pairs) for pairs in self.rounds]
         out["rounds_used"] = len(self.rounds)
@@ -380,9 +407,12 @@ class PairSearch:
         return out
 
 
-def run_search(nodes, measure, mode="adaptive", seed=None, tolerance=DEFAULT_TOLERANCE, floor=None, confirm=1, max_rounds=None):
+def run_search(nodes: Iterable[Node], measure: Callable[[list[Pair]], dict[Pair, Any]], mode: str = "adaptive",
+               seed: Any = None, tolerance: float = DEFAULT_TOLERANCE, floor: float | None = None, confirm: int = 1,
+               max_rounds: int | None = None) -> dict[str, Any]:
     """Drive a whole search with ``measure(pairs) -> {pair: figure}`` (one call per round)."""
-    search = PairSearch(nodes, seed=seed, tolerance=tolerance, floor=floor, mode=mode, confirm=confirm, max_rounds=max_rounds)
+    search = PairSearch(nodes, seed=seed, tolerance=tolerance, floor=floor, mode=mode, confirm=confirm,
+                        max_rounds=max_rounds)
     while True:
         pairs = search.next_round()
         if not pairs:
@@ -390,8 +420,10 @@ def run_search(nodes, measure, mode="adaptive", seed=None, tolerance=DEFAULT_TOL
         search.record(measure(pairs))
 
 
-def simulate(n, bad_nodes=(), bad_links=(), seed=0, mode="adaptive", good=100.0, slow=20.0, noise=0.03, floor=None,
-             confirm=1, dip=0.0, dip_to=None):
+def simulate(n: int, bad_nodes: Iterable[int] = (), bad_links: Iterable[tuple[int, int]] = (), seed: int = 0,
+             mode: str = "adaptive", good: float = 100.0, slow: float = 20.0, noise: float = 0.03,
+             floor: float | None = None, confirm: int = 1, dip: float = 0.0,
+             dip_to: float | None = None) -> dict[str, Any]:
     """SYNTHETIC fleet of ``n`` nodes ``node00..``: pairs touching a bad node or link measure ``slow``.
 
     ``bad_nodes``: indices; ``bad_links``: index pairs. Figures get +-``noise`` relative jitter
@@ -403,9 +435,9 @@ def simulate(n, bad_nodes=(), bad_links=(), seed=0, mode="adaptive", good=100.0,
     bad = {names[index] for index in bad_nodes}
     links = {pair_key(names[a], names[b]) for a, b in bad_links}
     rng = random.Random(seed * 7919 + 1)
-    dips = []
+    dips: list[Pair] = []
 
-    def measure(pairs):
+    def measure(pairs: list[Pair]) -> dict[Pair, float]:
         out = {}
         for a, b in pairs:
             faulty = a in bad or b in bad or pair_key(a, b) in links

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 RECOMPUTE = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
@@ -83,7 +83,7 @@ class Curve:
     points: Tuple[Tuple[float, float], ...]
 
     @classmethod
-    def of(cls, value) -> "Curve":
+    def of(cls, value: Any) -> "Curve":
         """A number (one figure at every size) or ``[[bytes, GB/s], ...]``."""
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if value <= 0:
@@ -117,7 +117,7 @@ class Curve:
         return size * 2.0 * (ranks - 1) / ranks / (self.busbw(size) * 1e9)
 
 
-def _is_number(value) -> bool:
+def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

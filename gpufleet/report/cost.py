@@ -149,7 +149,9 @@ def first_reason(record: Dict[str, Any]) -> str:
     else the first failed or errored check."""
     if record.get("unreachable"):
         return _line(record["unreachable"])
-    coverage = record.get("coverage") if isinstance(record.get("coverage"), dict) else {}
+    coverage = record.get("coverage")
+    if not isinstance(coverage, dict):
+        coverage = {}
     if verdict_of(record) == INCOMPLETE and coverage.get("incomplete"):
         return "not verified: %s" % _line(coverage["incomplete"][0])
     for status in ("fail", "error"):
@@ -295,7 +297,8 @@ def cost_view(records: List[Dict[str, Any]], job: Optional[Dict[str, Any]] = Non
     not_offers = [{"host": str(record.get("host")), "verdict": verdict_of(record), "reason": first_reason(record)}
                   for record in records if verdict_of(record) not in ACCEPTED]
     groups, unpriced = _groups(accepted, job["precision"])
-    rows, unavailable = [], []
+    rows: List[Dict[str, Any]] = []
+    unavailable: List[Dict[str, Any]] = []
     for _key, members in sorted(groups.items()):
         row = offer_row(job, members)
         (unavailable if "reason" in row else rows).append(row)

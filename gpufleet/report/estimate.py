@@ -73,7 +73,7 @@ def _gemm(section: Mapping[str, Any], precision: str,
     if "gemm_tflops" in section:
         inputs["gemm_tflops"] = {"value": _positive(section, "offer", "gemm_tflops"), "kind": "measured",
                                  "source": "offer.gemm_tflops"}
-    elif peak_tflops:
+    elif peak is not None and peak_tflops:
         inputs["gemm_tflops"] = {"value": peak_tflops * HEALTHY_GEMM_FRACTION, "kind": "assumed",
                                  "source": "%s %s peak %s TFLOP/s x healthy fraction %s (docs/baselines.md 12)" % (
                                      peak["sku"], precision, peak_tflops, HEALTHY_GEMM_FRACTION)}

@@ -12,7 +12,7 @@ published typical figure (docs/baselines.md 3 and 12), labelled an assumption.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, TypedDict
+from typing import Any, Dict, List, Optional, TypedDict, TypeGuard
 
 from gpufleet.checks.benchmarks import benchmark_kind
 from gpufleet.checks.compute import published_peak
@@ -39,7 +39,8 @@ def _input(value: Any, kind: str, source: str) -> Input:
     return {"value": value, "kind": kind, "source": source}
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
+    """A positive finite number (a bool is none)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 

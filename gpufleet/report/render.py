@@ -30,6 +30,7 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from typing import Any, Sequence
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
@@ -52,9 +53,10 @@ _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-def md_escape(value):
-    """``value`` as Markdown text that shows exactly as given: ``<b>`` -> ``&lt;b&gt;``, ``*`` -> ``\\*``, newlines -> spaces,
-    control and bidi characters (``ESC``, ``U+202E``, NUL) -> ``\\x1b``, ``\\u202e``, ``\\x00`` (gpufleet/text.py)."""
+def md_escape(value: Any) -> str:
+    """``value`` as Markdown text that shows exactly as given: ``<b>`` -> ``&lt;b&gt;``, ``*`` -> ``\\*``, newlines ->
+    spaces, control and bidi characters (``ESC``, ``U+202E``, NUL) -> ``\\x1b``, ``\\u202e``, ``\\x00``
+    (gpufleet/text.py)."""
     if value is None:
         return ""
     text = str(value)
@@ -65,15 +67,20 @@ def md_escape(value):
     return visible(text, keep_lines=True)
 
 
-def xml_text(value):
+def xml_text(value: Any) -> str:
     """Text for junit.xml, shown as report.md and report.html show it: control, separator and bidi characters from a
     node (ESC, NUL, U+202E) become ``\\x1b``, ``\\x00``, ``\\u202e`` (gpufleet/text.py ``visible``; newlines and tabs
     kept), and so does what else XML 1.0 cannot carry (a lone surrogate, U+FFFE); ElementTree escapes the rest."""
-    return _XML_INVALID.sub(lambda match: "\\x%02x" % ord(match.group(0)) if ord(match.group(0)) < 256 else "\\u%04x" % ord(match.group(0)),
-                            visible(value, keep_lines=True))
+    return _XML_INVALID.sub(_xml_escape, visible(value, keep_lines=True))
 
 
-def html_visible(value):
+def _xml_escape(match: re.Match[str]) -> str:
+    """A character XML 1.0 cannot carry as ``\\xNN`` (below 256) or ``\\uNNNN``."""
+    code = ord(match.group(0))
+    return "\\x%02x" % code if code < 256 else "\\u%04x" % code
+
+
+def html_visible(value: Any) -> Any:
     """The HTML environment's ``finalize``: control and bidi characters of a printed string shown as ``\\xNN``
     (gpufleet/text.py), newlines and tabs kept. Already-escaped text (``|e``) is treated alike: the escapes
     hold no HTML metacharacter, so the markup stays what it was."""
@@ -84,12 +91,13 @@ def html_visible(value):
     return value
 
 
-def html_environment(templates_dir=None):
+def html_environment(templates_dir: str | None = None) -> Environment:
     """The HTML environment: autoescape on for .html/.html.j2/.xml and for strings, control characters shown
     escaped (html_visible); undefined names fail."""
     return Environment(
         loader=FileSystemLoader(templates_dir or TEMPLATES_DIR),
-        autoescape=select_autoescape(enabled_extensions=("html", "html.j2", "xml", "svg"), default_for_string=True, default=True),
+        autoescape=select_autoescape(enabled_extensions=("html", "html.j2", "xml", "svg"), default_for_string=True,
+                                     default=True),
         finalize=html_visible,
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -97,8 +105,9 @@ def html_environment(templates_dir=None):
     )
 
 
-def markdown_environment(templates_dir=None):
-    """The Markdown environment: no HTML autoescape (Markdown is not HTML); every printed value goes through md_escape."""
+def markdown_environment(templates_dir: str | None = None) -> Environment:
+    """The Markdown environment: no HTML autoescape (Markdown is not HTML); every printed value goes through
+    md_escape."""
     return Environment(
         loader=FileSystemLoader(templates_dir or TEMPLATES_DIR),
         autoescape=False,
@@ -110,15 +119,15 @@ def markdown_environment(templates_dir=None):
     )
 
 
-def render_html(model, templates_dir=None):
+def render_html(model: dict[str, Any], templates_dir: str | None = None) -> str:
     return html_environment(templates_dir).get_template("report.html.j2").render(report=model)
 
 
-def render_markdown(model, templates_dir=None):
+def render_markdown(model: dict[str, Any], templates_dir: str | None = None) -> str:
     return markdown_environment(templates_dir).get_template("report.md.j2").render(report=model)
 
 
-def _case_name(item, seen):
+def _case_name(item: dict[str, Any], seen: dict[str, int]) -> str:
     name = str(item.get("id"))
     if item.get("subject"):
         name = "%s [%s]" % (name, item["subject"])
@@ -128,16 +137,17 @@ def _case_name(item, seen):
     return name
 
 
-def _check_text(item):
+def _check_text(item: dict[str, Any]) -> str:
     parts = [str(item.get("message") or "")]
     for key in ("measured", "expected", "threshold_source"):
         if item.get(key) is not None:
             value = item[key]
-            parts.append("%s: %s" % (key, value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)))
+            shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+            parts.append("%s: %s" % (key, shown))
     return "\n".join(parts)
 
 
-def _evidence_cases(host, record, counts):
+def _evidence_cases(host: str, record: dict[str, Any], counts: dict[str, int]) -> list[ET.Element]:
     """The node's required evidence as testcases: each unverified item ``<skipped>`` with its reason, and an
     INCOMPLETE node one failed ``node.evidence`` testcase naming every unverified item (docs/report.md)."""
     coverage = record.get("coverage") if isinstance(record.get("coverage"), dict) else None
@@ -164,69 +174,101 @@ def _evidence_cases(host, record, counts):
     return cases
 
 
-def render_junit(results):
+# the counters of a testsuite and of the testsuites, in the order junit.xml carries them
+JUNIT_COUNTS = ("tests", "failures", "errors", "skipped")
+
+
+def render_junit(results: dict[str, Any]) -> bytes:
     """JUnit XML (gpufleet/report/schemas/junit.xsd): one testsuite per node, one testcase per check of that node."""
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    totals = dict.fromkeys(JUNIT_COUNTS, 0)
     run = results.get("run") or {}
     root = ET.Element("testsuites", name=xml_text("gpufleet acceptance %s" % (run.get("run_id") or "")))
     for host in sorted(results.get("hosts") or {}):
-        record = results["hosts"][host]
-        suite = ET.SubElement(root, "testsuite", name=xml_text(host))
-        props = ET.SubElement(suite, "properties")
-        coverage = record.get("coverage") if isinstance(record.get("coverage"), dict) else {}
-        # the level the node was judged at (its coverage), else the run's (fleet.json, run.json settings)
-        level = (coverage.get("level") or (results.get("fleet") or {}).get("level")
-                 or (run.get("settings") or {}).get("level"))
-        for key, value in (("verdict", record.get("verdict")), ("profile", (record.get("profile") or {}).get("name")),
-                           ("level", level)):
-            ET.SubElement(props, "property", name=key, value=xml_text(value or ""))
-        if coverage.get("label") and record.get("verdict") in ACCEPTED:
-            # "static checks only": an ACCEPT that rests on facts alone, for CI to tell from a measured one
-            ET.SubElement(props, "property", name="label", value=xml_text(coverage["label"]))
-        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-        seen = {}
-        cases = []
-        if record.get("unreachable"):
-            case = ET.Element("testcase", classname=xml_text(host), name="node.reachable", time="0")
-            failure = ET.SubElement(case, "failure", message=xml_text("UNREACHABLE: %s" % record["unreachable"]), type="unreachable")
-            failure.text = xml_text(record["unreachable"])
-            counts["failures"] += 1
-            cases.append(case)
-        for item in record.get("checks") or []:
-            case = ET.Element("testcase", classname=xml_text(host), name=xml_text(_case_name(item, seen)), time="0")
-            status = item.get("status")
-            message = xml_text(item.get("message") or "")
-            if status == "fail":
-                ET.SubElement(case, "failure", message=message, type="fail").text = xml_text(_check_text(item))
-                counts["failures"] += 1
-            elif status == "error":
-                ET.SubElement(case, "error", message=message, type="error").text = xml_text(_check_text(item))
-                counts["errors"] += 1
-            elif status == "skip":
-                ET.SubElement(case, "skipped", message=message)
-                counts["skipped"] += 1
-            elif status == "warn":
-                ET.SubElement(case, "system-out").text = xml_text("WARN: " + _check_text(item))
-            cases.append(case)
-        cases.extend(_evidence_cases(host, record, counts))
-        if not cases:
-            case = ET.Element("testcase", classname=xml_text(host), name="node.judged", time="0")
-            ET.SubElement(case, "skipped", message="not judged yet: the run has no checks for this node")
-            counts["skipped"] += 1
-            cases.append(case)
-        counts["tests"] = len(cases)
+        counts = _host_suite(root, host, results["hosts"][host], results, run)
         for key, value in counts.items():
-            suite.set(key, str(value))
             totals[key] += value
-        suite.set("time", "0")
-        suite.extend(cases)
     for key, value in totals.items():
         root.set(key, str(value))
     ET.indent(root)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
 
 
-def _write_format(name, path, results, model, templates_dir):
+def _host_suite(root: ET.Element, host: str, record: dict[str, Any], results: dict[str, Any],
+                run: dict[str, Any]) -> dict[str, int]:
+    """The node's testsuite, added to ``root``: its properties, one testcase per check (an unreachable node one
+    failed ``node.reachable``), its evidence testcases, else one skipped ``node.judged``; returns its counts."""
+    suite = ET.SubElement(root, "testsuite", name=xml_text(host))
+    _suite_properties(suite, record, results, run)
+    counts = dict.fromkeys(JUNIT_COUNTS, 0)
+    seen: dict[str, int] = {}
+    cases = []
+    if record.get("unreachable"):
+        cases.append(_unreachable_case(host, record["unreachable"], counts))
+    for item in record.get("checks") or []:
+        cases.append(_check_case(host, item, seen, counts))
+    cases.extend(_evidence_cases(host, record, counts))
+    if not cases:
+        case = ET.Element("testcase", classname=xml_text(host), name="node.judged", time="0")
+        ET.SubElement(case, "skipped", message="not judged yet: the run has no checks for this node")
+        counts["skipped"] += 1
+        cases.append(case)
+    counts["tests"] = len(cases)
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    suite.set("time", "0")
+    suite.extend(cases)
+    return counts
+
+
+def _suite_properties(suite: ET.Element, record: dict[str, Any], results: dict[str, Any], run: dict[str, Any]) -> None:
+    """The node's verdict, profile and level as testsuite properties, and the label of an ACCEPT that rests on
+    facts alone."""
+    props = ET.SubElement(suite, "properties")
+    coverage = record.get("coverage")
+    if not isinstance(coverage, dict):
+        coverage = {}
+    # the level the node was judged at (its coverage), else the run's (fleet.json, run.json settings)
+    level = (coverage.get("level") or (results.get("fleet") or {}).get("level")
+             or (run.get("settings") or {}).get("level"))
+    for key, value in (("verdict", record.get("verdict")), ("profile", (record.get("profile") or {}).get("name")),
+                       ("level", level)):
+        ET.SubElement(props, "property", name=key, value=xml_text(value or ""))
+    if coverage.get("label") and record.get("verdict") in ACCEPTED:
+        # "static checks only": an ACCEPT that rests on facts alone, for CI to tell from a measured one
+        ET.SubElement(props, "property", name="label", value=xml_text(coverage["label"]))
+
+
+def _unreachable_case(host: str, unreachable: Any, counts: dict[str, int]) -> ET.Element:
+    """The failed ``node.reachable`` testcase of a node ssh could not reach."""
+    case = ET.Element("testcase", classname=xml_text(host), name="node.reachable", time="0")
+    failure = ET.SubElement(case, "failure", message=xml_text("UNREACHABLE: %s" % unreachable), type="unreachable")
+    failure.text = xml_text(unreachable)
+    counts["failures"] += 1
+    return case
+
+
+def _check_case(host: str, item: dict[str, Any], seen: dict[str, int], counts: dict[str, int]) -> ET.Element:
+    """One check as a testcase: fail -> ``<failure>``, error -> ``<error>``, skip -> ``<skipped>``, warn -> its text
+    in ``<system-out>``, pass -> a bare testcase."""
+    case = ET.Element("testcase", classname=xml_text(host), name=xml_text(_case_name(item, seen)), time="0")
+    status = item.get("status")
+    message = xml_text(item.get("message") or "")
+    if status == "fail":
+        ET.SubElement(case, "failure", message=message, type="fail").text = xml_text(_check_text(item))
+        counts["failures"] += 1
+    elif status == "error":
+        ET.SubElement(case, "error", message=message, type="error").text = xml_text(_check_text(item))
+        counts["errors"] += 1
+    elif status == "skip":
+        ET.SubElement(case, "skipped", message=message)
+        counts["skipped"] += 1
+    elif status == "warn":
+        ET.SubElement(case, "system-out").text = xml_text("WARN: " + _check_text(item))
+    return case
+
+
+def _write_format(name: str, path: str, results: dict[str, Any], model: dict[str, Any],
+                  templates_dir: str | None) -> None:
     """Write one of the report's files (``name`` of FORMATS) at ``path``."""
     if name == "html":
         write_text_atomic(path, render_html(model, templates_dir))
@@ -241,8 +283,9 @@ def _write_format(name, path, results, model, templates_dir):
         write_bytes_atomic(path, render_junit(results))
 
 
-def render_report(results_dir, output_dir=None, formats=FORMATS, profiles_dir=None, title=None, templates_dir=None,
-                  reference_job=None):
+def render_report(results_dir: str, output_dir: str | None = None, formats: Sequence[str] = FORMATS,
+                  profiles_dir: str | None = None, title: str | None = None, templates_dir: str | None = None,
+                  reference_job: Any = None) -> dict[str, Any]:
     """Render ``results_dir`` into ``output_dir`` (default: the results directory itself); ``reference_job``: the cost
     view's job (report/cost.py ``validate_job``; ReportError when invalid), else run.json ``settings.reference_job``.
 
@@ -250,7 +293,7 @@ def render_report(results_dir, output_dir=None, formats=FORMATS, profiles_dir=No
     when the directory is not a gpufleet results directory or a format is unknown, and after the other
     files are written when one could not be (naming it and what was written): one file's failure never
     costs the others, results.json included. A node whose data breaks its row is shown with the error
-    on its row (model.py); every other node renders.
+    on its row (nodes.py `node_row`); every other node renders.
     """
     unknown = [name for name in formats if name not in FORMATS]
     if unknown:

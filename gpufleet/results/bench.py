@@ -34,7 +34,7 @@ from gpufleet.parsers.registry import parse
 from gpufleet.results.shapes import BenchmarkRecord
 from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, RunDir, utc_now
 
-# The record name the report expects for each kind (report/model.py classify_benchmark reads the name's start).
+# The record name the report expects for each kind (report/benchmark_view.py classify_benchmark reads the name's start).
 KIND_NAMES = {
     "allreduce_single": "all_reduce_perf",
     "allreduce_multi": "all_reduce_perf",

@@ -17,7 +17,7 @@ import os
 
 import pytest
 
-import gpufleet.report.model
+import gpufleet.report.gpu_view
 from gpufleet.facts.gpu import build_inventory
 from gpufleet.parsers.registry import parse
 from gpufleet.report.model import ReportError, build_model, load_results
@@ -101,7 +101,7 @@ def test_a_fleet_view_that_raises_is_left_out_and_named(small_run, monkeypatch):
     def broken(*_args):
         raise ValueError("a broken record")
 
-    monkeypatch.setattr("gpufleet.report.model.cost_view", broken)
+    monkeypatch.setattr("gpufleet.report.cost_chart.cost_view", broken)
     model = build_model(load_results(small_run))
     assert model["cost"] is None
     assert model["problems"] == ["the cost to train could not be drawn: ValueError: a broken record"]
@@ -109,14 +109,14 @@ def test_a_fleet_view_that_raises_is_left_out_and_named(small_run, monkeypatch):
 
 
 def test_a_node_whose_gpu_rows_raise_keeps_its_row(small_run, monkeypatch):
-    real = gpufleet.report.model._gpu_cells
+    real = gpufleet.report.gpu_view._gpu_cells
 
     def broken_for_alpha(host, rows, fleet_majority):
         if host == "alpha":
             raise KeyError("temperature_c")
         return real(host, rows, fleet_majority)
 
-    monkeypatch.setattr(gpufleet.report.model, "_gpu_cells", broken_for_alpha)
+    monkeypatch.setattr(gpufleet.report.gpu_view, "_gpu_cells", broken_for_alpha)
     model = build_model(load_results(small_run))
     by_host = {node["host"]: node for node in model["nodes"]}
     assert by_host["alpha"]["error"] == "its GPU rows could not be shown: KeyError: 'temperature_c'"

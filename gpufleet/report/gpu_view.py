@@ -1,0 +1,114 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report's GPU table: every GPU's fields, values unlike the fleet's majority (same GPU model) or the node's
+majority flagged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpufleet.report.common import NodeErrors, Record, cell_text, facts_group, gpus_of, majority, note_error
+
+# GPU fields compared with the fleet's majority among GPUs of the same model, and with the node's majority.
+GPU_FLEET_FIELDS = ("vbios_version", "board_part_number", "memory_total_mib", "power_limit_w", "clocks_max_sm_mhz",
+                    "driver_version")
+GPU_NODE_FIELDS = ("name", "pcie_link_gen_current", "pcie_link_width_current", "ecc_mode_current", "mig_mode_current")
+GPU_COLUMNS = (
+    ("index", "#"), ("name", "model"), ("driver_version", "driver"), ("vbios_version", "VBIOS"),
+    ("board_part_number", "board part"), ("memory_total_mib", "memory MiB"), ("power_limit_w", "power limit W"),
+    ("clocks_max_sm_mhz", "max SM MHz"), ("pcie_link_gen_current", "PCIe gen"),
+    ("pcie_link_width_current", "PCIe width"), ("ecc_mode_current", "ECC"), ("mig_mode_current", "MIG"),
+    ("temperature_c", "temp C"), ("pci_bus_id", "bus id"), ("serial", "serial"),
+)
+
+# a field's majority: (value or "no majority: ..." text, tie) (common.majority)
+Majority = tuple[str | None, bool]
+# field -> GPU model (as text) -> the majority of the fleet's GPUs of that model
+FleetMajority = dict[str, dict[str, Majority]]
+GpuValues = dict[str, Any]
+
+
+def _gpu_values(record: Record) -> list[GpuValues]:
+    gpu = facts_group(record, "gpu") or {}
+    rows = []
+    for item in gpus_of(record):
+        values = {field: item.get(field) for field, _label in GPU_COLUMNS}
+        values["driver_version"] = gpu.get("driver_version")
+        rows.append(values)
+    return rows
+
+
+def gpu_table(records: list[Record],
+              errors: NodeErrors | None = None) -> tuple[dict[str, list[list[dict[str, Any]]]], list[dict[str, Any]]]:
+    """``(rows by host, flagged)``: every GPU's fields, with values unlike the fleet's or the node's majority flagged.
+
+    A field of GPU_FLEET_FIELDS is held against the majority of the fleet's GPUs of the same
+    model (a mixed fleet is not flagged for being mixed); a field of GPU_NODE_FIELDS against the
+    majority of the GPUs of its own node. ``flagged`` lists ``{host, gpu, field, value, majority, scope}``.
+    A node whose GPU rows cannot be built has none, the reason in ``errors`` (host -> [text]).
+    """
+    per_host = {}
+    for record in records:
+        try:
+            per_host[str(record.get("host"))] = _gpu_values(record)
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # one node's GPUs, not the table
+            note_error(errors, record.get("host"), "its GPU rows", exc)
+    fleet_majority = _fleet_majority(per_host)
+    flagged: list[dict[str, Any]] = []
+    table = {}
+    for host, rows in per_host.items():
+        try:
+            table[host], found = _gpu_cells(host, rows, fleet_majority)
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # one node's GPUs, not the table
+            note_error(errors, host, "its GPU rows", exc)
+            continue
+        flagged += found
+    return table, flagged
+
+
+def _fleet_majority(per_host: dict[str, list[GpuValues]]) -> FleetMajority:
+    """Per field of GPU_FLEET_FIELDS, the majority value among the fleet's GPUs of each model."""
+    fleet_majority = {}
+    for field in GPU_FLEET_FIELDS:
+        by_model: dict[str, list[str]] = {}
+        for rows in per_host.values():
+            for values in rows:
+                if values.get(field) is not None:
+                    # keyed by the name as text: a name of another type (a forged record) is a model like any other
+                    by_model.setdefault(cell_text(values.get("name")), []).append(cell_text(values[field]))
+        fleet_majority[field] = {model: majority(seen) for model, seen in by_model.items()}
+    return fleet_majority
+
+
+def _gpu_cells(host: str, rows: list[GpuValues],
+               fleet_majority: FleetMajority) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """``(cells per GPU, flagged)`` of one node's GPU rows (:func:`gpu_table`)."""
+    node_majority = {field: majority([cell_text(values[field]) for values in rows if values.get(field) is not None])
+                     for field in GPU_NODE_FIELDS}
+    out, flagged = [], []
+    for values in rows:
+        cells = []
+        for field, _label in GPU_COLUMNS:
+            value = values.get(field)
+            text = cell_text(value)
+            (held, tie), scope = _majority_of(field, value, values, fleet_majority, node_majority)
+            flag = held is not None and (tie or text != held)
+            if flag:
+                flagged.append({"host": host, "gpu": cell_text(values.get("index")), "field": field, "value": text,
+                                "majority": held, "scope": scope})
+            cells.append({"text": text, "flag": flag, "majority": held if flag else None,
+                          "scope": scope if flag else None})
+        out.append(cells)
+    return out, flagged
+
+
+def _majority_of(field: str, value: Any, values: GpuValues, fleet_majority: FleetMajority,
+                 node_majority: dict[str, Majority]) -> tuple[Majority, str | None]:
+    """``(majority, scope)`` a GPU's ``value`` of ``field`` is held against: the fleet's (same model), the node's, or
+    none (``((None, False), None)``) for a field compared with neither or no value."""
+    if value is not None and field in GPU_FLEET_FIELDS:
+        return fleet_majority[field].get(cell_text(values.get("name")), (None, False)), "fleet"
+    if value is not None and field in GPU_NODE_FIELDS:
+        return node_majority[field], "node"
+    return (None, False), None
