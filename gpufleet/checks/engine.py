@@ -24,6 +24,8 @@ from gpufleet.facts.raw import is_overrun
 __all__ = ["DEFAULT_FAMILIES", "fleet_check", "node_check", "run_checks"]
 # a registered check: a node check or a fleet check (checks/registry.py)
 CheckFunc = Callable[..., Any]
+# A registered check as the engine runs it: its id, the fact groups it needs, the function.
+Registered = tuple[str, tuple[str, ...], CheckFunc]
 
 # The families run by default, in report order: each is the module checks/<name>.py, which declares its checks with
 # checks/registry.py (so it imports no engine, and this list is the one place the families are named).
@@ -56,7 +58,7 @@ def family_modules() -> dict[str, ModuleType]:
 
 
 def _checks_of(registry: Mapping[str, tuple[tuple[str, ...], CheckFunc]],
-               modules: tuple[str, ...]) -> list[tuple[str, tuple[str, ...], CheckFunc]]:
+               modules: tuple[str, ...]) -> list[Registered]:
     return [(check_id, requires, func) for check_id, (requires, func) in registry.items() if func.__module__ in modules]
 
 
@@ -83,6 +85,58 @@ def _fact_group_results(node: NodeContext) -> list[CheckResult]:
     ]
 
 
+def _raised(check_id: str, exc: Exception) -> CheckResult:
+    return result(check_id, ERROR, "check raised %s: %s" % (type(exc).__name__, exc))
+
+
+def _run_node_checks(node: NodeContext, node_checks: list[Registered]) -> list[CheckResult]:
+    """The node's own results: its fact groups that failed, then each node check (skipped where a group it needs is
+    missing; a check that raises is an ``error`` result, never the loss of the others)."""
+    out = _fact_group_results(node)
+    for check_id, requires, func in node_checks:
+        missing = _missing(node, requires)
+        if missing:
+            out.append(_skip_for_missing(check_id, node, missing))
+            continue
+        try:
+            out.extend(func(node))
+        except Exception as exc:  # pylint: disable=broad-exception-caught
+            out.append(_raised(check_id, exc))
+    return out
+
+
+def _run_fleet_check(check: Registered, reachable: list[NodeContext],
+                     per_node: dict[str, list[CheckResult]]) -> None:
+    """One fleet check over the reachable nodes that have what it needs (the others get a skip)."""
+    check_id, requires, func = check
+    judged = []
+    for node in reachable:
+        missing = _missing(node, requires)
+        if missing:
+            per_node[node.name].append(_skip_for_missing(check_id, node, missing))
+        else:
+            judged.append(node)
+    try:
+        outcome = func(judged) if judged else {}
+    except Exception as exc:  # pylint: disable=broad-exception-caught
+        outcome = {node.name: [_raised(check_id, exc)] for node in judged}
+    for name, items in outcome.items():
+        per_node[name].extend(items)
+
+
+def _node_entry(node: NodeContext, checks: list[CheckResult]) -> dict[str, Any]:
+    # what the claim, the profile and the run require, held against the results (checks/evidence.py)
+    covered = None if node.unreachable else coverage(node, checks)
+    return {
+        "verdict": node_verdict(checks, unreachable=node.unreachable, coverage=covered),
+        "unreachable": node.unreachable,
+        "profile": (node.profile or {}).get("name"),
+        "checks": checks,
+        "failed": [item["id"] for item in checks if item["status"] == FAIL],
+        "coverage": covered,
+    }
+
+
 def run_checks(nodes: list[NodeContext], families: Iterable[str] | None = None) -> dict[str, Any]:
     """Judge ``nodes`` (a list of NodeContext). Returns ``{"nodes": {...}, "fleet": {...}}``.
 
@@ -92,48 +146,11 @@ def run_checks(nodes: list[NodeContext], families: Iterable[str] | None = None) 
     """
     names = load_families(families)
     node_checks = _checks_of(NODE_CHECKS, names)
-    fleet_checks = _checks_of(FLEET_CHECKS, names)
     reachable = [node for node in nodes if not node.unreachable]
     per_node: dict[str, list[CheckResult]] = {node.name: [] for node in nodes}
-
     for node in reachable:
-        per_node[node.name].extend(_fact_group_results(node))
-        for check_id, requires, func in node_checks:
-            missing = _missing(node, requires)
-            if missing:
-                per_node[node.name].append(_skip_for_missing(check_id, node, missing))
-                continue
-            try:
-                per_node[node.name].extend(func(node))
-            except Exception as exc:  # pylint: disable=broad-exception-caught
-                per_node[node.name].append(result(check_id, ERROR, "check raised %s: %s" % (type(exc).__name__, exc)))
-
-    for check_id, requires, func in fleet_checks:
-        judged = []
-        for node in reachable:
-            missing = _missing(node, requires)
-            if missing:
-                per_node[node.name].append(_skip_for_missing(check_id, node, missing))
-            else:
-                judged.append(node)
-        try:
-            outcome = func(judged) if judged else {}
-        except Exception as exc:  # pylint: disable=broad-exception-caught
-            outcome = {node.name: [result(check_id, ERROR, "check raised %s: %s" % (type(exc).__name__, exc))] for node in judged}
-        for name, items in outcome.items():
-            per_node[name].extend(items)
-
-    report = {}
-    for node in nodes:
-        checks = per_node[node.name]
-        # what the claim, the profile and the run require, held against the results (checks/evidence.py)
-        covered = None if node.unreachable else coverage(node, checks)
-        report[node.name] = {
-            "verdict": node_verdict(checks, unreachable=node.unreachable, coverage=covered),
-            "unreachable": node.unreachable,
-            "profile": (node.profile or {}).get("name"),
-            "checks": checks,
-            "failed": [item["id"] for item in checks if item["status"] == FAIL],
-            "coverage": covered,
-        }
+        per_node[node.name].extend(_run_node_checks(node, node_checks))
+    for check in _checks_of(FLEET_CHECKS, names):
+        _run_fleet_check(check, reachable, per_node)
+    report = {node.name: _node_entry(node, per_node[node.name]) for node in nodes}
     return {"nodes": report, "fleet": fleet_verdict({name: entry["verdict"] for name, entry in report.items()})}

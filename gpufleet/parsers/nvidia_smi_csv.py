@@ -44,6 +44,9 @@ memory types, ``dram`` being an alias of ``device_memory``; None if all N/A), ``
 ``cluster_uuid``} or None when not queried / all N/A), ``processes`` and ``mig_devices`` (None:
 not in this format), and ``raw`` (the row dict).
 
+The per-GPU fields are read through the field table of :mod:`gpufleet.parsers.gpu_fields`, which names
+their ``--query-gpu`` fields; the ECC sums and the clock event reasons' bitmasks are code here.
+
 Input handling: ANSI escapes, BOM, CRLF, trailing whitespace, srun -l / mpirun --tag-output
 prefixes (one rank only). Leading lines that are a shell command running nvidia-smi
 (``$ nvidia-smi ...``, ``root@host:~# nvidia-smi ...``, ``# $ nvidia-smi ...`` written by capture
@@ -70,8 +73,11 @@ in one text.
 from __future__ import annotations
 
 import re
+from functools import partial
+from typing import Any, Callable, Sequence
 
 from gpufleet.parsers.common import (
+    IgnoredLine,
     ImplausibleNumber,
     ParseError,
     is_not_available,
@@ -79,6 +85,16 @@ from gpufleet.parsers.common import (
     parse_number,
     skip_foreign,
     with_ignored,
+)
+from gpufleet.parsers.gpu_fields import (
+    CLOCK_EVENT_REASONS,
+    CSV_REASON_PREFIXES,
+    FABRIC_FIELDS,
+    GPU_FIELDS,
+    REMAPPED_ROWS_FIELDS,
+    RETIRED_PAGES_FIELDS,
+    GpuField,
+    read_record,
 )
 from gpufleet.parsers.nvidia_smi_nvlink import prepare_lines, skip_command_or_foreign
 
@@ -90,38 +106,40 @@ _NOHEADER_RE = re.compile(r"--format[= ]\S*noheader")
 # Bracketed values that only mean "no value" (no warning for them).
 _QUIET_BRACKETS = frozenset(["[n/a]", "[not supported]", "[requested functionality has been deprecated]"])
 
-_REASONS = (
-    # (normalised key, query-field suffixes, NVML bit)
-    ("idle", ("gpu_idle", "idle"), 0x1),
-    ("applications_clocks_setting", ("applications_clocks_setting",), 0x2),
-    ("sw_power_cap", ("sw_power_cap",), 0x4),
-    ("hw_slowdown", ("hw_slowdown",), 0x8),
-    ("sync_boost", ("sync_boost",), 0x10),
-    ("sw_thermal_slowdown", ("sw_thermal_slowdown",), 0x20),
-    ("hw_thermal_slowdown", ("hw_thermal_slowdown",), 0x40),
-    ("hw_power_brake_slowdown", ("hw_power_brake_slowdown",), 0x80),
-    ("display_clock_setting", ("display_clock_setting", "display_clocks_setting"), 0x100),
-)
-_REASON_PREFIXES = ("clocks_event_reasons.", "clocks_throttle_reasons.")
+# The reasons in the order of NVML's bits (the order of this parser's clock_event_reasons dict).
+_REASONS_BY_BIT = sorted(CLOCK_EVENT_REASONS, key=lambda reason: reason.bit)
 _ECC_MEMORY_TYPES = ("register_file", "l1_cache", "l2_cache", "texture_memory", "texture_shm", "cbu", "sram")
+# Read after the field table's fields (as before the table), so that of two damaged cells the same one is named.
+_READ_AFTER = ("retired_pages", "remapped_rows", "fabric", "clock_event_reasons")
+
+Number = int | float
+# A GPU's fields that this parser reads itself, by key (gpu_fields.read_record).
+Computed = dict[str, Callable[[], Any]]
 
 
-def _split(line):
+def _split(line: str) -> list[str]:
     return [cell.strip() for cell in line.split(",")]
 
 
-def _is_header(cells):
+def _header_cell(cell: str) -> re.Match[str]:
+    match = _HEADER_CELL_RE.match(cell)
+    assert match is not None  # the caller checked the cell
+    return match
+
+
+def _is_header(cells: list[str]) -> bool:
     if not cells or any(not _HEADER_CELL_RE.match(cell) for cell in cells):
         return False
     # a lone lower-case word ("valid", "none") could be data: require a field-like shape
     known = {"timestamp", "count", "name", "serial", "uuid", "index", "pstate", "hostname"}
-    return all("." in c or "_" in c or "[" in c or _HEADER_CELL_RE.match(c).group(1) in known for c in cells)
+    return all("." in c or "_" in c or "[" in c or _header_cell(c).group(1) in known for c in cells)
 
 
-def _header(cells):
-    names, units = [], {}
+def _header(cells: list[str]) -> tuple[list[str], dict[str, str | None]]:
+    names: list[str] = []
+    units: dict[str, str | None] = {}
     for cell in cells:
-        match = _HEADER_CELL_RE.match(cell)
+        match = _header_cell(cell)
         name, unit = match.group(1), match.group(2)
         names.append(name)
         units[name] = unit.strip() if unit is not None and unit.strip() else None
@@ -131,15 +149,15 @@ def _header(cells):
 class _Row:
     """One CSV row with the helpers that read its normalised values."""
 
-    def __init__(self, cells, units, line):
+    def __init__(self, cells: dict[str, str], units: dict[str, str | None], line: int | None) -> None:
         self.cells = cells
         self.units = units
         self.line = line
 
-    def has(self, *names):
+    def has(self, *names: str) -> bool:
         return any(name in self.cells for name in names)
 
-    def text(self, *names):
+    def text(self, *names: str) -> str | None:
         """First present field among ``names``; None for N/A spellings, "[...]" messages and pasted placeholders."""
         for name in names:
             if name in self.cells:
@@ -149,7 +167,7 @@ class _Row:
                 return value
         return None
 
-    def number(self, *names):
+    def number(self, *names: str) -> Number | None:
         for name in names:
             if name not in self.cells:
                 continue
@@ -171,7 +189,7 @@ class _Row:
                 raise ParseError("%s: not a number: %r" % (name, self.cells[name]), line=self.line, kind=KIND) from None
         return None
 
-    def flag(self, *names):
+    def flag(self, *names: str) -> bool | None:
         """Enabled/Yes/Active -> True, Disabled/No/Not Active -> False, N/A -> None."""
         value = self.text(*names)
         if value is None:
@@ -184,113 +202,82 @@ class _Row:
         raise ParseError("%s: not a yes/no value: %r" % ("/".join(names), value), line=self.line, kind=KIND)
 
 
-def _ecc_sum(row, kind_, scope):
+def _read_field(row: _Row, field: GpuField) -> Any:
+    """``field`` of ``row``: the first of its --query-gpu names the header has, read with the field's converter."""
+    if field.convert == "text":
+        return row.text(*field.csv)
+    if field.convert in ("int", "number", "link_width"):
+        return row.number(*field.csv)
+    if field.convert in ("enabled_disabled", "yes_no"):
+        return row.flag(*field.csv)
+    raise ValueError("%s: no CSV reader for a %r field" % (field.key, field.convert))
+
+
+def _present(record: dict[str, Any]) -> dict[str, Any] | None:
+    """``record``, or None when no field of it was queried or all read N/A."""
+    return record if any(value is not None for value in record.values()) else None
+
+
+def _ecc_sum(row: _Row, kind_: str, scope: str) -> Number | None:
     base = "ecc.errors.%s.%s." % (kind_, scope)
     if row.has(base + "total"):
         return row.number(base + "total")
-    values = [row.number(base + "device_memory") if row.text(base + "device_memory") is not None else row.number(base + "dram")]
+    device_memory = "device_memory" if row.text(base + "device_memory") is not None else "dram"  # dram: its alias
+    values = [row.number(base + device_memory)]
     values += [row.number(base + name) for name in _ECC_MEMORY_TYPES]
-    values = [value for value in values if value is not None]
-    return sum(values) if values else None
+    present = [value for value in values if value is not None]
+    return sum(present) if present else None
 
 
-def _reasons(row, warnings, index):
+def _reasons(row: _Row, warnings: list[str], index: Any) -> dict[str, bool | None] | None:
     present = False
-    out = {}
-    for key, suffixes, _bit in _REASONS:
-        names = [prefix + suffix for prefix in _REASON_PREFIXES for suffix in suffixes]
+    out: dict[str, bool | None] = {}
+    for reason in _REASONS_BY_BIT:
+        names = [prefix + suffix for prefix in CSV_REASON_PREFIXES for suffix in reason.csv]
         present = present or row.has(*names)
-        out[key] = row.flag(*names)
-    active = row.number("clocks_event_reasons.active", "clocks_throttle_reasons.active")
-    supported = row.number("clocks_event_reasons.supported", "clocks_throttle_reasons.supported")
+        out[reason.key] = row.flag(*names)
+    # NVML's bitmasks (Any: a decimal cell, "1.5", raises TypeError at the "&" below, as it always has)
+    active: Any = row.number("clocks_event_reasons.active", "clocks_throttle_reasons.active")
+    supported: Any = row.number("clocks_event_reasons.supported", "clocks_throttle_reasons.supported")
     if active is not None and supported is not None:
         present = True
-        for key, _suffixes, bit in _REASONS:
-            if not supported & bit:
+        for reason in _REASONS_BY_BIT:
+            if not supported & reason.bit:
                 continue
-            from_mask = bool(active & bit)
-            if out[key] is None:
-                out[key] = from_mask
-            elif out[key] != from_mask:
-                warnings.append("GPU %s: clock event reason %s disagrees with the active bitmask" % (index, key))
+            from_mask = bool(active & reason.bit)
+            if out[reason.key] is None:
+                out[reason.key] = from_mask
+            elif out[reason.key] != from_mask:
+                warnings.append("GPU %s: clock event reason %s disagrees with the active bitmask" % (index, reason.key))
     return out if present else None
 
 
-def _normalise(row, warnings):
-    index = row.number("index")
-    gpu = {
-        "index": index,
-        "pci_bus_id": row.text("pci.bus_id", "gpu_bus_id"),
-        "name": row.text("name", "gpu_name"),
-        "product_brand": None,
-        "product_architecture": None,
-        "uuid": row.text("uuid", "gpu_uuid"),
-        "serial": row.text("serial", "gpu_serial"),
-        "minor_number": None,
-        "board_part_number": None,
-        "vbios_version": row.text("vbios_version", "vbios"),
-        "persistence_mode": row.flag("persistence_mode"),
-        "mig_mode_current": row.text("mig.mode.current"),
-        "memory_total_mib": row.number("memory.total"),
-        "memory_used_mib": row.number("memory.used"),
-        "ecc_mode_current": row.flag("ecc.mode.current"),
-        "ecc_mode_pending": row.flag("ecc.mode.pending"),
-        "ecc_errors_volatile_correctable": _ecc_sum(row, "corrected", "volatile"),
-        "ecc_errors_volatile_uncorrectable": _ecc_sum(row, "uncorrected", "volatile"),
-        "ecc_errors_aggregate_correctable": _ecc_sum(row, "corrected", "aggregate"),
-        "ecc_errors_aggregate_uncorrectable": _ecc_sum(row, "uncorrected", "aggregate"),
-        "retired_pages": None,
-        "remapped_rows": None,
-        "temperature_c": row.number("temperature.gpu"),
-        "temperature_slowdown_c": None,
-        "temperature_shutdown_c": None,
-        "power_draw_w": row.number("power.draw", "power.draw.average", "power.draw.instant"),
-        "power_limit_w": row.number("enforced.power.limit", "power.limit"),
-        "power_max_limit_w": row.number("power.max_limit"),
-        "clocks_graphics_mhz": row.number("clocks.current.graphics", "clocks.gr"),
-        "clocks_sm_mhz": row.number("clocks.current.sm", "clocks.sm"),
-        "clocks_mem_mhz": row.number("clocks.current.memory", "clocks.mem"),
-        "clocks_max_graphics_mhz": row.number("clocks.max.graphics", "clocks.max.gr"),
-        "clocks_max_sm_mhz": row.number("clocks.max.sm"),
-        "clocks_max_mem_mhz": row.number("clocks.max.memory", "clocks.max.mem"),
-        "clock_event_reasons": None,
-        "pcie_link_gen_current": row.number("pcie.link.gen.current", "pcie.link.gen.gpucurrent"),
-        "pcie_link_gen_max": row.number("pcie.link.gen.max", "pcie.link.gen.gpumax"),
-        "pcie_link_width_current": row.number("pcie.link.width.current"),
-        "pcie_link_width_max": row.number("pcie.link.width.max"),
-        "fabric": None,
-        "processes": None,
-        "mig_devices": None,
-        "raw": dict(row.cells),
+def _none() -> None:
+    return None
+
+
+def _normalise(row: _Row, warnings: list[str]) -> dict[str, Any]:
+    """The per-GPU dict of a row: the field table's fields, and the structural ones read here."""
+    computed: Computed = {
+        "ecc_errors_volatile_correctable": partial(_ecc_sum, row, "corrected", "volatile"),
+        "ecc_errors_volatile_uncorrectable": partial(_ecc_sum, row, "uncorrected", "volatile"),
+        "ecc_errors_aggregate_correctable": partial(_ecc_sum, row, "corrected", "aggregate"),
+        "ecc_errors_aggregate_uncorrectable": partial(_ecc_sum, row, "uncorrected", "aggregate"),
+        **dict.fromkeys(_READ_AFTER, _none),
+        "processes": _none,  # not in this format
+        "mig_devices": _none,
+        "raw": partial(dict, row.cells),
     }
-    retired = {
-        "single_bit_ecc": row.number("retired_pages.single_bit_ecc.count", "retired_pages.sbe"),
-        "double_bit_ecc": row.number("retired_pages.double_bit.count", "retired_pages.dbe"),
-        "pending": row.flag("retired_pages.pending"),
-    }
-    if any(value is not None for value in retired.values()):
-        gpu["retired_pages"] = retired
-    remapped = {
-        "correctable": row.number("remapped_rows.correctable"),
-        "uncorrectable": row.number("remapped_rows.uncorrectable"),
-        "pending": row.flag("remapped_rows.pending"),
-        "failure": row.flag("remapped_rows.failure"),
-    }
-    if any(value is not None for value in remapped.values()):
-        gpu["remapped_rows"] = remapped
-    fabric = {
-        "state": row.text("fabric.state"),
-        "status": row.text("fabric.status"),
-        "clique_id": row.number("fabric.cliqueId", "fabric.clique_id"),
-        "cluster_uuid": row.text("fabric.clusterUuid", "fabric.cluster_uuid"),
-    }
-    if any(value is not None for value in fabric.values()):
-        gpu["fabric"] = fabric
-    gpu["clock_event_reasons"] = _reasons(row, warnings, index)
+    gpu = read_record(GPU_FIELDS, "csv", partial(_read_field, row), computed)
+    read = partial(_read_field, row)
+    gpu["retired_pages"] = _present(read_record(RETIRED_PAGES_FIELDS, "csv", read, {}))
+    gpu["remapped_rows"] = _present(read_record(REMAPPED_ROWS_FIELDS, "csv", read, {}))
+    gpu["fabric"] = _present(read_record(FABRIC_FIELDS, "csv", read, {}))
+    gpu["clock_event_reasons"] = _reasons(row, warnings, gpu["index"])
     return gpu
 
 
-def _fields_arg(fields):
+def _fields_arg(fields: str | Sequence[Any] | None) -> list[str] | None:
     if fields is None:
         return None
     if isinstance(fields, str):
@@ -298,29 +285,39 @@ def _fields_arg(fields):
     names = [str(name).strip() for name in fields]
     if not names or any(not _HEADER_CELL_RE.match(name) for name in names):
         raise ParseError("fields=%r is not a list of --query-gpu field names" % (fields,), kind=KIND)
-    return [_HEADER_CELL_RE.match(name).group(1) for name in names]
+    return [_header_cell(name).group(1) for name in names]
 
 
-def parse_query_gpu_csv(text, fields=None):
-    """Parse ``nvidia-smi --query-gpu=... --format=csv`` output (see the module docstring)."""
-    wanted = _fields_arg(fields)
+def _content_lines(text: str) -> list[tuple[int, str]]:
+    """The non-blank numbered lines of one rank's output, right-stripped."""
     groups = prepare_lines(text, KIND)
     if len(groups) > 1:
         raise ParseError("output of %d ranks in one text; parse each rank separately" % len(groups), kind=KIND)
-    lines = [(n, line.rstrip()) for n, line in groups[0][1] if line.strip()]
+    return [(n, line.rstrip()) for n, line in groups[0][1] if line.strip()]
+
+
+def _skip_commands(lines: list[tuple[int, str]], ignored: list[IgnoredLine]) -> tuple[list[str] | None, bool]:
+    """Take the leading command and foreign lines off ``lines`` (listed in ``ignored``); return the field list of a
+    ``--query-gpu=...`` among them (or None) and whether its ``--format`` says ``noheader``."""
     command_fields = None
     noheader_command = False
-    ignored = []
     while lines and skip_command_or_foreign(ignored, *lines[0]):
         _number, line = lines.pop(0)
         match = _QUERY_RE.search(line)
         if match:
             command_fields = [name for name in match.group(1).split(",") if name]
             noheader_command = bool(_NOHEADER_RE.search(line))
+    return command_fields, noheader_command
+
+
+def _columns(lines: list[tuple[int, str]], wanted: list[str] | None, command_fields: list[str] | None,
+             noheader_command: bool) -> tuple[list[str], dict[str, str | None], int | None]:
+    """(field names, their units, the header's line or None) of the output; the header is taken off ``lines``."""
     if not lines:
         raise ParseError("no CSV content", kind=KIND)
     first_n, first = lines[0]
     cells = _split(first)
+    header_line = None
     if _is_header(cells) and not noheader_command:
         names, units = _header(cells)
         if wanted is not None and names != wanted:
@@ -328,26 +325,20 @@ def parse_query_gpu_csv(text, fields=None):
         lines.pop(0)
         header_line = first_n
     else:
-        names = wanted or command_fields
-        if names is None:
+        given = wanted or command_fields
+        if given is None:
             if len(cells) == 1:
                 raise ParseError("not --query-gpu CSV output", line=first_n, kind=KIND, text=first)
             raise ParseError("CSV has no header and no fields= were given", line=first_n, kind=KIND, text=first)
-        units = {name: None for name in names}
-        header_line = None
+        names, units = given, {name: None for name in given}
     if len(set(names)) != len(names):
         raise ParseError("a field is named twice in the header", line=header_line, kind=KIND)
-    result = {
-        "driver_version": None,
-        "cuda_version": None,
-        "attached_gpus": None,
-        "timestamp": None,
-        "fields": names,
-        "units": units,
-        "rows": [],
-        "gpus": [],
-        "warnings": [],
-    }
+    return names, units, header_line
+
+
+def _read_rows(lines: list[tuple[int, str]], names: list[str], units: dict[str, str | None], result: dict[str, Any],
+               ignored: list[IgnoredLine]) -> int | None:
+    """Read the data rows into ``result`` ("rows", "gpus", "warnings"); return the first row's line."""
     first_row_line = None
     for n, line in lines:
         # Checked before the cells are counted: a foreign line may split into as many cells as the
@@ -358,20 +349,24 @@ def parse_query_gpu_csv(text, fields=None):
         if len(values) != len(names):
             if len(values) == 1:
                 raise ParseError("not a CSV row (error text?)", line=n, kind=KIND, text=line)
-            raise ParseError("row has %d cells, the header %d" % (len(values), len(names)), line=n, kind=KIND, text=line)
+            raise ParseError("row has %d cells, the header %d" % (len(values), len(names)), line=n, kind=KIND,
+                             text=line)
         cells = dict(zip(names, values))
-        row = _Row(cells, units, n)
-        gpu = _normalise(row, result["warnings"])
+        gpu = _normalise(_Row(cells, units, n), result["warnings"])
         result["rows"].append(cells)
         result["gpus"].append(gpu)
         first_row_line = first_row_line or n
         label = gpu["index"] if gpu["index"] is not None else len(result["gpus"]) - 1
         # "[GPU is lost]", "[Unknown Error]", ... read as None but must not pass unnoticed
-        messages = sorted({v for v in values if v.startswith("[") and v.endswith("]") and v.lower() not in _QUIET_BRACKETS})
+        messages = sorted({v for v in values
+                           if v.startswith("[") and v.endswith("]") and v.lower() not in _QUIET_BRACKETS})
         for message in messages:
             result["warnings"].append("GPU %s printed %s for some fields" % (label, message))
-    if not result["rows"]:
-        raise ParseError("CSV header without any data row", line=header_line, kind=KIND)
+    return first_row_line
+
+
+def _node_fields(result: dict[str, Any], units: dict[str, str | None], first_row_line: int | None) -> None:
+    """The node's fields from the first row (driver_version, timestamp, count), and warnings where rows disagree."""
     first_row = _Row(result["rows"][0], units, first_row_line)
     result["driver_version"] = first_row.text("driver_version")
     result["timestamp"] = first_row.text("timestamp")
@@ -381,5 +376,30 @@ def parse_query_gpu_csv(text, fields=None):
         if len(seen) > 1:
             result["warnings"].append("rows disagree on %s: %s" % (field, sorted(str(value) for value in seen)))
     if result["attached_gpus"] is not None and result["attached_gpus"] != len(result["rows"]):
-        result["warnings"].append("count says %s GPUs, %s rows printed" % (result["attached_gpus"], len(result["rows"])))
+        result["warnings"].append("count says %s GPUs, %s rows printed"
+                                  % (result["attached_gpus"], len(result["rows"])))
+
+
+def parse_query_gpu_csv(text: str, fields: str | Sequence[Any] | None = None) -> dict[str, Any]:
+    """Parse ``nvidia-smi --query-gpu=... --format=csv`` output (see the module docstring)."""
+    wanted = _fields_arg(fields)
+    lines = _content_lines(text)
+    ignored: list[IgnoredLine] = []
+    command_fields, noheader_command = _skip_commands(lines, ignored)
+    names, units, header_line = _columns(lines, wanted, command_fields, noheader_command)
+    result: dict[str, Any] = {
+        "driver_version": None,
+        "cuda_version": None,
+        "attached_gpus": None,
+        "timestamp": None,
+        "fields": names,
+        "units": units,
+        "rows": [],
+        "gpus": [],
+        "warnings": [],
+    }
+    first_row_line = _read_rows(lines, names, units, result, ignored)
+    if not result["rows"]:
+        raise ParseError("CSV header without any data row", line=header_line, kind=KIND)
+    _node_fields(result, units, first_row_line)
     return with_ignored(result, ignored)

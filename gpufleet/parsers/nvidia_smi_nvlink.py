@@ -54,7 +54,8 @@ the other parsers of this group (``nvidia_smi_xml``, ``nvidia_smi_csv``).
 from __future__ import annotations
 
 import re
-from typing import List
+from dataclasses import dataclass, field
+from typing import Any
 
 from gpufleet.parsers.common import (
     IgnoredLine,
@@ -93,12 +94,12 @@ _INACTIVE_RE = re.compile(r"^<?\s*inactive\s*>?$", re.IGNORECASE)
 _COUNTER_RE = re.compile(r"^(.*?[A-Za-z].*?)\s*:\s*(\S.*)$")
 
 
-def is_command_line(line):
+def is_command_line(line: str) -> bool:
     """True when ``line`` is a shell prompt + nvidia-smi command (or the bare command)."""
     return bool(_COMMAND_RE.match(line))
 
 
-def skip_command_or_foreign(ignored: List[IgnoredLine], number: int, line: str) -> bool:
+def skip_command_or_foreign(ignored: list[IgnoredLine], number: int, line: str) -> bool:
     """True, listing ``line`` in ``ignored``, for the nvidia-smi command line copied with its output or a
     foreign line (common's foreign_line); False for anything else.
 
@@ -114,7 +115,7 @@ def skip_command_or_foreign(ignored: List[IgnoredLine], number: int, line: str) 
     return True
 
 
-def prepare_lines(text, kind):
+def prepare_lines(text: object, kind: str) -> list[tuple[str | None, list[tuple[int, str]]]]:
     """Clean ``text`` and split it into groups of numbered lines, one group per rank.
 
     ANSI escapes and a BOM are removed, CRLF reads as LF. When EVERY non-blank line carries an
@@ -131,7 +132,7 @@ def prepare_lines(text, kind):
         raise ParseError("empty input", kind=kind)
     for regex in (_MPIRUN_RE, _SRUN_RE):
         if all(regex.match(line) for _n, line in content):
-            groups = {}
+            groups: dict[str | None, list[tuple[int, str]]] = {}
             for n, line in numbered:
                 match = regex.match(line)
                 if match is None:
@@ -141,11 +142,11 @@ def prepare_lines(text, kind):
     return [(None, numbered)]
 
 
-def _snake(name):
+def _snake(name: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
 
 
-def _classify_message(message):
+def _classify_message(message: str) -> bool | None:
     low = message.lower()
     if "not supported" in low:
         return False
@@ -154,10 +155,20 @@ def _classify_message(message):
     return None
 
 
-def _parse(text, kind):
+@dataclass
+class _LinkState:
+    """What a GPU's block said of one link so far: its last line; for ``-e``, its counters and its record."""
+
+    line: int
+    counters: set[str] = field(default_factory=set)
+    record: dict[str, Any] = field(default_factory=dict)
+    inactive: bool = False
+
+
+def _parse(text: object, kind: str) -> dict[str, Any]:
     groups = prepare_lines(text, kind)
-    result = {"gpus": [], "elided": False, "warnings": []}
-    ignored = []
+    result: dict[str, Any] = {"gpus": [], "elided": False, "warnings": []}
+    ignored: list[IgnoredLine] = []
     for rank, lines in groups:
         gpus = _parse_group(lines, kind, result, ignored)
         if rank is not None:
@@ -169,10 +180,11 @@ def _parse(text, kind):
     return with_ignored(result, sorted(ignored, key=lambda entry: entry["line"]))
 
 
-def _parse_group(lines, kind, result, ignored):
-    gpus = []
-    gpu = None
-    state = {}  # per-GPU bookkeeping: link -> {"line": last line, "counters": set}
+def _parse_group(lines: list[tuple[int, str]], kind: str, result: dict[str, Any],
+                 ignored: list[IgnoredLine]) -> list[dict[str, Any]]:
+    gpus: list[dict[str, Any]] = []
+    gpu: dict[str, Any] | None = None
+    state: dict[int, _LinkState] = {}  # per-GPU bookkeeping: link -> what was read of it
     for n, raw in lines:
         line = raw.strip()
         if not line:
@@ -213,7 +225,8 @@ def _parse_group(lines, kind, result, ignored):
         match = _LINK_RE.match(line)
         if match is None:
             if gpu["links"]:
-                raise ParseError("unexpected text among the links of GPU %d" % gpu["index"], line=n, kind=kind, text=raw)
+                raise ParseError("unexpected text among the links of GPU %d" % gpu["index"], line=n, kind=kind,
+                                 text=raw)
             gpu["message"] = line if gpu["message"] is None else gpu["message"] + "\n" + line
             continue
         if gpu["message"] is not None:
@@ -229,10 +242,11 @@ def _parse_group(lines, kind, result, ignored):
     return gpus
 
 
-def _add_status_link(gpu, state, link, value, n, raw):
+def _add_status_link(gpu: dict[str, Any], state: dict[int, _LinkState], link: int, value: str, n: int,
+                     raw: str) -> None:
     if link in state:
         raise ParseError("link %d listed twice" % link, line=n, kind=KIND_STATUS, text=raw)
-    state[link] = {"line": n}
+    state[link] = _LinkState(n)
     if _INACTIVE_RE.match(value):
         gpu["links"].append({"link": link, "active": False, "speed_gbs": None})
         return
@@ -242,20 +256,21 @@ def _add_status_link(gpu, state, link, value, n, raw):
     gpu["links"].append({"link": link, "active": True, "speed_gbs": float(speed.group(1))})
 
 
-def _add_error_counter(gpu, state, link, value, n, raw):
+def _add_error_counter(gpu: dict[str, Any], state: dict[int, _LinkState], link: int, value: str, n: int,
+                       raw: str) -> None:
     entry = state.get(link)
     if entry is None:
-        entry = {"line": n, "counters": set(), "record": {"link": link}}
+        entry = _LinkState(n, record={"link": link})
         state[link] = entry
-        gpu["links"].append(entry["record"])
-    elif entry.get("inactive"):
+        gpu["links"].append(entry.record)
+    elif entry.inactive:
         raise ParseError("counter for inactive link %d" % link, line=n, kind=KIND_ERRORS, text=raw)
-    entry["line"] = n
+    entry.line = n
     if _INACTIVE_RE.match(value):
-        if entry["counters"]:
+        if entry.counters:
             raise ParseError("link %d both counted and inactive" % link, line=n, kind=KIND_ERRORS, text=raw)
-        entry["inactive"] = True
-        entry["record"]["active"] = False
+        entry.inactive = True
+        entry.record["active"] = False
         return
     match = _COUNTER_RE.match(value)
     if match is None:
@@ -263,13 +278,13 @@ def _add_error_counter(gpu, state, link, value, n, raw):
     name = _snake(match.group(1))
     if not name or name in ("link", "active"):
         raise ParseError("bad counter name", line=n, kind=KIND_ERRORS, text=raw)
-    if name in entry["counters"]:
+    if name in entry.counters:
         raise ParseError("counter %r of link %d printed twice" % (name, link), line=n, kind=KIND_ERRORS, text=raw)
-    entry["counters"].add(name)
-    entry["record"][name] = parse_number(match.group(2), line=n, kind=KIND_ERRORS)
+    entry.counters.add(name)
+    entry.record[name] = parse_number(match.group(2), line=n, kind=KIND_ERRORS)
 
 
-def _finish_gpu(gpu, state, kind, result):
+def _finish_gpu(gpu: dict[str, Any], state: dict[int, _LinkState], kind: str, result: dict[str, Any]) -> None:
     if gpu["links"]:
         gpu["supported"] = True
     elif gpu["message"] is not None:
@@ -277,25 +292,26 @@ def _finish_gpu(gpu, state, kind, result):
     elif not gpu["elided"]:
         result["warnings"].append("GPU %d printed neither links nor a message" % gpu["index"])
     if kind == KIND_ERRORS and state:
-        counted = [entry for entry in state.values() if not entry.get("inactive")]
-        union = set()
+        counted = [entry for entry in state.values() if not entry.inactive]
+        union: set[str] = set()
         for entry in counted:
-            union |= entry["counters"]
+            union |= entry.counters
         for entry in counted:
-            missing = union - entry["counters"]
+            missing = union - entry.counters
             if missing:
                 raise ParseError(
-                    "link %d lacks counter(s) %s (output cut off?)" % (entry["record"]["link"], ", ".join(sorted(missing))),
-                    line=entry["line"],
+                    "link %d lacks counter(s) %s (output cut off?)"
+                    % (entry.record["link"], ", ".join(sorted(missing))),
+                    line=entry.line,
                     kind=kind,
                 )
 
 
-def parse_nvlink_status(text):
+def parse_nvlink_status(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi nvlink -s`` / ``--status`` output (see the module docstring)."""
     return _parse(text, KIND_STATUS)
 
 
-def parse_nvlink_errors(text):
+def parse_nvlink_errors(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi nvlink -e`` / ``--errorcounters`` output (see the module docstring)."""
     return _parse(text, KIND_ERRORS)

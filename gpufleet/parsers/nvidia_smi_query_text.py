@@ -77,6 +77,10 @@ Reasons" block (optionally with the "Clocks" / "Max Clocks" blocks) of ONE GPU a
 "clocks_mem_mhz", "clocks_max_graphics_mhz", "clocks_max_sm_mhz", "clocks_max_mem_mhz",
 "warnings": [str]}``.
 
+The scalar per-GPU fields (and those of the Fabric, Retired Pages and Remapped Rows blocks) are read
+through the field table of :mod:`gpufleet.parsers.gpu_fields`, which holds their key paths; the ECC
+sums, the process list, the clock event reasons and ``errors`` are code here.
+
 All three raise :class:`ParseError` naming the 1-based line for damaged text: a value that is
 not what the field holds (a number without its unit, "Act" for Active ...), indentation that
 matches no enclosing level, a "Key : value" line whose padded colon is out of line with its
@@ -90,9 +94,12 @@ holds (``MAX_GPUS_PER_NODE``, NV_MAX_DEVICES): an inconsistent count.
 from __future__ import annotations
 
 import re
+from functools import partial
+from typing import Any, Callable, Iterator
 
 from gpufleet.parsers.common import (
     MAX_GPUS_PER_NODE,
+    IgnoredLine,
     ImplausibleNumber,
     ParseError,
     ignore_line,
@@ -103,6 +110,17 @@ from gpufleet.parsers.common import (
     skip_foreign,
     strip_ansi,
     with_ignored,
+)
+from gpufleet.parsers.gpu_fields import (
+    CLOCK_EVENT_REASONS,
+    FABRIC_FIELDS,
+    GPU_FIELD_BY_KEY,
+    GPU_FIELDS,
+    REMAPPED_ROWS_FIELDS,
+    RETIRED_PAGES_FIELDS,
+    TEXT_REASON_BLOCKS,
+    GpuField,
+    read_record,
 )
 
 KIND = "nvidia-smi-q"
@@ -130,22 +148,23 @@ _MODE = {"enabled": True, "disabled": False}
 _YES_NO = {"yes": True, "no": False}
 _ACTIVE = {"active": True, "not active": False}
 
-_REASON_KEYS = {
-    "idle": "idle",
-    "applications clocks setting": "applications_clocks_setting",
-    "sw power cap": "sw_power_cap",
-    "hw slowdown": "hw_slowdown",
-    "hw thermal slowdown": "hw_thermal_slowdown",
-    "hw power brake slowdown": "hw_power_brake_slowdown",
-    "sync boost": "sync_boost",
-    "sw thermal slowdown": "sw_thermal_slowdown",
-    "display clock setting": "display_clock_setting",
-}
-_REASON_BLOCKS = ("clocks event reasons", "clocks throttle reasons")
+Number = int | float
+# A GPU's fields that this parser reads itself, by key (gpu_fields.read_record).
+Computed = dict[str, Callable[[], Any]]
+# The top-level "Key : value" lines: normalised key -> result key.
+_TOP_KEYS = {"timestamp": "timestamp", "driver version": "driver_version", "cuda version": "cuda_version",
+             "attached gpus": "attached_gpus"}
+# The clocks a "Clocks Event Reasons" fragment may carry with it ("Clocks", "Max Clocks" blocks).
+_FRAGMENT_CLOCKS = ("clocks_graphics_mhz", "clocks_sm_mhz", "clocks_mem_mhz", "clocks_max_graphics_mhz",
+                    "clocks_max_sm_mhz", "clocks_max_mem_mhz")
 
 
-def _norm(key):
+def _norm(key: str) -> str:
     return " ".join(key.split()).lower()
+
+
+_REASON_KEYS = {_norm(reason.text): reason.key for reason in CLOCK_EVENT_REASONS}
+_REASON_BLOCKS = tuple(_norm(block) for block in TEXT_REASON_BLOCKS)
 
 
 class _Node:
@@ -153,17 +172,19 @@ class _Node:
 
     __slots__ = ("key", "value", "line", "indent", "colon", "children", "align", "is_error")
 
-    def __init__(self, key, value, line, indent, colon=None, is_error=False):
+    def __init__(self, key: str, value: str | None, line: int, indent: int, colon: int | None = None,
+                 is_error: bool = False) -> None:
         self.key = key
         self.value = value
         self.line = line
         self.indent = indent
         self.colon = colon
-        self.children = []
-        self.align = None
+        self.children: list[_Node] = []
+        # (column of the children's padded ':', line of the first child that set it)
+        self.align: tuple[int, int] | None = None
         self.is_error = is_error
 
-    def child(self, *names):
+    def child(self, *names: str) -> _Node | None:
         """First child whose key is one of ``names`` (case and spacing ignored)."""
         wanted = [_norm(n) for n in names]
         for name in wanted:
@@ -172,25 +193,26 @@ class _Node:
                     return node
         return None
 
-    def path(self, *names):
-        node = self
-        for name in names:
-            node = node.child(name) if node is not None else None
+    def find(self, path: str) -> _Node | None:
+        """The node at a key path ("MIG Mode/Current"); a step "a|b" takes the first of its alternatives present."""
+        node: _Node | None = self
+        for step in path.split("/"):
+            node = node.child(*step.split("|")) if node is not None else None
         return node
 
-    def last_line(self):
+    def last_line(self) -> int:
         node = self
         while node.children:
             node = node.children[-1]
         return node.line
 
-    def walk(self):
+    def walk(self) -> Iterator[_Node]:
         for node in self.children:
             yield node
             yield from node.walk()
 
 
-def _err(message, line=None, text=None):
+def _err(message: str, line: int | None = None, text: str | None = None) -> ParseError:
     return ParseError(message, line=line, kind=KIND, text=text)
 
 
@@ -198,7 +220,7 @@ def _err(message, line=None, text=None):
 # Text -> lines -> tree
 
 
-def _prepare(text, ignored):
+def _prepare(text: str, ignored: list[IgnoredLine]) -> list[tuple[int, str]]:
     """(line number, line) pairs with ANSI escapes and rank prefixes removed, right-stripped.
 
     A line without the rank prefix inside rank-prefixed output is refused unless it is foreign
@@ -209,14 +231,7 @@ def _prepare(text, ignored):
     lines = [(n, strip_ansi(line).rstrip()) for n, line in numbered_lines(text)]
     if lines and lines[0][1].startswith("\ufeff"):  # a byte-order mark from a Windows editor
         lines[0] = (1, lines[0][1][1:])
-    first_tag = None
-    for n, line in lines:
-        if not line.strip():
-            continue
-        match = _MPI_RE.match(line) or _SRUN_RE.match(line)
-        if match:
-            first_tag = (n, match.re, match.groups())
-            break
+    first_tag = _first_rank_prefix(lines)
     if first_tag is None:
         return lines
     start, regex, rank = first_tag
@@ -242,7 +257,18 @@ def _prepare(text, ignored):
     return out
 
 
-def _split(line):
+def _first_rank_prefix(lines: list[tuple[int, str]]) -> tuple[int, re.Pattern[str], tuple[str, ...]] | None:
+    """(line, prefix pattern, rank) of the first line that carries a rank prefix, else None."""
+    for n, line in lines:
+        if not line.strip():
+            continue
+        match = _MPI_RE.match(line) or _SRUN_RE.match(line)
+        if match:
+            return n, match.re, match.groups()
+    return None
+
+
+def _split(line: str) -> tuple[str, str | None, int | None, bool]:
     """``(key, value, colon_column, padded)`` of a line, value None for a header line."""
     content = line.strip()
     indent = len(line) - len(line.lstrip(" "))
@@ -261,8 +287,9 @@ def _split(line):
     return content, None, None, False
 
 
-def _build_tree(lines, ignored, lenient_root=False):
-    """Build the indentation tree; raise on indentation or column damage.
+def _build_tree(lines: list[tuple[int, str]], ignored: list[IgnoredLine],
+                lenient_root: bool = False) -> tuple[_Node, list[int]]:
+    """Build the indentation tree; raise on indentation or column damage. Returns (root, banner lines).
 
     The tree takes any line as a node, so a foreign line (a banner, a note, an elision) would be
     refused later as damage (an indentation out of line, a section cut short): it is skipped here
@@ -275,50 +302,67 @@ def _build_tree(lines, ignored, lenient_root=False):
     for n, raw in lines:
         if not raw.strip():
             continue
-        has_tab = "\t" in raw
         line = raw.expandtabs(8)
-        indent = len(line) - len(line.lstrip(" "))
         content = line.strip()
-        if _BANNER_RE.match(content):
-            banners.append(n)
-            stack = [root]
-            continue
-        if content == "--":  # grep -A/-B group separator
+        if _BANNER_RE.match(content) or content == "--":  # the tool's banner, grep -A/-B's group separator
+            if content != "--":
+                banners.append(n)
             stack = [root]
             continue
         if skip_foreign(ignored, n, content):
             continue
         key, value, colon, padded = _split(line)
-        if value is None and indent == 0 and ("nvidia-smi" in content or _PROMPT_RE.match(content)):
-            ignore_line(ignored, n, content, "echoed command" if "nvidia-smi" in content else "shell prompt")
+        if value is None and _skip_command(ignored, n, line):
             continue
-        while stack[-1].indent >= indent:
-            stack.pop()
-        parent = stack[-1]
-        if parent.children and parent.children[0].indent != indent and not (parent is root and lenient_root):
-            raise _err(
-                "indentation (%d) matches no enclosing level (siblings at %d)" % (indent, parent.children[0].indent),
-                line=n,
-                text=raw,
-            )
-        is_error = value is None and bool(_ERROR_RE.match(content))
-        node = _Node(key, value, n, indent, colon, is_error)
-        if colon is not None and padded and not has_tab:
-            if parent.align is None:
-                parent.align = (colon, n)
-            elif parent.align[0] != colon:
-                raise _err(
-                    "the ':' of %r is at column %d, its siblings' at column %d (line %d): hand-edited or damaged line"
-                    % (key, colon + 1, parent.align[0] + 1, parent.align[1]),
-                    line=n,
-                    text=raw,
-                )
+        indent = len(line) - len(line.lstrip(" "))
+        parent = _parent(stack, indent, root if lenient_root else None, n, raw)
+        node = _Node(key, value, n, indent, colon, value is None and bool(_ERROR_RE.match(content)))
+        if colon is not None and padded and "\t" not in raw:
+            _check_alignment(parent, colon, key, n, raw)
         parent.children.append(node)
         stack.append(node)
     return root, banners
 
 
-def _check_tail(root):
+def _skip_command(ignored: list[IgnoredLine], number: int, line: str) -> bool:
+    """True, listing it in ``ignored``, for a line without a value at column 0 that is the echoed nvidia-smi command
+    or a bare shell prompt."""
+    content = line.strip()
+    if line.startswith(" ") or not ("nvidia-smi" in content or _PROMPT_RE.match(content)):
+        return False
+    ignore_line(ignored, number, content, "echoed command" if "nvidia-smi" in content else "shell prompt")
+    return True
+
+
+def _parent(stack: list[_Node], indent: int, lenient: _Node | None, number: int, raw: str) -> _Node:
+    """The node a line indented by ``indent`` belongs under (``stack`` is cut to it); raise when the indentation
+    matches no enclosing level (the root's children are not checked when it is ``lenient``, as in a fragment)."""
+    while stack[-1].indent >= indent:
+        stack.pop()
+    parent = stack[-1]
+    if parent.children and parent.children[0].indent != indent and parent is not lenient:
+        raise _err(
+            "indentation (%d) matches no enclosing level (siblings at %d)" % (indent, parent.children[0].indent),
+            line=number,
+            text=raw,
+        )
+    return parent
+
+
+def _check_alignment(parent: _Node, colon: int, key: str, number: int, raw: str) -> None:
+    """A padded ':' out of line with its siblings' is a hand-edited or damaged line."""
+    if parent.align is None:
+        parent.align = (colon, number)
+    elif parent.align[0] != colon:
+        raise _err(
+            "the ':' of %r is at column %d, its siblings' at column %d (line %d): hand-edited or damaged line"
+            % (key, colon + 1, parent.align[0] + 1, parent.align[1]),
+            line=number,
+            text=raw,
+        )
+
+
+def _check_tail(root: _Node) -> None:
     """Output that stops on a header line (nothing under it) was cut there."""
     node = root
     while node.children:
@@ -327,10 +371,11 @@ def _check_tail(root):
         raise _err("output ends on the header %r with nothing under it: truncated" % node.key, line=node.line)
 
 
-def _to_raw(node):
+def _to_raw(node: _Node) -> Any:
+    """The node as ``raw`` holds it: its value, or a dict of its children (the value under "_value")."""
     if not node.children:
         return node.value
-    out = {}
+    out: dict[str, Any] = {}
     if node.value is not None:
         out["_value"] = node.value
     repeated = set()
@@ -350,14 +395,14 @@ def _to_raw(node):
 # Typed values
 
 
-def _text(node):
+def _text(node: _Node | None) -> str | None:
     """The value as printed; None for N/A spellings and for a pasted placeholder ("<masked>", "...")."""
     if node is None or node.value is None or is_not_available(node.value) or is_placeholder(node.value):
         return None
     return node.value
 
 
-def _number(node, unit=None):
+def _number(node: _Node | None, unit: str | None = None) -> Number | None:
     """Number of a "Key : value" node; the unit, when given, must be printed."""
     if node is None or node.value is None:
         return None
@@ -376,15 +421,16 @@ def _number(node, unit=None):
         raise _err("%r: not a number: %r" % (node.key, node.value), line=node.line) from None
 
 
-def _int(node, unit=None):
+def _int(node: _Node | None, unit: str | None = None) -> int | None:
     number = _number(node, unit)
     if isinstance(number, float):
+        assert node is not None  # a number was read from it
         raise _err("%r: expected a whole number, got %r" % (node.key, node.value), line=node.line)
     return number
 
 
-def _bool(node, words):
-    if _text(node) is None:
+def _bool(node: _Node | None, words: dict[str, bool]) -> bool | None:
+    if node is None or node.value is None or _text(node) is None:
         return None
     word = _norm(node.value)
     if word not in words:
@@ -393,28 +439,46 @@ def _bool(node, words):
     return words[word]
 
 
-def _first(node, names, unit=None):
-    """First non-None number among children ``names`` of ``node``."""
-    if node is None:
-        return None
-    for name in names:
-        value = _number(node.child(name), unit)
+def _sum(values: list[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _value(node: _Node | None, field: GpuField) -> Any:
+    """The value of ``node`` read with ``field``'s converter."""
+    if field.convert == "text":
+        return _text(node)
+    if field.convert in ("int", "link_width"):
+        return _int(node, field.unit)
+    if field.convert == "number":
+        return _number(node, field.unit)
+    if field.convert == "enabled_disabled":
+        return _bool(node, _MODE)
+    if field.convert == "yes_no":
+        return _bool(node, _YES_NO)
+    raise ValueError("%s: no -q reader for a %r field" % (field.key, field.convert))
+
+
+def _read_field(block: _Node | None, field: GpuField) -> Any:
+    """``field`` under ``block`` (a GPU section or a block of it): the first of its key paths that reads a value."""
+    for path in field.text:
+        value = _value(block.find(path) if block is not None else None, field)
         if value is not None:
             return value
     return None
 
 
-def _sum(values):
-    values = [v for v in values if v is not None]
-    return sum(values) if values else None
+def _record(block: _Node | None, fields: tuple[GpuField, ...]) -> dict[str, Any]:
+    """The record of a block's ``fields`` (None values for a block that is absent)."""
+    return read_record(fields, "text", partial(_read_field, block), {})
 
 
 # ---------------------------------------------------------------------------------------
 # Blocks
 
 
-def _reasons(block, warnings):
-    reasons = dict.fromkeys(_REASON_KEYS.values())
+def _reasons(block: _Node | None, warnings: list[str]) -> dict[str, bool | None]:
+    reasons: dict[str, bool | None] = dict.fromkeys(_REASON_KEYS.values())
     if block is None:
         return reasons
     for node in block.walk():
@@ -428,27 +492,33 @@ def _reasons(block, warnings):
     return reasons
 
 
-def _reason_block(section):
+def _reason_block(section: _Node) -> _Node | None:
     for node in section.children:
         if _norm(node.key) in _REASON_BLOCKS:
             return node
     return None
 
 
-def _fabric(block):
-    return {
-        "state": _text(block.child("State")),
-        "status": _text(block.child("Status")),
-        "clique_id": _int(block.child("CliqueId", "Clique Id", "Clique ID")),
-        "cluster_uuid": _text(block.child("ClusterUUID", "Cluster UUID")),
-    }
+def _fabric(block: _Node) -> dict[str, Any]:
+    return _record(block, FABRIC_FIELDS)
 
 
-def _ecc_counts(block):
+def _gpu_fabric(section: _Node) -> dict[str, Any] | None:
+    """The section's "Fabric" block; None without one or when every field is N/A (no NVSwitch), as the XML/CSV
+    parsers."""
+    block = section.child("Fabric")
+    fabric = _fabric(block) if block is not None else None
+    if fabric is not None and all(v is None for v in fabric.values()):
+        return None
+    return fabric
+
+
+def _ecc_counts(block: _Node | None) -> tuple[int | None, int | None]:
     """(correctable, uncorrectable) of a "Volatile" / "Aggregate" block."""
     if block is None:
         return None, None
-    correctable, uncorrectable = [], []
+    correctable: list[int | None] = []
+    uncorrectable: list[int | None] = []
     for sub_name, bucket in (("Single Bit", correctable), ("Double Bit", uncorrectable)):
         sub = block.child(sub_name)
         if sub is None:
@@ -469,7 +539,7 @@ def _ecc_counts(block):
     return _sum(correctable), _sum(uncorrectable)
 
 
-def _ecc_memory_counts(block, memory):
+def _ecc_memory_counts(block: _Node | None, memory: str) -> tuple[int | None, int | None]:
     """(correctable, uncorrectable) of one memory kind ("SRAM" or "DRAM") in a Volatile/Aggregate block.
 
     The per-kind lines exist from R470 on A100 and later ("SRAM Uncorrectable" or, from R535, its two
@@ -477,7 +547,8 @@ def _ecc_memory_counts(block, memory):
     """
     if block is None:
         return None, None
-    correctable, uncorrectable = [], []
+    correctable: list[int | None] = []
+    uncorrectable: list[int | None] = []
     for node in block.children:
         if node.value is None or node.children:
             continue
@@ -491,30 +562,43 @@ def _ecc_memory_counts(block, memory):
     return _sum(correctable), _sum(uncorrectable)
 
 
-def _retired_pages(block):
+def _ecc_fields(section: _Node) -> Computed:
+    """The ECC fields by key, all read at once before any other field (as the parser did before the field table):
+    the sums over memory types of each scope, then the counts per memory kind."""
+    ecc = section.child("ECC Errors")
+    blocks = {scope: ecc.child(scope) if ecc is not None else None for scope in ("Volatile", "Aggregate")}
+    counts = {}
+    for scope, block in blocks.items():
+        counts["ecc_errors_%s" % scope.lower()] = _ecc_counts(block)
+    for scope, block in blocks.items():
+        for memory in ("SRAM", "DRAM"):
+            counts["ecc_errors_%s_%s" % (scope.lower(), memory.lower())] = _ecc_memory_counts(block, memory)
+    computed: Computed = {}
+    for prefix, (correctable, uncorrectable) in counts.items():
+        computed[prefix + "_correctable"] = partial(_constant, correctable)
+        computed[prefix + "_uncorrectable"] = partial(_constant, uncorrectable)
+    return computed
+
+
+def _constant(value: Any) -> Any:
+    return value
+
+
+def _retired_pages(block: _Node | None) -> dict[str, Any] | None:
     if block is None or not block.children:
         return None
-    out = {
-        "single_bit_ecc": _int(block.child("Single Bit ECC")),
-        "double_bit_ecc": _int(block.child("Double Bit ECC")),
-        "pending": _bool(block.child("Pending Page Blacklist", "Pending Page Retirement", "Pending"), _YES_NO),
-    }
+    out = _record(block, RETIRED_PAGES_FIELDS)
     return out if any(v is not None for v in out.values()) else None
 
 
-def _remapped_rows(block):
+def _remapped_rows(block: _Node | None) -> dict[str, Any] | None:
     if block is None or not block.children:
         return None
-    out = {
-        "correctable": _int(block.child("Correctable Error")),
-        "uncorrectable": _int(block.child("Uncorrectable Error")),
-        "pending": _bool(block.child("Pending"), _YES_NO),
-        "failure": _bool(block.child("Remapping Failure Occurred"), _YES_NO),
-    }
+    out = _record(block, REMAPPED_ROWS_FIELDS)
     return out if any(v is not None for v in out.values()) else None
 
 
-def _processes(block, errors):
+def _processes(block: _Node | None, errors: list[str]) -> list[dict[str, Any]] | None:
     if block is None:
         return None
     if not block.children:
@@ -525,7 +609,7 @@ def _processes(block, errors):
             return None
         raise _err("Processes: expected 'None' or a list, got %r" % block.value, line=block.line)
     processes = []
-    instance = {}
+    instance: dict[str, int | None] = {}
     current = None
     for node in block.children:
         key = _norm(node.key)
@@ -550,7 +634,7 @@ def _processes(block, errors):
     return processes
 
 
-def _process_fields(process, nodes):
+def _process_fields(process: dict[str, Any], nodes: list[_Node]) -> None:
     for node in nodes:
         key = _norm(node.key)
         if key == "type":
@@ -561,140 +645,99 @@ def _process_fields(process, nodes):
             process["used_memory_mib"] = _int(node, "MiB")
 
 
-def _gpu(section, index, pci_bus_id, warnings):
+def _gpu(section: _Node, index: int, pci_bus_id: str, warnings: list[str]) -> dict[str, Any]:
+    """The per-GPU dict of one "GPU <bus id>" section: the field table's fields, and the structural ones read here."""
     errors = ["line %d: %s" % (n.line, n.key) for n in section.walk() if n.is_error]
-    pci = section.child("PCI")
-    link = pci.child("GPU Link Info") if pci is not None else None
-    gen = link.child("PCIe Generation") if link is not None else None
-    width = link.child("Link Width") if link is not None else None
-    ecc = section.child("ECC Errors")
-    vol_c, vol_u = _ecc_counts(ecc.child("Volatile") if ecc is not None else None)
-    agg_c, agg_u = _ecc_counts(ecc.child("Aggregate") if ecc is not None else None)
-    by_memory = {}
-    for scope in ("Volatile", "Aggregate"):
-        for memory in ("SRAM", "DRAM"):
-            counts = _ecc_memory_counts(ecc.child(scope) if ecc is not None else None, memory)
-            by_memory["%s_%s" % (scope.lower(), memory.lower())] = counts
-    temp = section.child("Temperature")
-    power = section.child("GPU Power Readings", "Power Readings")
-    clocks = section.child("Clocks")
-    max_clocks = section.child("Max Clocks")
-    memory = section.child("FB Memory Usage")
-    fabric = section.child("Fabric")
-    gpu = {
-        "index": index,
-        "pci_bus_id": pci_bus_id,
-        "name": _text(section.child("Product Name")),
-        "product_brand": _text(section.child("Product Brand")),
-        "product_architecture": _text(section.child("Product Architecture")),
-        "uuid": _text(section.child("GPU UUID")),
-        "serial": _text(section.child("Serial Number")),
-        "minor_number": _int(section.child("Minor Number")),
-        "board_part_number": _text(section.child("Board Part Number")),
-        "vbios_version": _text(section.child("VBIOS Version")),
-        "persistence_mode": _bool(section.child("Persistence Mode"), _MODE),
-        "mig_mode_current": _text(section.path("MIG Mode", "Current")),
-        "memory_total_mib": _int(memory.child("Total"), "MiB") if memory is not None else None,
-        "memory_used_mib": _int(memory.child("Used"), "MiB") if memory is not None else None,
-        "ecc_mode_current": _bool(section.path("ECC Mode", "Current"), _MODE),
-        "ecc_mode_pending": _bool(section.path("ECC Mode", "Pending"), _MODE),
-        "ecc_errors_volatile_correctable": vol_c,
-        "ecc_errors_volatile_uncorrectable": vol_u,
-        "ecc_errors_aggregate_correctable": agg_c,
-        "ecc_errors_aggregate_uncorrectable": agg_u,
-        "ecc_errors_volatile_sram_correctable": by_memory["volatile_sram"][0],
-        "ecc_errors_volatile_sram_uncorrectable": by_memory["volatile_sram"][1],
-        "ecc_errors_aggregate_sram_correctable": by_memory["aggregate_sram"][0],
-        "ecc_errors_aggregate_sram_uncorrectable": by_memory["aggregate_sram"][1],
-        "ecc_errors_volatile_dram_correctable": by_memory["volatile_dram"][0],
-        "ecc_errors_volatile_dram_uncorrectable": by_memory["volatile_dram"][1],
-        "ecc_errors_aggregate_dram_correctable": by_memory["aggregate_dram"][0],
-        "ecc_errors_aggregate_dram_uncorrectable": by_memory["aggregate_dram"][1],
-        "retired_pages": _retired_pages(section.child("Retired Pages")),
-        "remapped_rows": _remapped_rows(section.child("Remapped Rows")),
-        "gpu_recovery_action": _text(section.child("GPU Recovery Action")),
-        "temperature_c": _int(temp.child("GPU Current Temp"), "C") if temp is not None else None,
-        "temperature_slowdown_c": _int(temp.child("GPU Slowdown Temp"), "C") if temp is not None else None,
-        "temperature_shutdown_c": _int(temp.child("GPU Shutdown Temp"), "C") if temp is not None else None,
-        "power_draw_w": _first(power, ("Power Draw", "Average Power Draw", "Instantaneous Power Draw"), "W"),
-        "power_limit_w": _first(power, ("Current Power Limit", "Enforced Power Limit"), "W"),
-        "power_max_limit_w": _first(power, ("Max Power Limit",), "W"),
-        "clocks_graphics_mhz": _int(clocks.child("Graphics"), "MHz") if clocks is not None else None,
-        "clocks_sm_mhz": _int(clocks.child("SM"), "MHz") if clocks is not None else None,
-        "clocks_mem_mhz": _int(clocks.child("Memory"), "MHz") if clocks is not None else None,
-        "clocks_max_graphics_mhz": _int(max_clocks.child("Graphics"), "MHz") if max_clocks is not None else None,
-        "clocks_max_sm_mhz": _int(max_clocks.child("SM"), "MHz") if max_clocks is not None else None,
-        "clocks_max_mem_mhz": _int(max_clocks.child("Memory"), "MHz") if max_clocks is not None else None,
-        "clock_event_reasons": _reasons(_reason_block(section), warnings),
-        "pcie_link_gen_current": _int(gen.child("Current")) if gen is not None else None,
-        "pcie_link_gen_max": _int(gen.child("Max")) if gen is not None else None,
-        "pcie_link_gen_device_max": _int(gen.child("Device Max")) if gen is not None else None,
-        "pcie_link_width_current": _int(width.child("Current"), "x") if width is not None else None,
-        "pcie_link_width_max": _int(width.child("Max"), "x") if width is not None else None,
-        "fabric": _fabric(fabric) if fabric is not None else None,
-        "processes": _processes(section.child("Processes"), errors),
-        "replays_since_reset": _int(pci.child("Replays Since Reset")) if pci is not None else None,
-        "errors": errors,
-        "raw": _to_raw(section) if section.children else {},
+    computed: Computed = {
+        **_ecc_fields(section),
+        "index": partial(_constant, index),
+        "pci_bus_id": partial(_constant, pci_bus_id),
+        "retired_pages": partial(_retired_pages, section.child("Retired Pages")),
+        "remapped_rows": partial(_remapped_rows, section.child("Remapped Rows")),
+        "clock_event_reasons": partial(_reasons, _reason_block(section), warnings),
+        "fabric": partial(_gpu_fabric, section),
+        "processes": partial(_processes, section.child("Processes"), errors),
+        "errors": partial(_constant, errors),
+        "raw": partial(_section_raw, section),
     }
-    if gpu["fabric"] is not None and all(v is None for v in gpu["fabric"].values()):
-        gpu["fabric"] = None  # "State : N/A" ...: no NVSwitch fabric (as the XML/CSV parsers)
-    return gpu
+    return read_record(GPU_FIELDS, "text", partial(_read_field, section), computed)
+
+
+def _section_raw(section: _Node) -> Any:
+    return _to_raw(section) if section.children else {}
 
 
 # ---------------------------------------------------------------------------------------
 # Public parsers
 
 
-def parse_query_text(text):
-    """Parse ``nvidia-smi -q`` text (whole, ``-d`` or ``-i`` subset). See the module docstring."""
-    ignored = []
-    lines = _prepare(text, ignored)
-    root, banners = _build_tree(lines, ignored)
-    warnings = []
-    top = {"timestamp": None, "driver_version": None, "cuda_version": None, "attached_gpus": None}
-    top_keys = {"timestamp": "timestamp", "driver version": "driver_version", "cuda version": "cuda_version"}
-    sections = []
-    seen_bus = {}
-    header_seen = bool(banners)
-    if len(banners) > 1:
-        raise _err("a second 'NVSMI LOG' banner: two outputs pasted together; parse one at a time", line=banners[1])
-    for node in root.children:
-        key = _norm(node.key)
-        if node.value is not None and not node.children and (key in top_keys or key == "attached gpus"):
-            field = "attached_gpus" if key == "attached gpus" else top_keys[key]
-            if top[field] is not None or (sections and field == "timestamp"):
-                raise _err("%r printed twice: two outputs pasted together; parse one at a time" % node.key, line=node.line)
-            top[field] = _int(node) if field == "attached_gpus" else _text(node)
-            header_seen = True
-            continue
-        match = _GPU_HEADER_RE.match(node.key) if node.value is None else None
-        if match:
-            bus = match.group(1)
-            if not _BUS_ID_RE.match(bus):
-                raise _err("GPU section header without a valid PCI bus id", line=node.line, text=node.key)
-            if bus.lower() in seen_bus:
-                raise _err("GPU %s printed twice (first at line %d): outputs pasted together" % (bus, seen_bus[bus.lower()]), line=node.line)
-            seen_bus[bus.lower()] = node.line
-            sections.append((node, bus))
-            continue
+class _TopLevel:
+    """What the top level of an output holds: the header lines ("Driver Version : ..."), the GPU sections."""
+
+    def __init__(self, banners: list[int]) -> None:
+        self.values: dict[str, Any] = dict.fromkeys(("timestamp", "driver_version", "cuda_version", "attached_gpus"))
+        self.sections: list[tuple[_Node, str]] = []
+        self.seen_bus: dict[str, int] = {}
+        self.header_seen = bool(banners)
+        self.warnings: list[str] = []
+
+    def read(self, node: _Node) -> None:
+        """Take one top-level node: a header line, a GPU section, or text worth a warning; raise on error text."""
+        if self._header_line(node) or self._section(node):
+            return
         if node.is_error:
             raise _err("nvidia-smi printed an error instead of data", line=node.line, text=node.key)
-        if node.value is None and not node.children and not sections and not header_seen:
-            warnings.append("line %d: skipped text before the output: %r" % (node.line, node.key[:120]))
-            continue
-        warnings.append("line %d: unrecognised top-level line %r" % (node.line, node.key[:120]))
+        if node.value is None and not node.children and not self.sections and not self.header_seen:
+            self.warnings.append("line %d: skipped text before the output: %r" % (node.line, node.key[:120]))
+            return
+        self.warnings.append("line %d: unrecognised top-level line %r" % (node.line, node.key[:120]))
 
-    if not sections and not header_seen:
+    def _header_line(self, node: _Node) -> bool:
+        field = _TOP_KEYS.get(_norm(node.key))
+        if node.value is None or node.children or field is None:
+            return False
+        if self.values[field] is not None or (self.sections and field == "timestamp"):
+            raise _err("%r printed twice: two outputs pasted together; parse one at a time" % node.key, line=node.line)
+        self.values[field] = _int(node) if field == "attached_gpus" else _text(node)
+        self.header_seen = True
+        return True
+
+    def _section(self, node: _Node) -> bool:
+        match = _GPU_HEADER_RE.match(node.key) if node.value is None else None
+        if not match:
+            return False
+        bus = match.group(1)
+        if not _BUS_ID_RE.match(bus):
+            raise _err("GPU section header without a valid PCI bus id", line=node.line, text=node.key)
+        if bus.lower() in self.seen_bus:
+            raise _err("GPU %s printed twice (first at line %d): outputs pasted together"
+                       % (bus, self.seen_bus[bus.lower()]), line=node.line)
+        self.seen_bus[bus.lower()] = node.line
+        self.sections.append((node, bus))
+        return True
+
+
+def parse_query_text(text: str) -> dict[str, Any]:
+    """Parse ``nvidia-smi -q`` text (whole, ``-d`` or ``-i`` subset). See the module docstring."""
+    ignored: list[IgnoredLine] = []
+    lines = _prepare(text, ignored)
+    root, banners = _build_tree(lines, ignored)
+    if len(banners) > 1:
+        raise _err("a second 'NVSMI LOG' banner: two outputs pasted together; parse one at a time", line=banners[1])
+    top = _TopLevel(banners)
+    for node in root.children:
+        top.read(node)
+    attached, sections, warnings = top.values["attached_gpus"], top.sections, top.warnings
+    if not sections and not top.header_seen:
         raise _err(
             "no nvidia-smi -q content (no 'GPU <bus id>' section, no header lines); a fragment of it (grep -A2 "
             "Fabric, a pasted Clocks Event Reasons block) is not read here: give the whole output of nvidia-smi -q"
         )
     _check_tail(root)
-    _check_gpu_count(top["attached_gpus"], sections, root)
-    if not sections and top["attached_gpus"]:
+    _check_gpu_count(attached, sections, root)
+    if not sections and attached:
         raise _err(
-            "'Attached GPUs : %s' but no GPU section follows: truncated" % top["attached_gpus"],
+            "'Attached GPUs : %s' but no GPU section follows: truncated" % attached,
             line=max(n for n, line in lines if line.strip()),
         )
     _check_sections_complete([section for section, _section_lines in sections])
@@ -705,18 +748,18 @@ def parse_query_text(text):
             warnings.append("line %d: GPU %s section is empty" % (node.line, gpu["pci_bus_id"]))
         for error in gpu["errors"]:
             warnings.append("GPU %s: %s" % (gpu["pci_bus_id"], error))
-    if top["attached_gpus"] is not None and top["attached_gpus"] != len(gpus):
+    if attached is not None and attached != len(gpus):
         warnings.append(
             "'Attached GPUs : %s' but %d GPU section(s) printed (nvidia-smi -i selects GPUs; "
-            "a cut output would have raised)" % (top["attached_gpus"], len(gpus))
+            "a cut output would have raised)" % (attached, len(gpus))
         )
-    result = dict(top)
+    result = dict(top.values)
     result["gpus"] = gpus
     result["warnings"] = warnings
     return with_ignored(result, ignored)
 
 
-def _check_gpu_count(attached, sections, root):
+def _check_gpu_count(attached: int | None, sections: list[tuple[_Node, str]], root: _Node) -> None:
     """More GPU sections, or an "Attached GPUs" count, than one system can hold (:data:`MAX_GPUS_PER_NODE`) is no
     node's output: an inconsistent count, refused before any section is read."""
     if len(sections) > MAX_GPUS_PER_NODE:
@@ -728,7 +771,7 @@ def _check_gpu_count(attached, sections, root):
                    "(NV_MAX_DEVICES): inconsistent count" % (attached, len(sections), MAX_GPUS_PER_NODE), line=line)
 
 
-def _check_sections_complete(sections):
+def _check_sections_complete(sections: list[_Node]) -> None:
     """A full section (it has "Product Name") always ends with "Processes" (and, from R560,
     "Capabilities"); one that stops earlier was cut."""
     full = [s for s in sections if s.child("Product Name") is not None]
@@ -762,12 +805,12 @@ def _check_sections_complete(sections):
             )
 
 
-def _shape(section):
+def _shape(section: _Node) -> list[tuple[int, str]]:
     """The sequence of (depth, key) of everything printed in a section, except what varies
     from GPU to GPU by nature (the process list)."""
-    out = []
+    out: list[tuple[int, str]] = []
 
-    def visit(node, depth):
+    def visit(node: _Node, depth: int) -> None:
         for child in node.children:
             key = _norm(child.key)
             out.append((depth, key))
@@ -778,13 +821,13 @@ def _shape(section):
     return out
 
 
-def parse_fabric_fragment(text):
+def parse_fabric_fragment(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi -q | grep -A2 Fabric`` output or a pasted "Fabric" block.
 
     Returns ``{"fabric": [{state, status, clique_id, cluster_uuid}, ...]}`` in order; fields
     grep cut off (or printed as N/A) are None.
     """
-    ignored = []
+    ignored: list[IgnoredLine] = []
     lines = _prepare(text, ignored)
     root, _banners = _build_tree(lines, ignored, lenient_root=True)
     blocks = []
@@ -798,10 +841,10 @@ def parse_fabric_fragment(text):
     return with_ignored({"fabric": [_fabric(block) for block in blocks]}, ignored)
 
 
-def parse_clock_event_fragment(text):
+def parse_clock_event_fragment(text: str) -> dict[str, Any]:
     """Parse a pasted "Clocks Event Reasons"/"Clocks Throttle Reasons" block of one GPU,
     with the "Clocks" / "Max Clocks" blocks when present. See the module docstring."""
-    ignored = []
+    ignored: list[IgnoredLine] = []
     lines = _prepare(text, ignored)
     root, _banners = _build_tree(lines, ignored, lenient_root=True)
     reason_blocks, clocks, max_clocks = [], [], []
@@ -819,18 +862,16 @@ def parse_clock_event_fragment(text):
         raise _err("no 'Clocks Event Reasons' or 'Clocks Throttle Reasons' block found")
     for found in (reason_blocks, clocks, max_clocks):
         if len(found) > 1:
-            raise _err("a second %r block: several GPUs in one fragment; split it per GPU" % found[1].key, line=found[1].line)
-    warnings = []
-    clock = clocks[0] if clocks else None
-    max_clock = max_clocks[0] if max_clocks else None
-    return with_ignored({
+            raise _err("a second %r block: several GPUs in one fragment; split it per GPU" % found[1].key,
+                       line=found[1].line)
+    warnings: list[str] = []
+    result: dict[str, Any] = {
         "clock_event_reasons": _reasons(reason_blocks[0], warnings),
         "reasons_block": reason_blocks[0].key,
-        "clocks_graphics_mhz": _int(clock.child("Graphics"), "MHz") if clock else None,
-        "clocks_sm_mhz": _int(clock.child("SM"), "MHz") if clock else None,
-        "clocks_mem_mhz": _int(clock.child("Memory"), "MHz") if clock else None,
-        "clocks_max_graphics_mhz": _int(max_clock.child("Graphics"), "MHz") if max_clock else None,
-        "clocks_max_sm_mhz": _int(max_clock.child("SM"), "MHz") if max_clock else None,
-        "clocks_max_mem_mhz": _int(max_clock.child("Memory"), "MHz") if max_clock else None,
-        "warnings": warnings,
-    }, ignored)
+    }
+    # the clock fields read as in a GPU section, from a section of the blocks found
+    section = _Node("", None, 0, -1)
+    section.children = clocks[:1] + max_clocks[:1]
+    result.update((key, _read_field(section, GPU_FIELD_BY_KEY[key])) for key in _FRAGMENT_CLOCKS)
+    result["warnings"] = warnings
+    return with_ignored(result, ignored)

@@ -10,7 +10,8 @@ KIND ``topo`` -- :func:`parse_topo_matrix` reads ``nvidia-smi topo -m`` and
       "format": "m" | "mp" | None,   # from the command line if pasted, else NV# cells / legend; None = cannot tell
       "gpus": [                      # rows whose name is GPU<n>, in matrix order
         {"name": "GPU0",             # as printed
-         "cpu_affinity": str|None,   # cell as printed ("0-51,104-155", "0,2,4,6,8,10", "N/A"); None = blank or no column
+         "cpu_affinity": str|None,   # cell as printed ("0-51,104-155", "0,2,4,6,8,10", "N/A");
+                                     # None = blank or no column
          "numa_affinity": str|None,  # cell as printed ("0", "0-3", "N/A"); None = blank or no column
          "numa_nodes": [int]|None,   # numa_affinity expanded ("0-3" -> [0, 1, 2, 3]); None for N/A / blank / no column
          "gpu_numa_id": int|None},   # "GPU NUMA ID" column; None for N/A / blank / no column
@@ -59,7 +60,7 @@ before any row is read.
 from __future__ import annotations
 
 import re
-from typing import List, Tuple
+from typing import AbstractSet, Any, Callable
 
 from gpufleet.parsers.common import (
     MAX_GPUS_PER_NODE,
@@ -116,11 +117,15 @@ _ERROR_RE = re.compile(
 )
 
 
-def _fail(message, line=None, kind=KIND_TOPO, text=None):
+# The cells after a row's link codes, read into the row's record: (line number, name, line, cells, tab-separated).
+RowValues = Callable[[int, str, str, list[str], bool], dict[str, Any]]
+
+
+def _fail(message: str, line: int | None = None, kind: str = KIND_TOPO, text: str | None = None) -> ParseError:
     return ParseError(message, line=line, kind=kind, text=text)
 
 
-def _split_row(line):
+def _split_row(line: str) -> tuple[list[str], bool]:
     """Cells of a matrix row: by tabs when the row has tabs, else by runs of spaces.
 
     Returns ``(cells, tabbed)``. Tab cells are stripped and may be empty (blank
@@ -134,17 +139,18 @@ def _split_row(line):
     return line.split(), False
 
 
-def _is_header_candidate(line):
+def _is_header_candidate(line: str) -> bool:
     tokens = line.split()
     return bool(tokens) and bool(_GPU_NAME_RE.match(tokens[0]))
 
 
-def _parse_header(number, line, kind, codes, allow_titles):
+def _parse_header(number: int, line: str, kind: str, codes: AbstractSet[str],
+                  allow_titles: bool) -> tuple[list[str], list[str]]:
     """Split a header into matrix names and affinity column titles."""
     tokens = line.split()
     _check_size(tokens, number, kind, line)
-    names = []
-    titles = []
+    names: list[str] = []
+    titles: list[str] = []
     i = 0
     while i < len(tokens):
         title = None
@@ -163,7 +169,8 @@ def _parse_header(number, line, kind, codes, allow_titles):
         token = tokens[i]
         i += 1
         if titles:
-            raise _fail("unknown header column %r after the affinity columns" % token, line=number, kind=kind, text=line)
+            raise _fail("unknown header column %r after the affinity columns" % token, line=number, kind=kind,
+                        text=line)
         if not _NAME_RE.match(token) or _is_code(token, codes):
             raise _fail("header cell %r is not a device name" % token, line=number, kind=kind, text=line)
         if token in names:
@@ -177,7 +184,7 @@ def _parse_header(number, line, kind, codes, allow_titles):
     return names, titles
 
 
-def _check_size(tokens, number, kind, line):
+def _check_size(tokens: list[str], number: int, kind: str, line: str) -> None:
     """A header naming more GPUs than one system holds, or more other devices than MAX_OTHER_DEVICES, is refused
     before its names are read one by one (a 100,000-name header would cost a quadratic duplicate check)."""
     gpus = sum(1 for token in tokens if _GPU_NAME_RE.match(token))
@@ -190,11 +197,11 @@ def _check_size(tokens, number, kind, line):
                     % (len(tokens) - gpus - title_words, MAX_OTHER_DEVICES), line=number, kind=kind, text=line)
 
 
-def _is_code(cell, codes):
+def _is_code(cell: str, codes: AbstractSet[str]) -> bool:
     return cell in codes or bool(_NV_RE.match(cell)) and "NV#" in codes
 
 
-def _find_header(lines, kind, what):
+def _find_header(lines: list[tuple[int, str]], kind: str, what: str) -> int:
     """Index in ``lines`` of the header row; raise quoting the tool's message if none."""
     for index, (_number, line) in enumerate(lines):
         if _is_header_candidate(line):
@@ -213,13 +220,13 @@ def _find_header(lines, kind, what):
     raise _fail("no %s (no header row starting with GPU0)" % what, line=first[0], kind=kind, text=first[1])
 
 
-def _find_legend(lines, start):
+def _find_legend(lines: list[tuple[int, str]], start: int) -> dict[str, str] | None:
     """The ``Legend:`` codes after ``start``, read leniently (None if absent).
 
     Only used to learn codes a newer driver's legend defines before the rows are
     checked; :func:`_read_sections` reads the legend strictly after the rows.
     """
-    legend = None
+    legend: dict[str, str] | None = None
     for _number, line in lines[start:]:
         if legend is None:
             if _LEGEND_HEAD_RE.match(line):
@@ -233,15 +240,16 @@ def _find_legend(lines, start):
     return legend
 
 
-def _read_sections(lines, start, kind, ignored):
+def _read_sections(lines: list[tuple[int, str]], start: int, kind: str,
+                   ignored: list[IgnoredLine]) -> tuple[dict[str, str] | None, dict[str, tuple[str, int]] | None]:
     """Read what follows the matrix: ``Legend:`` and ``NIC Legend:`` blocks.
 
     Returns ``(legend, nic_legend)``: ``{code: text}|None`` and ``{NICn: (device, line)}|None``.
     Other trailing text is ignored, except a second matrix header, which raises (two outputs in
     one text); a foreign line (a prompt, a note) is listed in ``ignored`` and does not end a block.
     """
-    legend = None
-    nic_legend = None
+    legend: dict[str, str] | None = None
+    nic_legend: dict[str, tuple[str, int]] | None = None
     section = None
     for number, line in lines[start:]:
         stripped = line.strip()
@@ -259,12 +267,12 @@ def _read_sections(lines, start, kind, ignored):
             nic_legend = {}
             section = "nic"
             continue
-        if section == "legend":
+        if section == "legend" and legend is not None:
             match = _LEGEND_ENTRY_RE.match(line)
             if match:
                 legend[match.group(1)] = match.group(2)
                 continue
-        if section == "nic" and stripped.startswith("NIC"):
+        if section == "nic" and nic_legend is not None and stripped.startswith("NIC"):
             match = _NIC_LEGEND_ENTRY_RE.match(line)
             if not match or not _DEVICE_RE.match(match.group(2)):
                 raise _fail("unreadable NIC Legend entry", line=number, kind=kind, text=line)
@@ -277,11 +285,12 @@ def _read_sections(lines, start, kind, ignored):
             continue
         section = None
         if _is_header_candidate(line):
-            raise _fail("a second matrix follows the first; parse one output at a time", line=number, kind=kind, text=line)
+            raise _fail("a second matrix follows the first; parse one output at a time", line=number, kind=kind,
+                        text=line)
     return legend, nic_legend
 
 
-def _codes_with_legend(base, legend):
+def _codes_with_legend(base: AbstractSet[str], legend: dict[str, str] | None) -> set[str]:
     """Known codes plus any code this output's own legend defines (a newer driver's).
 
     Codes of the other matrix (p2p ``OK``/``CNS``... in a ``topo -m`` text) are never added.
@@ -292,7 +301,9 @@ def _codes_with_legend(base, legend):
     return codes
 
 
-def _read_rows(lines, header_index, names, kind, codes, ignored, row_values=None):
+def _read_rows(lines: list[tuple[int, str]], header_index: int, names: list[str], kind: str, codes: AbstractSet[str],
+               ignored: list[IgnoredLine], row_values: RowValues | None = None,
+               ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, Any]], int]:
     """Read and check one row per matrix name after the header, in order.
 
     Each row is checked completely (link codes, X on the diagonal only, symmetric with
@@ -301,8 +312,8 @@ def _read_rows(lines, header_index, names, kind, codes, ignored, row_values=None
     ``ignored`` and passed over. Returns ``(links, values, next_index)``:
     ``{name: {name: code}}``, ``{name: row_values(...) result}`` and the index after the rows.
     """
-    links = {}
-    values = {}
+    links: dict[str, dict[str, str]] = {}
+    values: dict[str, dict[str, Any]] = {}
     index = header_index + 1
     last_number = lines[header_index][0]
     for i, expected in enumerate(names):
@@ -313,28 +324,8 @@ def _read_rows(lines, header_index, names, kind, codes, ignored, row_values=None
                         line=last_number + 1, kind=kind)
         number, line = lines[index]
         cells, tabbed = _split_row(line)
-        if not cells:
-            raise _fail("matrix ends before the row of %s (%d of %d rows)" % (expected, i, len(names)),
-                        line=number, kind=kind, text=line)
-        if cells[0] != expected:
-            raise _fail("row %r where the row of %s was expected (rows must match the header)" % (cells[0], expected),
-                        line=number, kind=kind, text=line)
-        row = cells[1:1 + len(names)]
-        for cell in row:
-            if not _is_code(cell, codes):
-                raise _fail("cell %r is not a link code" % cell, line=number, kind=kind, text=line)
-        if len(row) < len(names):
-            raise _fail("row %s has %d link cells, the header has %d devices" % (expected, len(row), len(names)),
-                        line=number, kind=kind, text=line)
-        for j, cell in enumerate(row):
-            if i == j and cell != "X":
-                raise _fail("diagonal cell of %s is %r, expected X" % (expected, cell), line=number, kind=kind, text=line)
-            if i != j and cell == "X":
-                raise _fail("X off the diagonal (%s, %s): cells shifted" % (expected, names[j]), line=number, kind=kind, text=line)
-            if j < i and cell != links[names[j]][expected]:
-                raise _fail("%s->%s is %s but %s->%s is %s (matrix not symmetric)"
-                            % (expected, names[j], cell, names[j], expected, links[names[j]][expected]),
-                            line=number, kind=kind, text=line)
+        row = _row_codes(cells, i, names, codes, (number, line, kind))
+        _check_row_against(row, i, names, links, (number, line, kind))
         links[expected] = dict(zip(names, row))
         rest = cells[1 + len(names):]
         if row_values is not None:
@@ -345,16 +336,61 @@ def _read_rows(lines, header_index, names, kind, codes, ignored, row_values=None
                         line=number, kind=kind, text=line)
         last_number = number
         index += 1
+    _check_no_extra_row(lines, index, names, codes, kind)
+    return links, values, index
+
+
+def _row_codes(cells: list[str], position: int, names: list[str], codes: AbstractSet[str],
+               where: tuple[int, str, str]) -> list[str]:
+    """The link codes of the row of ``names[position]``: the row must be there, named so, all link codes, complete.
+    ``where`` is (line number, line, kind)."""
+    number, line, kind = where
+    expected = names[position]
+    if not cells:
+        raise _fail("matrix ends before the row of %s (%d of %d rows)" % (expected, position, len(names)),
+                    line=number, kind=kind, text=line)
+    if cells[0] != expected:
+        raise _fail("row %r where the row of %s was expected (rows must match the header)" % (cells[0], expected),
+                    line=number, kind=kind, text=line)
+    row = cells[1:1 + len(names)]
+    for cell in row:
+        if not _is_code(cell, codes):
+            raise _fail("cell %r is not a link code" % cell, line=number, kind=kind, text=line)
+    if len(row) < len(names):
+        raise _fail("row %s has %d link cells, the header has %d devices" % (expected, len(row), len(names)),
+                    line=number, kind=kind, text=line)
+    return row
+
+
+def _check_row_against(row: list[str], position: int, names: list[str], links: dict[str, dict[str, str]],
+                       where: tuple[int, str, str]) -> None:
+    """X on the diagonal only, and each code the same as its mirror in the rows above (``links``)."""
+    number, line, kind = where
+    expected = names[position]
+    for j, cell in enumerate(row):
+        if position == j and cell != "X":
+            raise _fail("diagonal cell of %s is %r, expected X" % (expected, cell), line=number, kind=kind, text=line)
+        if position != j and cell == "X":
+            raise _fail("X off the diagonal (%s, %s): cells shifted" % (expected, names[j]), line=number, kind=kind,
+                        text=line)
+        if j < position and cell != links[names[j]][expected]:
+            raise _fail("%s->%s is %s but %s->%s is %s (matrix not symmetric)"
+                        % (expected, names[j], cell, names[j], expected, links[names[j]][expected]),
+                        line=number, kind=kind, text=line)
+
+
+def _check_no_extra_row(lines: list[tuple[int, str]], index: int, names: list[str], codes: AbstractSet[str],
+                        kind: str) -> None:
+    """A row of link codes right after the last one the header names: the matrix is not square."""
     if index < len(lines):
         number, line = lines[index]
         cells, _tabbed = _split_row(line)
         if len(cells) > 1 and _is_code(cells[1], codes):
-            raise _fail("extra row %r after the %d rows the header names (matrix is not square)" % (cells[0], len(names)),
-                        line=number, kind=kind, text=line)
-    return links, values, index
+            raise _fail("extra row %r after the %d rows the header names (matrix is not square)"
+                        % (cells[0], len(names)), line=number, kind=kind, text=line)
 
 
-def _affinity_cells(number, line, rest, tabbed, titles):
+def _affinity_cells(number: int, line: str, rest: list[str], tabbed: bool, titles: list[str]) -> dict[str, str | None]:
     """Map the cells after the link codes onto the affinity titles.
 
     Tab-separated rows keep empty cells, so blank values are located exactly;
@@ -384,7 +420,7 @@ def _affinity_cells(number, line, rest, tabbed, titles):
     return {title: (cell if cell != "" else None) for title, cell in zip(titles, cells)}
 
 
-def _check_list(value, title, number, line):
+def _check_list(value: str | None, title: str, number: int, line: str) -> None:
     """An affinity cell must be a CPU/NUMA list (``0-3,8``) or a no-value spelling."""
     if value is None or is_not_available(value):
         return
@@ -392,33 +428,40 @@ def _check_list(value, title, number, line):
         raise _fail("%s %r is not a CPU/NUMA list" % (title, value), line=number, kind=KIND_TOPO, text=line)
 
 
-def _expand_list(value, number, line):
-    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]``; None for blank / N/A."""
+def _expand_list(value: str | None, number: int, line: str) -> list[int] | None:
+    """``"0-3,8"`` -> ``[0, 1, 2, 3, 8]``; None for blank / N/A. ``value`` passed :func:`_check_list`."""
     if value is None or is_not_available(value):
         return None
-    nodes = []
+    nodes: list[int] = []
     for part in value.split(","):
-        low, _sep, high = part.partition("-")
-        low = parse_number(low, line=number, kind=KIND_TOPO)
-        high = parse_number(high, line=number, kind=KIND_TOPO) if high else low
+        low_text, _sep, high_text = part.partition("-")
+        low = _node_number(low_text, number)
+        high = _node_number(high_text, number) if high_text else low
         if high < low or high - low >= _MAX_NUMA_NODES or len(nodes) + high - low >= _MAX_NUMA_NODES:
             raise _fail("NUMA Affinity %r is not a plausible node list" % value, line=number, kind=KIND_TOPO, text=line)
         nodes.extend(range(low, high + 1))
     return nodes
 
 
-def _foreign_before(lines: List[Tuple[int, str]], header_index: int) -> List[IgnoredLine]:
+def _node_number(text: str, number: int) -> int:
+    """A node number of a list _check_list matched (digits only), bounded by common's parse_number."""
+    value = parse_number(text, line=number, kind=KIND_TOPO)
+    assert isinstance(value, int)  # _LIST_RE matched digits
+    return value
+
+
+def _foreign_before(lines: list[tuple[int, str]], header_index: int) -> list[IgnoredLine]:
     """The foreign lines before the header (a prompt, a banner), as ``ignored_lines`` entries.
 
     Other text there (a heading of the author's) stays unread and unlisted, as before.
     """
-    ignored: List[IgnoredLine] = []
+    ignored: list[IgnoredLine] = []
     for number, line in lines[:header_index]:
         skip_foreign(ignored, number, line)
     return ignored
 
 
-def _missing_parts(nics: List[dict], titles: List[str]) -> List[str]:
+def _missing_parts(nics: list[dict[str, Any]], titles: list[str]) -> list[str]:
     """Notes on what a ``topo -m`` matrix does not show: the checks judge the GPU part it does show."""
     notes = []
     if not nics:
@@ -430,7 +473,8 @@ def _missing_parts(nics: List[dict], titles: List[str]) -> List[str]:
     return notes
 
 
-def _topo_format(lines, header_index, links, legend):
+def _topo_format(lines: list[tuple[int, str]], header_index: int, links: dict[str, dict[str, str]],
+                 legend: dict[str, str] | None) -> str | None:
     for _number, line in lines[:header_index]:
         match = _TOPO_CMD_RE.search(line)
         if match:
@@ -442,10 +486,10 @@ def _topo_format(lines, header_index, links, legend):
     return None
 
 
-def _topo_row_values(titles, codes, names):
+def _topo_row_values(titles: list[str], codes: AbstractSet[str], names: list[str]) -> RowValues:
     """The per-row reader of the affinity cells of a ``topo -m`` row."""
 
-    def read(number, name, line, rest, tabbed):
+    def read(number: int, name: str, line: str, rest: list[str], tabbed: bool) -> dict[str, Any]:
         if not titles and any(rest):
             extra = [cell for cell in rest if cell][0]
             what = "link code" if _is_code(extra, codes) else "cell"
@@ -459,7 +503,8 @@ def _topo_row_values(titles, codes, names):
         gpu_numa = values.get(_GPU_NUMA_ID)
         if not _GPU_NAME_RE.match(name):
             if not is_not_available(gpu_numa):
-                raise _fail("NIC row %s has a GPU NUMA ID %r" % (name, gpu_numa), line=number, kind=KIND_TOPO, text=line)
+                raise _fail("NIC row %s has a GPU NUMA ID %r" % (name, gpu_numa), line=number, kind=KIND_TOPO,
+                            text=line)
             return {"name": name, "cpu_affinity": cpu, "numa_affinity": numa}
         number_value = parse_number(gpu_numa, line=number, kind=KIND_TOPO)
         if isinstance(number_value, float) or (number_value is not None and number_value < 0):
@@ -475,7 +520,7 @@ def _topo_row_values(titles, codes, names):
     return read
 
 
-def parse_topo_matrix(text):
+def parse_topo_matrix(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi topo -m`` / ``topo -mp`` text; see the module docstring for the keys."""
     lines = strip_rank_prefix(text, KIND_TOPO)
     header_index = _find_header(lines, KIND_TOPO, "topology matrix")
@@ -496,15 +541,15 @@ def parse_topo_matrix(text):
                 raise _fail("NIC Legend names %s, which is not in the matrix" % nic, line=number, kind=KIND_TOPO)
             nic_legend[nic] = device
 
-    gpus = []
-    nics = []
+    gpus: list[dict[str, Any]] = []
+    nics: list[dict[str, Any]] = []
     for name in names:
         entry = values[name]
         if _GPU_NAME_RE.match(name):
             gpus.append(entry)
         else:
-            device = (nic_legend or {}).get(name) if _NIC_NAME_RE.match(name) else name
-            nics.append({"name": name, "device": device, "cpu_affinity": entry["cpu_affinity"],
+            rdma_device = (nic_legend or {}).get(name) if _NIC_NAME_RE.match(name) else name
+            nics.append({"name": name, "device": rdma_device, "cpu_affinity": entry["cpu_affinity"],
                          "numa_affinity": entry["numa_affinity"]})
 
     return with_ignored({
@@ -520,7 +565,7 @@ def parse_topo_matrix(text):
     }, ignored)
 
 
-def parse_p2p_matrix(text):
+def parse_p2p_matrix(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi topo -p2p r|w|n|a|p`` text; see the module docstring for the keys."""
     lines = strip_rank_prefix(text, KIND_P2P)
     header_index = _find_header(lines, KIND_P2P, "p2p status matrix")
@@ -544,7 +589,8 @@ def parse_p2p_matrix(text):
         if match:
             letter = (match.group(1) or "").lower()
             if letter not in _P2P_MODES:
-                raise _fail("unknown p2p capability %r on the command line" % match.group(1), line=number, kind=KIND_P2P, text=line)
+                raise _fail("unknown p2p capability %r on the command line" % match.group(1), line=number,
+                            kind=KIND_P2P, text=line)
             mode = letter
     ok = {
         row: {col: (None if row == col else code == "OK") for col, code in cols.items()}

@@ -64,6 +64,9 @@ Each ``gpu`` carries the per-GPU keys shared with the ``nvidia-smi -q`` text and
 - ``raw``: the <gpu> element as a nested dict: child tag -> text (stripped) or dict; a tag that
   repeats becomes a list; attributes as ``"@name"``; text beside children as ``"#text"``.
 
+The scalar fields are read through the field table of :mod:`gpufleet.parsers.gpu_fields` (their
+element paths are there); the ECC sums, the nested records and the lists are code here.
+
 Safety and variants: the text is parsed with the standard library's expat (what
 ``xml.etree.ElementTree`` uses) with a line-tracking tree builder, so errors name lines. Any
 ``<!ENTITY`` declaration or DOCTYPE internal subset is refused (ParseError) before parsing; the
@@ -84,7 +87,8 @@ yes-no (line of its element), a number above common's ``MAX_NUMBER`` (2^64-1), o
 from __future__ import annotations
 
 import re
-from typing import List
+from functools import partial
+from typing import Any, Callable, NoReturn
 from xml.parsers import expat
 
 from gpufleet.parsers.common import (
@@ -97,6 +101,17 @@ from gpufleet.parsers.common import (
     parse_number,
     with_ignored,
 )
+from gpufleet.parsers.gpu_fields import (
+    CLOCK_EVENT_REASONS,
+    FABRIC_FIELDS,
+    GPU_FIELD_BY_KEY,
+    GPU_FIELDS,
+    REMAPPED_ROWS_FIELDS,
+    RETIRED_PAGES_FIELDS,
+    XML_REASON_CONTAINERS,
+    GpuField,
+    read_record,
+)
 from gpufleet.parsers.nvidia_smi_nvlink import prepare_lines, skip_command_or_foreign
 
 KIND = "nvidia-smi-xml"
@@ -107,17 +122,9 @@ MAX_DEPTH = 64
 _DOCTYPE_RE = re.compile(r"<!DOCTYPE\s+[\w.:-]+(?:\s+(?:SYSTEM|PUBLIC)(?:\s+(?:\"[^\"<>\[]*\"|'[^'<>\[]*'))+)?\s*>")
 _DTD_NAME_RE = re.compile(r"[\"']([^\"']*\.dtd)[\"']")
 
-_REASONS = (
-    ("idle", "gpu_idle"),
-    ("applications_clocks_setting", "applications_clocks_setting"),
-    ("sw_power_cap", "sw_power_cap"),
-    ("hw_slowdown", "hw_slowdown"),
-    ("hw_thermal_slowdown", "hw_thermal_slowdown"),
-    ("hw_power_brake_slowdown", "hw_power_brake_slowdown"),
-    ("sync_boost", "sync_boost"),
-    ("sw_thermal_slowdown", "sw_thermal_slowdown"),
-    ("display_clock_setting", "display_clocks_setting"),
-)
+Number = int | float
+# A GPU's fields that its parser reads itself, by key (gpu_fields.read_record).
+Computed = dict[str, Callable[[], Any]]
 
 
 class _Node:
@@ -125,97 +132,110 @@ class _Node:
 
     __slots__ = ("tag", "attrib", "children", "parts", "line")
 
-    def __init__(self, tag, attrib, line):
+    def __init__(self, tag: str, attrib: dict[str, str], line: int) -> None:
         self.tag = tag
         self.attrib = attrib
-        self.children = []
-        self.parts = []
+        self.children: list[_Node] = []
+        self.parts: list[str] = []
         self.line = line
 
     @property
-    def text(self):
+    def text(self) -> str:
         return "".join(self.parts).strip()
 
-    def find(self, path):
+    def find(self, path: str) -> _Node | None:
+        """The element at ``path`` ("a/b"); a step "a|b" takes the first of its alternatives present."""
         node = self
         for step in path.split("/"):
-            node = next((child for child in node.children if child.tag == step), None)
-            if node is None:
+            tags = step.split("|")
+            found = next((child for tag in tags for child in node.children if child.tag == tag), None)
+            if found is None:
                 return None
+            node = found
         return node
 
-    def findall(self, tag):
+    def findall(self, tag: str) -> list[_Node]:
         return [child for child in self.children if child.tag == tag]
 
 
-def _refuse_entities(*_args):
+def _refuse_entities(*_args: object) -> NoReturn:
     raise ParseError("entity declarations are refused", kind=KIND)
 
 
-def _build_tree(text, linemap):
+class _TreeBuilder:
+    """expat's handlers: a tree of :class:`_Node` with the input line of each element."""
+
+    def __init__(self, parser: expat.XMLParserType, linemap: list[int]) -> None:
+        self.parser = parser
+        self.linemap = linemap
+        self.stack: list[_Node] = []
+        self.roots: list[_Node] = []
+
+    def where(self, line: int) -> int:
+        """The input line of line ``line`` of the document."""
+        return self.linemap[min(max(line, 1), len(self.linemap)) - 1]
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        if len(self.stack) >= MAX_DEPTH:
+            raise ParseError("elements nested more than %d deep (nvidia-smi nests about 6)" % MAX_DEPTH, kind=KIND)
+        node = _Node(tag, dict(attrib), self.where(self.parser.CurrentLineNumber))
+        if self.stack:
+            self.stack[-1].children.append(node)
+        else:
+            self.roots.append(node)
+        self.stack.append(node)
+
+    def end(self, _tag: str) -> None:
+        self.stack.pop()
+
+    def data(self, chunk: str) -> None:
+        if self.stack:
+            self.stack[-1].parts.append(chunk)
+
+
+def _build_tree(text: str, linemap: list[int]) -> _Node:
     """Parse ``text`` with expat; ``linemap[k]`` is the input line of line k + 1 of ``text``."""
-
-    def where(line):
-        return linemap[min(max(line, 1), len(linemap)) - 1]
-
     parser = expat.ParserCreate()
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     parser.EntityDeclHandler = _refuse_entities
     parser.UnparsedEntityDeclHandler = _refuse_entities
-    stack = []
-    roots = []
-
-    def start(tag, attrib):
-        if len(stack) >= MAX_DEPTH:
-            raise ParseError("elements nested more than %d deep (nvidia-smi nests about 6)" % MAX_DEPTH, kind=KIND)
-        node = _Node(tag, dict(attrib), where(parser.CurrentLineNumber))
-        if stack:
-            stack[-1].children.append(node)
-        else:
-            roots.append(node)
-        stack.append(node)
-
-    def end(_tag):
-        stack.pop()
-
-    def data(chunk):
-        if stack:
-            stack[-1].parts.append(chunk)
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = data
+    builder = _TreeBuilder(parser, linemap)
+    parser.StartElementHandler = builder.start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.data
     try:
         parser.Parse(text, True)
     except expat.ExpatError as exc:
-        raise ParseError("malformed XML: %s" % expat.ErrorString(exc.code), line=where(exc.lineno), kind=KIND) from None
+        raise ParseError("malformed XML: %s" % expat.ErrorString(exc.code), line=builder.where(exc.lineno),
+                         kind=KIND) from None
     except ParseError as exc:
-        exc.line = where(parser.CurrentLineNumber)
+        exc.line = builder.where(parser.CurrentLineNumber)
         raise
-    return roots[0]
+    return builder.roots[0]
 
 
-def _to_dict(node):
+def _to_dict(node: _Node) -> Any:
+    """The element as ``raw`` holds it: its text, or a dict of children, attributes and text."""
     if not node.children and not node.attrib:
         return node.text
-    out = {}
+    out: dict[str, Any] = {}
     for name, value in node.attrib.items():
         out["@" + name] = value
-    counts = {}
+    counts: dict[str, int] = {}
     for child in node.children:
         counts[child.tag] = counts.get(child.tag, 0) + 1
     for child in node.children:
-        value = _to_dict(child)
+        child_value = _to_dict(child)
         if counts[child.tag] > 1:
-            out.setdefault(child.tag, []).append(value)
+            out.setdefault(child.tag, []).append(child_value)
         else:
-            out[child.tag] = value
+            out[child.tag] = child_value
     if node.text or not node.children:
         out["#text"] = node.text
     return out
 
 
-def _text(node, path):
+def _text(node: _Node | None, path: str) -> str | None:
     """Stripped text at ``path`` under ``node``; None when absent or an N/A spelling."""
     if node is None:
         return None
@@ -228,7 +248,7 @@ def _text(node, path):
     return value
 
 
-def _number(node, path, unit=None):
+def _number(node: _Node | None, path: str, unit: str | None = None) -> Number | None:
     if node is None:
         return None
     found = node.find(path)
@@ -245,15 +265,7 @@ def _number(node, path, unit=None):
         raise ParseError("<%s>: not a number: %r" % (found.tag, found.text), line=found.line, kind=KIND) from None
 
 
-def _first_number(node, paths, unit=None):
-    for path in paths:
-        value = _number(node, path, unit)
-        if value is not None:
-            return value
-    return None
-
-
-def _flag(node, path):
+def _flag(node: _Node | None, path: str) -> bool | None:
     value = _text(node, path)
     if value is None:
         return None
@@ -262,18 +274,58 @@ def _flag(node, path):
         return True
     if low in ("disabled", "no", "not active", "false", "off"):
         return False
-    found = node.find(path)
+    found = node.find(path) if node is not None else None
+    assert found is not None  # _text read it
     raise ParseError("<%s>: not a yes/no value: %r" % (found.tag, value), line=found.line, kind=KIND)
 
 
-def _ecc_scope(scope):
+def _width(node: _Node | None, path: str) -> Number | None:
+    """A PCIe link width: "16x" -> 16."""
+    found = node.find(path) if node is not None else None
+    if found is None or found.children or is_not_available(found.text):
+        return None
+    match = re.fullmatch(r"(\d+)\s*x", found.text.strip(), re.IGNORECASE)
+    if match:
+        return int(match.group(1))
+    return _number(node, path)
+
+
+def _value(node: _Node | None, path: str, field: GpuField) -> Any:
+    """The value of ``field`` at ``path`` under ``node``, read with the field's converter."""
+    if field.convert == "text":
+        return _text(node, path)
+    if field.convert in ("int", "number"):
+        return _number(node, path, field.unit)
+    if field.convert == "link_width":
+        return _width(node, path)
+    if field.convert in ("enabled_disabled", "yes_no"):
+        return _flag(node, path)
+    raise ValueError("%s: no XML reader for a %r field" % (field.key, field.convert))
+
+
+def _read_field(node: _Node | None, field: GpuField) -> Any:
+    """``field`` under ``node`` (a <gpu> or a block of it): the first of its element paths that reads a value."""
+    for path in field.xml:
+        value = _value(node, path, field)
+        if value is not None:
+            return value
+    return None
+
+
+def _record(node: _Node | None, fields: tuple[GpuField, ...], computed: Computed | None = None) -> dict[str, Any]:
+    """The record of a block's ``fields``; None values for a block that is absent."""
+    return read_record(fields, "xml", partial(_read_field, node), computed or {})
+
+
+def _ecc_scope(scope: _Node | None) -> tuple[Number | None, Number | None]:
     """(correctable, uncorrectable) of one <volatile>/<aggregate> element."""
     if scope is None:
         return None, None
     single, double = scope.find("single_bit"), scope.find("double_bit")
     if single is not None or double is not None:  # old layout (<= R470 style, still on Pascal/Volta)
         return _old_ecc_sum(single), _old_ecc_sum(double)
-    correctable, uncorrectable = [], []
+    correctable: list[Number | None] = []
+    uncorrectable: list[Number | None] = []
     names = {child.tag for child in scope.children}
     for child in scope.children:
         if child.children:
@@ -289,12 +341,13 @@ def _ecc_scope(scope):
     return _sum(correctable), _sum(uncorrectable)
 
 
-def _ecc_memory(scope, memory):
+def _ecc_memory(scope: _Node | None, memory: str) -> tuple[Number | None, Number | None]:
     """(correctable, uncorrectable) of one memory kind (``sram``/``dram``) in a <volatile>/<aggregate>."""
     if scope is None:
         return None, None
     names = {child.tag for child in scope.children}
-    correctable, uncorrectable = [], []
+    correctable: list[Number | None] = []
+    uncorrectable: list[Number | None] = []
     for child in scope.children:
         tag = child.tag
         if child.children or not tag.startswith(memory + "_"):
@@ -308,7 +361,11 @@ def _ecc_memory(scope, memory):
     return _sum(correctable), _sum(uncorrectable)
 
 
-def _old_ecc_sum(node):
+def _ecc_memory_count(scope: _Node | None, memory: str, position: int) -> Number | None:
+    return _ecc_memory(scope, memory)[position]
+
+
+def _old_ecc_sum(node: _Node | None) -> Number | None:
     if node is None:
         return None
     total = _number(node, "total")
@@ -317,83 +374,86 @@ def _old_ecc_sum(node):
     return _sum([_number(node, child.tag) for child in node.children if child.tag != "total" and not child.children])
 
 
-def _sum(values):
-    values = [value for value in values if value is not None]
-    return sum(values) if values else None
+def _sum(values: list[Number | None]) -> Number | None:
+    present = [value for value in values if value is not None]
+    return sum(present) if present else None
 
 
-def _retired_pages(gpu):
+def _ecc_counts(gpu: _Node) -> Computed:
+    """The ECC fields by key: the sums over memory types are read at once, each scope's before any other field
+    (as the parser did before the field table), the per-memory-kind counts when their field is due."""
+    ecc = gpu.find("ecc_errors")
+    computed: Computed = {}
+    for scope in ("volatile", "aggregate"):
+        node = ecc.find(scope) if ecc is not None else None
+        correctable, uncorrectable = _ecc_scope(node)
+        computed["ecc_errors_%s_correctable" % scope] = partial(_constant, correctable)
+        computed["ecc_errors_%s_uncorrectable" % scope] = partial(_constant, uncorrectable)
+        for memory in ("sram", "dram"):
+            for position, count in enumerate(("correctable", "uncorrectable")):
+                computed["ecc_errors_%s_%s_%s" % (scope, memory, count)] = partial(_ecc_memory_count, node, memory,
+                                                                                  position)
+    return computed
+
+
+def _constant(value: Any) -> Any:
+    return value
+
+
+def _all_none(record: dict[str, Any]) -> bool:
+    return all(value is None for value in record.values())
+
+
+def _retired_pages(gpu: _Node) -> dict[str, Any] | None:
     node = gpu.find("retired_pages")
     if node is None or not node.children:
         return None
-    out = {
-        "single_bit_ecc": _number(node, "multiple_single_bit_retirement/retired_count"),
-        "double_bit_ecc": _number(node, "double_bit_retirement/retired_count"),
-        "pending": None,
-    }
+    out = _record(node, RETIRED_PAGES_FIELDS, {"pending": partial(_pages_pending, node)})
+    return None if _all_none(out) else out
+
+
+def _pages_pending(node: _Node) -> bool | None:
+    """True when <pending_blacklist> or <pending_retirement> says so (DTDs print one or the other)."""
     flags = [_flag(node, "pending_blacklist"), _flag(node, "pending_retirement")]
     if any(flag is not None for flag in flags):
-        out["pending"] = any(flag for flag in flags if flag is not None)
-    if all(value is None for value in out.values()):
-        return None
-    return out
-
-
-def _remapped_rows(gpu):
-    node = gpu.find("remapped_rows")
-    if node is None or not node.children:
-        return None
-    out = {
-        "correctable": _number(node, "remapped_row_corr"),
-        "uncorrectable": _number(node, "remapped_row_unc"),
-        "pending": _flag(node, "remapped_row_pending"),
-        "failure": _flag(node, "remapped_row_failure"),
-    }
-    if all(value is None for value in out.values()):
-        return None
-    return out
-
-
-def _reasons(gpu):
-    for container, prefix in (("clocks_event_reasons", "clocks_event_reason_"), ("clocks_throttle_reasons", "clocks_throttle_reason_")):
-        node = gpu.find(container)
-        if node is not None:
-            out = {}
-            for key, suffix in _REASONS:
-                value = _flag(node, prefix + suffix)
-                if value is None and suffix == "display_clocks_setting":
-                    value = _flag(node, prefix + "display_clock_setting")
-                out[key] = value
-            return out
+        return any(flag for flag in flags if flag is not None)
     return None
 
 
-def _width(node, path):
-    found = node.find(path) if node is not None else None
-    if found is None or found.children or is_not_available(found.text):
+def _remapped_rows(gpu: _Node) -> dict[str, Any] | None:
+    node = gpu.find("remapped_rows")
+    if node is None or not node.children:
         return None
-    match = re.fullmatch(r"(\d+)\s*x", found.text.strip(), re.IGNORECASE)
-    if match:
-        return int(match.group(1))
-    return _number(node, path)
+    out = _record(node, REMAPPED_ROWS_FIELDS)
+    return None if _all_none(out) else out
 
 
-def _fabric(gpu):
+def _reasons(gpu: _Node) -> dict[str, bool | None] | None:
+    for container, prefix in XML_REASON_CONTAINERS:
+        node = gpu.find(container)
+        if node is not None:
+            return {reason.key: _first_flag(node, [prefix + name for name in reason.xml])
+                    for reason in CLOCK_EVENT_REASONS}
+    return None
+
+
+def _first_flag(node: _Node, paths: list[str]) -> bool | None:
+    for path in paths:
+        value = _flag(node, path)
+        if value is not None:
+            return value
+    return None
+
+
+def _fabric(gpu: _Node) -> dict[str, Any] | None:
     node = gpu.find("fabric")
     if node is None:
         return None
-    out = {
-        "state": _text(node, "state"),
-        "status": _text(node, "status"),
-        "clique_id": _first_number(node, ("cliqueId", "clique_id")),
-        "cluster_uuid": _text(node, "clusterUuid") or _text(node, "cluster_uuid"),
-    }
-    if all(value is None for value in out.values()):
-        return None
-    return out
+    out = _record(node, FABRIC_FIELDS)
+    return None if _all_none(out) else out
 
 
-def _processes(gpu):
+def _processes(gpu: _Node) -> list[dict[str, Any]] | None:
     node = gpu.find("processes")
     if node is None:
         return None
@@ -410,7 +470,7 @@ def _processes(gpu):
     return out
 
 
-def _mig_devices(gpu):
+def _mig_devices(gpu: _Node) -> list[dict[str, Any]] | None:
     node = gpu.find("mig_devices")
     if node is None:
         return None
@@ -430,92 +490,37 @@ def _mig_devices(gpu):
     return out
 
 
-def _power_node(gpu):
-    for name in ("gpu_power_readings", "power_readings"):
-        node = gpu.find(name)
-        if node is not None:
-            return node
-    return None
+def _pci_bus_id(gpu: _Node) -> str | None:
+    """<pci_bus_id>, else the <gpu id="..."> attribute."""
+    return _read_field(gpu, GPU_FIELD_BY_KEY["pci_bus_id"]) or gpu.attrib.get("id")
 
 
-def _normalise(gpu, position):
-    pci = gpu.find("pci")
-    link = pci.find("pci_gpu_link_info") if pci is not None else None
-    power = _power_node(gpu)
-    temperature = gpu.find("temperature")
-    clocks, max_clocks = gpu.find("clocks"), gpu.find("max_clocks")
-    ecc = gpu.find("ecc_errors")
-    volatile_node = ecc.find("volatile") if ecc is not None else None
-    aggregate_node = ecc.find("aggregate") if ecc is not None else None
-    volatile, aggregate = _ecc_scope(volatile_node), _ecc_scope(aggregate_node)
-    return {
-        "index": position,
-        "pci_bus_id": _text(gpu, "pci/pci_bus_id") or gpu.attrib.get("id"),
-        "name": _text(gpu, "product_name"),
-        "product_brand": _text(gpu, "product_brand"),
-        "product_architecture": _text(gpu, "product_architecture"),
-        "uuid": _text(gpu, "uuid"),
-        "serial": _text(gpu, "serial"),
-        "minor_number": _number(gpu, "minor_number"),
-        "board_part_number": _text(gpu, "board_part_number"),
-        "vbios_version": _text(gpu, "vbios_version"),
-        "persistence_mode": _flag(gpu, "persistence_mode"),
-        "mig_mode_current": _text(gpu, "mig_mode/current_mig"),
-        "memory_total_mib": _number(gpu, "fb_memory_usage/total", "MiB"),
-        "memory_used_mib": _number(gpu, "fb_memory_usage/used", "MiB"),
-        "ecc_mode_current": _flag(gpu, "ecc_mode/current_ecc"),
-        "ecc_mode_pending": _flag(gpu, "ecc_mode/pending_ecc"),
-        "ecc_errors_volatile_correctable": volatile[0],
-        "ecc_errors_volatile_uncorrectable": volatile[1],
-        "ecc_errors_aggregate_correctable": aggregate[0],
-        "ecc_errors_aggregate_uncorrectable": aggregate[1],
-        "ecc_errors_volatile_sram_correctable": _ecc_memory(volatile_node, "sram")[0],
-        "ecc_errors_volatile_sram_uncorrectable": _ecc_memory(volatile_node, "sram")[1],
-        "ecc_errors_aggregate_sram_correctable": _ecc_memory(aggregate_node, "sram")[0],
-        "ecc_errors_aggregate_sram_uncorrectable": _ecc_memory(aggregate_node, "sram")[1],
-        "ecc_errors_volatile_dram_correctable": _ecc_memory(volatile_node, "dram")[0],
-        "ecc_errors_volatile_dram_uncorrectable": _ecc_memory(volatile_node, "dram")[1],
-        "ecc_errors_aggregate_dram_correctable": _ecc_memory(aggregate_node, "dram")[0],
-        "ecc_errors_aggregate_dram_uncorrectable": _ecc_memory(aggregate_node, "dram")[1],
-        "retired_pages": _retired_pages(gpu),
-        "remapped_rows": _remapped_rows(gpu),
-        "gpu_recovery_action": _text(gpu, "gpu_recovery_action"),
-        "temperature_c": _number(temperature, "gpu_temp", "C"),
-        "temperature_slowdown_c": _number(temperature, "gpu_temp_slow_threshold", "C"),
-        "temperature_shutdown_c": _number(temperature, "gpu_temp_max_threshold", "C"),
-        "power_draw_w": _first_number(power, ("power_draw", "average_power_draw", "instant_power_draw"), "W"),
-        "power_limit_w": _first_number(power, ("enforced_power_limit", "current_power_limit"), "W"),
-        "power_max_limit_w": _number(power, "max_power_limit", "W"),
-        "clocks_graphics_mhz": _number(clocks, "graphics_clock", "MHz"),
-        "clocks_sm_mhz": _number(clocks, "sm_clock", "MHz"),
-        "clocks_mem_mhz": _number(clocks, "mem_clock", "MHz"),
-        "clocks_max_graphics_mhz": _number(max_clocks, "graphics_clock", "MHz"),
-        "clocks_max_sm_mhz": _number(max_clocks, "sm_clock", "MHz"),
-        "clocks_max_mem_mhz": _number(max_clocks, "mem_clock", "MHz"),
-        "clock_event_reasons": _reasons(gpu),
-        "pcie_link_gen_current": _number(link, "pcie_gen/current_link_gen"),
-        "pcie_link_gen_max": _number(link, "pcie_gen/max_link_gen"),
-        "pcie_link_width_current": _width(link, "link_widths/current_link_width"),
-        "pcie_link_width_max": _width(link, "link_widths/max_link_width"),
-        "fabric": _fabric(gpu),
-        "processes": _processes(gpu),
-        "mig_devices": _mig_devices(gpu),
-        "raw": _to_dict(gpu),
+def _normalise(gpu: _Node, position: int) -> dict[str, Any]:
+    """The per-GPU dict: the field table's fields, and the structural ones read here."""
+    computed: Computed = {
+        **_ecc_counts(gpu),
+        "index": partial(_constant, position),
+        "pci_bus_id": partial(_pci_bus_id, gpu),
+        "retired_pages": partial(_retired_pages, gpu),
+        "remapped_rows": partial(_remapped_rows, gpu),
+        "clock_event_reasons": partial(_reasons, gpu),
+        "fabric": partial(_fabric, gpu),
+        "processes": partial(_processes, gpu),
+        "mig_devices": partial(_mig_devices, gpu),
+        "raw": partial(_to_dict, gpu),
     }
+    return read_record(GPU_FIELDS, "xml", partial(_read_field, gpu), computed)
 
 
-def _outside_document(ignored: List[IgnoredLine], number: int, line: str) -> bool:
+def _outside_document(ignored: list[IgnoredLine], number: int, line: str) -> bool:
     """True for a line around the document that is no part of it (blank, foreign, the nvidia-smi command);
     each one but a blank line is listed in ``ignored``."""
     return not line.strip() or skip_command_or_foreign(ignored, number, line)
 
 
-def _prepare(text, ignored):
-    """Return (xml text, input line number of each of its lines, dtd name) from the raw input.
-
-    Lines before and after the document that are no part of it (a prompt, a banner, the command)
-    are left out and listed in ``ignored``; any other text around it stays and is refused.
-    """
+def _document_lines(text: str, ignored: list[IgnoredLine]) -> list[tuple[int, str]]:
+    """The numbered lines of the document: those around it that are no part of it (a prompt, a banner, the command)
+    left out and listed in ``ignored``; any other text around it stays and is refused."""
     groups = prepare_lines(text, KIND)
     if len(groups) > 1:
         raise ParseError("output of %d ranks in one text; parse each rank separately" % len(groups), kind=KIND)
@@ -533,6 +538,16 @@ def _prepare(text, ignored):
     for n, line in lines:
         if "<!ENTITY" in line.upper():
             raise ParseError("entity declarations are refused", line=n, kind=KIND, text=line)
+    return lines
+
+
+def _prepare(text: str, ignored: list[IgnoredLine]) -> tuple[str, list[int], str | None]:
+    """Return (xml text, input line number of each of its lines, dtd name) from the raw input.
+
+    Lines before and after the document that are no part of it (a prompt, a banner, the command)
+    are left out and listed in ``ignored``; any other text around it stays and is refused.
+    """
+    lines = _document_lines(text, ignored)
     body = "\n".join(line for _n, line in lines).lstrip()
     dtd = None
     match = _DOCTYPE_RE.search(body)
@@ -547,7 +562,7 @@ def _prepare(text, ignored):
     return body, [n for n, _line in lines], dtd
 
 
-def _check_gpu_count(root, gpus):
+def _check_gpu_count(root: _Node, gpus: list[_Node]) -> None:
     """More <gpu> elements, or an <attached_gpus>, than one system can hold (common's MAX_GPUS_PER_NODE,
     NV_MAX_DEVICES) is no node's output: refused as an inconsistent count before any <gpu> is read."""
     if len(gpus) > MAX_GPUS_PER_NODE:
@@ -555,14 +570,15 @@ def _check_gpu_count(root, gpus):
                          "count" % (len(gpus), MAX_GPUS_PER_NODE), line=gpus[MAX_GPUS_PER_NODE].line, kind=KIND)
     attached = _number(root, "attached_gpus")
     if attached is not None and attached > MAX_GPUS_PER_NODE:
+        element = root.find("attached_gpus")
         raise ParseError("<attached_gpus> %s over %d <gpu> element(s): more than the %d GPUs one system can hold "
                          "(NV_MAX_DEVICES): inconsistent count" % (attached, len(gpus), MAX_GPUS_PER_NODE),
-                         line=root.find("attached_gpus").line, kind=KIND)
+                         line=element.line if element is not None else None, kind=KIND)
 
 
-def parse_query_xml(text):
+def parse_query_xml(text: str) -> dict[str, Any]:
     """Parse ``nvidia-smi -q -x`` output (see the module docstring)."""
-    ignored = []
+    ignored: list[IgnoredLine] = []
     body, linemap, dtd = _prepare(text, ignored)
     root = _build_tree(body, linemap)
     if root.tag != "nvidia_smi_log":
@@ -571,18 +587,20 @@ def parse_query_xml(text):
     if not gpus:
         raise ParseError("no <gpu> element", line=root.line, kind=KIND)
     _check_gpu_count(root, gpus)
-    result = {
+    attached = _number(root, "attached_gpus")
+    warnings: list[str] = []
+    result: dict[str, Any] = {
         "driver_version": _text(root, "driver_version"),
         "cuda_version": _text(root, "cuda_version"),
-        "attached_gpus": _number(root, "attached_gpus"),
+        "attached_gpus": attached,
         "timestamp": _text(root, "timestamp"),
         "dtd": dtd,
         "gpus": [_normalise(gpu, position) for position, gpu in enumerate(gpus)],
-        "warnings": [],
+        "warnings": warnings,
     }
-    if result["attached_gpus"] is not None and result["attached_gpus"] != len(gpus):
-        result["warnings"].append(
+    if attached is not None and attached != len(gpus):
+        warnings.append(
             "attached_gpus is %d but the output has %d <gpu> element(s); indexes are positions in this output"
-            % (result["attached_gpus"], len(gpus))
+            % (attached, len(gpus))
         )
     return with_ignored(result, ignored)
