@@ -14,6 +14,7 @@ check says so, or skips when no GPU printed it.
 | ``gpu.model`` | each GPU's name vs the claim's ``gpu_model`` / profile ``expect.gpu_name`` (regex); a Cf/Cc character (U+202E) in it fails | fail |
 | ``gpu.memory`` | each GPU's memory vs the claim's ``gpu_memory_gb`` (as sold: 10^9 bytes) / ``expect.gpu_memory_min`` | fail |
 | ``gpu.consistency`` | the profile's ``fleet.consistent_gpu_fields`` agree between the node's GPUs (mixed batch) | fail |
+| ``gpu.app_clocks`` | GPUs of one part at the same application clocks (graphics/memory): one below the others fails, above warns | fail/warn |
 | ``gpu.ecc`` | ECC mode: off on a data-center GPU fails, on a workstation GPU warns; pending change warns | fail/warn |
 | ``gpu.ecc_errors`` | uncorrectable ECC: volatile fail, aggregate warn; AzNHC's SRAM/DRAM limits fail | fail/warn |
 | ``gpu.recovery_action`` | NVML's GPU Recovery Action (R570+): anything but None fails, naming the action | fail |
@@ -72,6 +73,7 @@ from typing import Any
 from gpufleet.checks.registry import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, CheckResult, NodeContext, result
 from gpufleet.checks.plausible import CEILINGS, implausible
+from gpufleet.facts.shapes import Gpu
 from gpufleet.checks.profiles import expectation, profile_value
 # The rules the checks share (gpu_rules.py); query_check and pcie_replay_growth are imported from here by pcie.py and
 # after_stress.py, so they are re-exported.
@@ -236,6 +238,46 @@ def consistency(node: NodeContext) -> list[CheckResult]:
                                     threshold_source=source, subject=label(gpu)))
     return collapse("gpu.consistency", items, compared, "%d GPU(s) agree on %s" % (len(gpus), ", ".join(compared)),
                     "fewer than two GPUs print %s" % ", ".join(fields), threshold_source=source)
+
+
+# Application clocks are a setting (``nvidia-smi -ac``) that survives a job: the node's GPUs of one part share them.
+APP_CLOCKS_SOURCE = ("the node's GPUs of one part at one application clock setting (same batch; nvidia-smi -q "
+                     "Applications Clocks)")
+
+
+def _app_clocks(gpu: Gpu) -> tuple[int, int] | None:
+    graphics, memory = gpu.get("clocks_applications_graphics_mhz"), gpu.get("clocks_applications_mem_mhz")
+    return None if graphics is None or memory is None else (graphics, memory)
+
+
+@query_check("gpu.app_clocks")
+def app_clocks(node: NodeContext) -> list[CheckResult]:
+    """GPUs of one part at one application clock setting: a GPU below the part's usual setting (its graphics or memory
+    clock lower) is slower in every job and fails; one above it warns. Drivers that no longer serve application clocks
+    (590 prints "deprecated") leave it not judged."""
+    by_part: dict[str, list[tuple[Gpu, tuple[int, int]]]] = {}
+    for gpu in node_gpus(node):
+        clocks = _app_clocks(gpu)
+        if clocks is not None:
+            by_part.setdefault(str(gpu.get("name")), []).append((gpu, clocks))
+    items, settings = [], []
+    for part, members in sorted(by_part.items()):
+        counts = Counter(clocks for _gpu, clocks in members)
+        # the part's usual setting; in a tie the higher one, so that the GPUs below it are the ones named
+        usual = max(counts, key=lambda clocks: (counts[clocks], clocks))
+        settings.append("%s %d/%d MHz" % (part, usual[0], usual[1]))
+        for gpu, clocks in members:
+            if clocks != usual:
+                slower = clocks[0] < usual[0] or clocks[1] < usual[1]
+                words = "%s application clocks %d/%d MHz (graphics/memory), its other %s GPUs %d/%d MHz" % (
+                    label(gpu), *clocks, part, *usual)
+                items.append(result("gpu.app_clocks", FAIL if slower else WARN, words,
+                                    measured="%d/%d MHz" % clocks, expected="%d/%d MHz" % usual,
+                                    threshold_source=APP_CLOCKS_SOURCE, subject=label(gpu)))
+    judged = sum(len(members) for members in by_part.values())
+    return collapse("gpu.app_clocks", items, judged, "%d GPU(s) at one application clock setting: %s"
+                    % (judged, "; ".join(settings)), "no GPU prints its application clocks",
+                    threshold_source=APP_CLOCKS_SOURCE)
 
 
 @query_check("gpu.ecc")

@@ -77,6 +77,8 @@ GPU_KEYS = (
     "clocks_max_graphics_mhz",
     "clocks_max_sm_mhz",
     "clocks_max_mem_mhz",
+    "clocks_applications_graphics_mhz",
+    "clocks_applications_mem_mhz",
     "clock_event_reasons",
     "pcie_link_gen_current",
     "pcie_link_gen_max",

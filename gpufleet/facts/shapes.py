@@ -195,6 +195,8 @@ class GpuQueryFields(TypedDict):
     clocks_max_graphics_mhz: float | None
     clocks_max_sm_mhz: float | None
     clocks_max_mem_mhz: float | None
+    clocks_applications_graphics_mhz: int | None  # None where the driver no longer serves it (590: deprecated)
+    clocks_applications_mem_mhz: int | None
     # {reason: Active?} for gpu.CLOCK_EVENT_REASONS
     clock_event_reasons: dict[str, bool | None] | None
     pcie_link_gen_current: int | None

@@ -42,6 +42,9 @@ NOT_AVAILABLE = frozenset(
         "insufficient permissions",
         "[gpu requires reset]",
         "[gpu is lost]",
+        # driver 590's words where a query it no longer serves was (application clocks), with and without brackets
+        "requested functionality has been deprecated",
+        "[requested functionality has been deprecated]",
         "-",
     }
 )

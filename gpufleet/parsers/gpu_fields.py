@@ -178,6 +178,10 @@ GPU_FIELDS: tuple[GpuField, ...] = (
     _row("clocks_max_sm_mhz", "int", "MHz", xml="max_clocks/sm_clock", text="Max Clocks/SM", csv="clocks.max.sm"),
     _row("clocks_max_mem_mhz", "int", "MHz", xml="max_clocks/mem_clock", text="Max Clocks/Memory",
          csv=("clocks.max.memory", "clocks.max.mem")),
+    _row("clocks_applications_graphics_mhz", "int", "MHz", xml="applications_clocks/graphics_clock",
+         text="Applications Clocks/Graphics", csv="clocks.applications.graphics"),
+    _row("clocks_applications_mem_mhz", "int", "MHz", xml="applications_clocks/mem_clock",
+         text="Applications Clocks/Memory", csv="clocks.applications.memory"),
     # one flag per CLOCK_EVENT_REASONS row; CSV also reads the .active/.supported bitmasks
     _row("clock_event_reasons", "code", xml="clocks_event_reasons|clocks_throttle_reasons",
          text="Clocks Event Reasons|Clocks Throttle Reasons", csv="clocks_event_reasons.*"),

@@ -34,7 +34,8 @@ memory types, ``dram`` being an alias of ``device_memory``; None if all N/A), ``
 ``temperature_slowdown_c`` and ``temperature_shutdown_c`` (always None: not query fields),
 ``power_draw_w``, ``power_limit_w`` (enforced), ``power_max_limit_w``, ``clocks_graphics_mhz``,
 ``clocks_sm_mhz``, ``clocks_mem_mhz``, ``clocks_max_graphics_mhz``, ``clocks_max_sm_mhz``,
-``clocks_max_mem_mhz``, ``clock_event_reasons`` ({``idle``, ``applications_clocks_setting``,
+``clocks_max_mem_mhz``, ``clocks_applications_graphics_mhz``, ``clocks_applications_mem_mhz``
+(``clocks.applications.*``), ``clock_event_reasons`` ({``idle``, ``applications_clocks_setting``,
 ``sw_power_cap``, ``hw_slowdown``, ``hw_thermal_slowdown``, ``hw_power_brake_slowdown``,
 ``sync_boost``, ``sw_thermal_slowdown``, ``display_clock_setting``} -> bool | None, from the
 ``clocks_event_reasons.*`` / ``clocks_throttle_reasons.*`` fields, completed from the

@@ -48,6 +48,7 @@ Each GPU dict (the same key names as the XML and CSV parsers; None when absent o
     power_draw_w, power_limit_w (enforced / "Current Power Limit"), power_max_limit_w   float
     clocks_graphics_mhz, clocks_sm_mhz, clocks_mem_mhz,
     clocks_max_graphics_mhz, clocks_max_sm_mhz, clocks_max_mem_mhz                    int
+    clocks_applications_graphics_mhz, clocks_applications_mem_mhz                     int ("Applications Clocks")
     clock_event_reasons {idle, applications_clocks_setting, sw_power_cap, hw_slowdown,
                          hw_thermal_slowdown, hw_power_brake_slowdown, sync_boost,
                          sw_thermal_slowdown, display_clock_setting} -> bool | None

@@ -47,7 +47,8 @@ Each ``gpu`` carries the per-GPU keys shared with the ``nvidia-smi -q`` text and
   ``power_limit_w`` (enforced_power_limit; current_power_limit in <gpu_power_readings>),
   ``power_max_limit_w``.
 - ``clocks_graphics_mhz``, ``clocks_sm_mhz``, ``clocks_mem_mhz``, ``clocks_max_graphics_mhz``,
-  ``clocks_max_sm_mhz``, ``clocks_max_mem_mhz``.
+  ``clocks_max_sm_mhz``, ``clocks_max_mem_mhz``, ``clocks_applications_graphics_mhz``,
+  ``clocks_applications_mem_mhz`` (<applications_clocks>).
 - ``clock_event_reasons``: {``idle``, ``applications_clocks_setting``, ``sw_power_cap``,
   ``hw_slowdown``, ``hw_thermal_slowdown``, ``hw_power_brake_slowdown``, ``sync_boost``,
   ``sw_thermal_slowdown``, ``display_clock_setting``} -> bool | None, from

@@ -352,3 +352,56 @@ def test_a_matrix_with_another_gpu_count_than_nvml_is_inconsistent_evidence(ship
     assert [(item["status"], item["measured"], item["expected"]) for item in checks.count(eight)] == [("pass", 8, 8)]
     # no matrix read: judged on NVML and the claim alone, as before
     assert checks.count(_node(shipped, facts(DELLA_H100), dict(H100_CLAIM, gpu_count=1)))[0]["status"] == "pass"
+
+
+# --- gpu.app_clocks: application clocks, one row of parsers/gpu_fields.py read from all three outputs -----------------
+APP_CLOCKS_LOW = "smi/gpud-nvidia-smi-q-8x-h100-535.161.08-EDITED-gpu3-app-clocks-1755-synthetic.txt"  # GPU 3 at 1755
+A10G_XML = "smi/telegraf-nvidia-smi-q-x-a10g-515-v11.xml.txt"  # 1x A10G, applications clocks 1710 / 6251 MHz
+H100_590_CSV = "smi/exporter-capture-query-gpu-csv-allfields-h100-590.txt"  # "[Requested functionality has been deprecated]"
+H100_590_TEXT = "smi/exporter-capture-nvidia-smi-q-text-1x-h100-590-fabric-completed-under-load.txt"  # "... deprecated"
+RTX4090 = "smi/gpud-nvidia-smi-q-8x-rtx4090-535.154.05.txt"  # Applications Clocks: N/A on all 8
+
+
+def _app_clocks_of(gpus):
+    return [(gpu["clocks_applications_graphics_mhz"], gpu["clocks_applications_mem_mhz"]) for gpu in gpus]
+
+
+def test_application_clocks_read_from_xml_text_and_csv(fixture_text):
+    assert _app_clocks_of(parse("nvidia-smi-xml", fixture_text(A10G_XML))["gpus"]) == [(1710, 6251)]
+    assert _app_clocks_of(parse("nvidia-smi-q", fixture_text(H100_HW_SLOWDOWN))["gpus"]) == [(1980, 2619)] * 8
+    # driver 590 no longer serves them: its words read as "no value", the rest of the GPU is still read
+    csv_gpu = parse("query-gpu", fixture_text(H100_590_CSV))["gpus"][0]
+    assert (_app_clocks_of([csv_gpu]), csv_gpu["clocks_max_sm_mhz"]) == ([(None, None)], 1980)
+    assert _app_clocks_of(parse("nvidia-smi-q", fixture_text(H100_590_TEXT))["gpus"]) == [(None, None)]
+
+
+def test_eight_gpus_at_one_application_clock_setting_pass(shipped, facts):
+    (item,) = checks.app_clocks(_node(shipped, facts(H100_HW_SLOWDOWN)))
+    assert (item["status"], item["message"]) == (
+        "pass", "8 GPU(s) at one application clock setting: NVIDIA H100 80GB HBM3 1980/2619 MHz")
+
+
+def test_one_gpu_below_its_peers_application_clocks_fails_by_name(shipped, facts):
+    results = _family(_node(shipped, facts(APP_CLOCKS_LOW)))
+    (item,) = [item for item in results if item["id"] == "gpu.app_clocks"]
+    assert (item["status"], item["subject"], item["measured"], item["expected"]) == (
+        "fail", "GPU3", "1755/2619 MHz", "1980/2619 MHz")
+    assert item["message"] == ("GPU3 application clocks 1755/2619 MHz (graphics/memory), its other "
+                               "NVIDIA H100 80GB HBM3 GPUs 1980/2619 MHz")
+    # the same recording without the edit: only the app clocks result differs
+    others = [(entry["id"], entry["status"]) for entry in results if entry["id"] != "gpu.app_clocks"]
+    assert others == [(entry["id"], entry["status"]) for entry in _family(_node(shipped, facts(H100_HW_SLOWDOWN)))
+                      if entry["id"] != "gpu.app_clocks"]
+
+
+def test_one_gpu_above_its_peers_warns_synthetic(shipped, facts):
+    gpu_facts = facts(H100_HW_SLOWDOWN)
+    gpu_facts["gpus"][5]["clocks_applications_mem_mhz"] = 2700  # SYNTHETIC: GPU 5's memory clock set above the others
+    (item,) = checks.app_clocks(_node(shipped, gpu_facts))
+    assert (item["status"], item["subject"], item["measured"]) == ("warn", "GPU5", "1980/2700 MHz")
+
+
+def test_application_clocks_not_printed_are_not_judged(shipped, facts):
+    for recording in (RTX4090, H100_590_TEXT):
+        (item,) = checks.app_clocks(_node(shipped, facts(recording)))
+        assert (item["status"], item["message"]) == ("skip", "not judged: no GPU prints its application clocks")
