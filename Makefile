@@ -96,7 +96,7 @@ install-check: test-venv
 # The static checks (import layers, types, ansible-lint, ansible-test sanity), the install check and the Molecule
 # scenarios, one after the other (each is mostly one process on one core, or waits on SSH).
 static: test-venv
-	$(MAKE) --no-print-directory -j1 imports lint sanity install-check molecule molecule-provision
+	$(MAKE) --no-print-directory -j1 imports types lint sanity install-check molecule molecule-provision
 
 # `make test`: the pytest suite beside `static` (each part's output printed whole when it ends), then the end-to-end
 # run alone on the machine. Molecule runs in `static`: its scenarios assert files, exit codes and what a parser read,
