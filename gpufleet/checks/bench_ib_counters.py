@@ -70,9 +70,9 @@ def snapshot_results(rec: Record) -> list[CheckResult]:
                           measured=len(saturated), expected=0, threshold_source=COUNTER_SOURCE,
                           subject=", ".join(sorted({port for port, _counter in saturated}))))
     if not grown:
-        out.append(result(IB_COUNTERS_CHECK, PASS, "no IB error counter grew during %s (%d ports)" % (
-            around, len(parsed["after"])),
-                          measured=0, expected=0, threshold_source=COUNTER_SOURCE, subject=around))
+        words = "no IB error counter grew during %s (%d ports)" % (around, len(parsed["after"]))
+        out.append(result(IB_COUNTERS_CHECK, PASS, words, measured=0, expected=0, threshold_source=COUNTER_SOURCE,
+                          subject=around))
     return out
 
 

@@ -52,11 +52,12 @@ from gpufleet.checks.bench_uplink import (UPLINK_CHECK, Suspects, alone_by_host,
 from gpufleet.checks.model import SKIP, CheckResult, NodeContext, result
 from gpufleet.checks.registry import fleet_check, node_check
 
-# Re-exported ("name as name"): the tests and other modules import these from here; they live in the bench_*.py
+# Re-exported (__all__ below): the tests and other modules import these from here; they live in the bench_*.py
 # modules by concern.
-from gpufleet.checks.bench_net_floors import CONCURRENT_SOURCE as CONCURRENT_SOURCE
-from gpufleet.checks.bench_net_records import (bw_row as bw_row, interval_stats as interval_stats,
-                                               iperf3_gbps as iperf3_gbps)
+from gpufleet.checks.bench_net_floors import CONCURRENT_SOURCE
+from gpufleet.checks.bench_net_records import bw_row, interval_stats, iperf3_gbps
+# the re-exported names above (a plain import and __all__, so mypy and pylint both see them exported)
+__all__ = ["CONCURRENT_SOURCE", "bw_row", "interval_stats", "iperf3_gbps"]
 
 
 @fleet_check("bench_network.iperf3")

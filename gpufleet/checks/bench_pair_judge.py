@@ -295,10 +295,9 @@ class PairJudge:
         out = []
         for end in [end for end in verdict["convicted"] if host_of(end) == name]:
             pair_edges = [ends for ends in mine if pair_of(*ends) in verdict["convicted"][end]]
-            message = "slow %s %s: every %s run with it misses the threshold, against partners that meet it with " \
-                "others: %s; %s" % (
-                "rail" if isinstance(end, tuple) else "host", end_words(end), self.what,
-                self._runs_words(pair_edges), self._limit_words(limits, pair_edges))
+            message = ("slow %s %s: every %s run with it misses the threshold, against partners that meet it with "
+                       "others: %s; %s" % ("rail" if isinstance(end, tuple) else "host", end_words(end), self.what,
+                                           self._runs_words(pair_edges), self._limit_words(limits, pair_edges)))
             out.append(self._slow_result(message, pair_edges, limits, end_words(end)))
         return out
 
@@ -327,10 +326,9 @@ class PairJudge:
         out = []
         for end, unresolved in sorted(stuck.items(), key=lambda item: str(item[0])):
             pair_edges = [ends for ends in mine if pair_of(*ends) in unresolved]
-            message = "%s %s not cleared: no %s run with it meets the threshold (%s) and no partner proves which end " \
-                "is slow; %s" % (
-                "rail" if isinstance(end, tuple) else "host", end_words(end), self.what,
-                self._runs_words(pair_edges), self._limit_words(limits, pair_edges))
+            message = ("%s %s not cleared: no %s run with it meets the threshold (%s) and no partner proves which "
+                       "end is slow; %s" % ("rail" if isinstance(end, tuple) else "host", end_words(end), self.what,
+                                            self._runs_words(pair_edges), self._limit_words(limits, pair_edges)))
             out.append(self._slow_result(message, pair_edges, limits, end_words(end)))
         return out
 
@@ -379,4 +377,3 @@ class PairJudge:
 
     def no_threshold_words(self) -> str:
         return "no threshold"
-

@@ -85,20 +85,20 @@ from gpufleet.checks.model import SKIP, CheckResult, NodeContext, result
 from gpufleet.checks.profiles import profile_value
 from gpufleet.checks.registry import fleet_check, node_check
 
-# Re-exported ("name as name"): other modules, the collection's plugins and the tests import these from here; they
+# Re-exported (__all__ below): other modules, the collection's plugins and the tests import these from here; they
 # live in the bench_*.py modules by concern (records, pair records, floors, words).
-from gpufleet.checks.bench_floors import nic_aggregate as nic_aggregate, nic_floor as nic_floor
-from gpufleet.checks.bench_pair_records import (lost_hosts as lost_hosts, pair_measurements as pair_measurements,
-                                                pair_not_measured as pair_not_measured,
-                                                pair_ranks_problem as pair_ranks_problem,
-                                                parse_search_label as parse_search_label, search_label as search_label,
-                                                unmeasured_pairs as unmeasured_pairs)
-from gpufleet.checks.bench_records import (ALLREDUCE_KINDS as ALLREDUCE_KINDS, NOT_RUN_OUTCOMES as NOT_RUN_OUTCOMES,
-                                           VOTE_SETTING as VOTE_SETTING, benchmark_kind as benchmark_kind,
-                                           hosts_of as hosts_of, outcome_problem as outcome_problem,
-                                           records_of as records_of, vote as vote)
-from gpufleet.checks.bench_words import size_words as size_words
-from gpufleet.checks.fleet import median as median
+from gpufleet.checks.bench_floors import nic_aggregate, nic_floor
+from gpufleet.checks.bench_pair_records import (lost_hosts, pair_measurements, pair_not_measured, pair_ranks_problem,
+                                                parse_search_label, search_label, unmeasured_pairs)
+from gpufleet.checks.bench_records import (ALLREDUCE_KINDS, NOT_RUN_OUTCOMES, VOTE_SETTING, benchmark_kind, hosts_of,
+                                           outcome_problem, records_of, vote)
+from gpufleet.checks.bench_words import size_words
+from gpufleet.checks.fleet import median
+# the re-exported names above (a plain import and __all__, so mypy and pylint both see them exported)
+__all__ = ["nic_aggregate", "nic_floor", "lost_hosts", "pair_measurements", "pair_not_measured", "pair_ranks_problem",
+           "parse_search_label", "search_label", "unmeasured_pairs", "ALLREDUCE_KINDS", "NOT_RUN_OUTCOMES",
+           "VOTE_SETTING", "benchmark_kind", "hosts_of", "outcome_problem", "records_of", "vote", "size_words",
+           "median"]
 
 RELATIVE_CHECK = "benchmarks.allreduce_relative"
 RELATIVE_WHAT = "single-node all-reduce busbw"

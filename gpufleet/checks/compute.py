@@ -50,9 +50,11 @@ from gpufleet.checks.registry import fleet_check, node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, CheckResult, NodeContext, result
 from gpufleet.checks.profiles import PROFILE_DIR
 
-# Re-exported ("name as name"): read here before they moved to compute_figures.py with the reading of the records.
-from gpufleet.checks.compute_figures import FP8_SOURCE_FAST_ACCUM as FP8_SOURCE_FAST_ACCUM, KIND as KIND
-from gpufleet.checks.compute_figures import UNPARSED_PREFIX as UNPARSED_PREFIX, explain as explain
+# Re-exported (__all__ below): read here before they moved to compute_figures.py with the reading of the records.
+from gpufleet.checks.compute_figures import FP8_SOURCE_FAST_ACCUM, KIND
+from gpufleet.checks.compute_figures import UNPARSED_PREFIX, explain
+# the re-exported names above (a plain import and __all__, so mypy and pylint both see them exported)
+__all__ = ["FP8_SOURCE_FAST_ACCUM", "KIND", "UNPARSED_PREFIX", "explain"]
 
 CHECK_ID = "benchmarks.gpu_compute"
 RELATIVE_CHECK_ID = "benchmarks.gpu_compute_relative"

@@ -83,8 +83,10 @@ from gpufleet.checks.gpu_rules import (AZNHC_ECC_SOURCE, DEFAULT_CONSISTENT_FIEL
                                        fabric_expected, fabric_states, hidden_characters, label, model_matches,
                                        node_gpus, queries_unread, replay_counts_noted, replay_rates_since_boot,
                                        topology_gpu_count)
-from gpufleet.checks.gpu_rules import pcie_replay_growth as pcie_replay_growth
-from gpufleet.checks.gpu_rules import query_check as query_check
+from gpufleet.checks.gpu_rules import pcie_replay_growth
+from gpufleet.checks.gpu_rules import query_check
+# the re-exported names above (a plain import and __all__, so mypy and pylint both see them exported)
+__all__ = ["pcie_replay_growth", "query_check"]
 
 QUERIES = "gpu.queries"
 

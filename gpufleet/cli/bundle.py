@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from gpufleet.cli.common import (EXIT_FAILED, EXIT_OK, Subcommands, failing_checks, load_run, node_verdicts, say,
-                                  terminal_text)
+                                 terminal_text)
 from gpufleet.results.shapes import HostRecord
 from gpufleet.results.store import RAW_DIR, RUN_FILE, ResultsError, RunDir, safe_name, utc_now
 
@@ -56,8 +56,8 @@ def _raw_entry_lines(group: str, key: str, entry: Mapping[str, Any]) -> list[str
     if entry.get("rc") is not None:
         lines.append("  exit:     %s" % entry.get("rc"))
     elif cmd:
-        lines.append("  exit:     none (%s)" % ("did not run: " + terminal_text(entry["error"]) if entry.get("error")
-                                               else "did not finish"))
+        why = "did not run: " + terminal_text(entry["error"]) if entry.get("error") else "did not finish"
+        lines.append("  exit:     none (%s)" % why)
     lines.append("  duration: %s" % ("%s s" % entry["duration_s"] if entry.get("duration_s") is not None else "-"))
     if entry.get("error"):
         lines.append("  error:    %s" % terminal_text(entry["error"]))

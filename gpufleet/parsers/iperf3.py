@@ -396,7 +396,6 @@ def _json_end(run: dict[str, Any], end: dict[str, Any], line: int) -> None:
         run["lost_percent"] = _fnum(_jnum(udp_source, "lost_percent", line, "end.sum"))
 
 
-
 # ----------------------------------------------------------------------------- text
 
 
@@ -434,7 +433,7 @@ def _parse_rest(rest: str, n: int, line: str, current: _TextRun) -> _RestInfo:
     """Decode what follows the rate column: retransmits/cwnd, datagrams, jitter/loss, role."""
     rest = rest.strip()
     info: _RestInfo = {"role": None, "omitted": False, "retransmits": None, "packets": None, "cwnd": None,
-            "jitter": None, "lost": None, "total": None, "pct": None}
+                       "jitter": None, "lost": None, "total": None, "pct": None}
     if rest.endswith("(omitted)"):
         info["omitted"] = True
         rest = rest[: -len("(omitted)")].strip()

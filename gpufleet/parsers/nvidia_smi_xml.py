@@ -392,8 +392,8 @@ def _ecc_counts(gpu: _Node) -> Computed:
         computed["ecc_errors_%s_uncorrectable" % scope] = partial(_constant, uncorrectable)
         for memory in ("sram", "dram"):
             for position, count in enumerate(("correctable", "uncorrectable")):
-                computed["ecc_errors_%s_%s_%s" % (scope, memory, count)] = partial(_ecc_memory_count, node, memory,
-                                                                                  position)
+                key = "ecc_errors_%s_%s_%s" % (scope, memory, count)
+                computed[key] = partial(_ecc_memory_count, node, memory, position)
     return computed
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from gpufleet.adapter.action import LibraryAction
 from gpufleet.adapter.spec import documented_spec
 from gpufleet.results.bench import build_plain_record
-from gpufleet.results.store import BENCHMARK_KINDS, BENCHMARK_OUTCOMES, ResultsError, RunDir
+from gpufleet.results.store import ResultsError, RunDir
 
 
 class ActionModule(LibraryAction):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from gpufleet.adapter.action import LibraryAction
 from gpufleet.adapter.spec import documented_spec
 from gpufleet.checks.burn_in_flags import SETTING, ThresholdError, flagged, judge
-from gpufleet.results.burn_in import KINDS, record_burn_in
+from gpufleet.results.burn_in import record_burn_in
 from gpufleet.facts.nvml_samples import SamplesError
 from gpufleet.results.store import ResultsError, RunDir, to_plain
 

@@ -15,10 +15,6 @@ from __future__ import annotations
 from gpufleet.adapter.action import LibraryAction
 from gpufleet.adapter.spec import documented_spec
 from gpufleet.history.store import (
-    DEFAULT_CLOCK_DROP_SHARE,
-    DEFAULT_MAX_POINTS,
-    DEFAULT_MIN_PREVIOUS,
-    DEFAULT_TIMEOUT_S,
     HistoryError,
     append_run,
 )

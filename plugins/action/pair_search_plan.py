@@ -18,7 +18,7 @@ from gpufleet.adapter.action import LibraryAction
 from gpufleet.adapter.spec import documented_spec
 from gpufleet.checks.benchmarks import search_label
 from gpufleet.checks.pair_rounds import PlanError, plan, search_floor, search_records
-from gpufleet.plan.pair_search import DEFAULT_TOLERANCE, MODES, pair_key
+from gpufleet.plan.pair_search import pair_key
 from gpufleet.results.store import ResultsError, RunDir
 
 

@@ -38,7 +38,7 @@ import time
 import uuid
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import read_pipes
-from ansible_collections.gpufleet.acceptance.plugins.module_utils.process_group import end_group, group_alive, signal_group
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.process_group import end_group
 
 JOB_ENV = "GPUFLEET_JOB_ID"
 # one value per run_tagged call: finds that run's own processes, not those of another run (or the caller) with the same

@@ -102,3 +102,32 @@ def test_the_options_split_between_controller_and_node_are_documented():
     assert set(bench_run.CONTROLLER_OPTIONS) < set(bench_run.ActionModule.ARGUMENT_SPEC)
     assert set(bench_run.JSON_NODE_OPTIONS) <= set(bench_run.ActionModule.ARGUMENT_SPEC) - set(bench_run.CONTROLLER_OPTIONS)
     assert set(ib_counters.NODE_OPTIONS) < set(ib_counters.ActionModule.ARGUMENT_SPEC)
+
+
+def _library_values():
+    """(plugin, option, key, the library's value): the documented choice lists and defaults that copy a constant of
+    the library, which stays their one source."""
+    # pylint: disable=import-outside-toplevel
+    from gpufleet.history import store as history
+    from gpufleet.plan import pair_search
+    from gpufleet.results import burn_in, store
+    return [
+        ("bench_record", "kind", "choices", list(store.BENCHMARK_KINDS)),
+        ("bench_record", "outcome", "choices", [outcome for outcome in store.BENCHMARK_OUTCOMES if outcome != "ok"]),
+        ("bench_run", "kind", "choices", list(store.BENCHMARK_KINDS)),
+        ("burn_in_record", "kind", "choices", list(burn_in.KINDS)),
+        ("health_history", "clock_drop_share", "default", history.DEFAULT_CLOCK_DROP_SHARE),
+        ("health_history", "min_previous_runs", "default", history.DEFAULT_MIN_PREVIOUS),
+        ("health_history", "max_points", "default", history.DEFAULT_MAX_POINTS),
+        ("health_history", "timeout", "default", history.DEFAULT_TIMEOUT_S),
+        ("pair_search_plan", "mode", "choices", list(pair_search.MODES)),
+        ("pair_search_plan", "tolerance", "default", pair_search.DEFAULT_TOLERANCE),
+    ]
+
+
+@pytest.mark.parametrize("plugin, option, key, value", _library_values(),
+                         ids=["%s.%s.%s" % row[:3] for row in _library_values()])
+def test_documented_values_that_copy_a_library_constant_equal_it(plugin, option, key, value):
+    documented = documentation_of(module_file(os.path.join(ACTIONS, plugin + ".py")))["options"][option][key]
+    assert (sorted(map(str, documented)) if key == "choices" else documented) == (
+        sorted(map(str, value)) if key == "choices" else value)

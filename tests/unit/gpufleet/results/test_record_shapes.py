@@ -65,6 +65,7 @@ OBJECTS = {
     "an action of slurm.json": (("properties", "slurm", "properties", "actions", "items"), SlurmAction),
 }
 
+
 def _schema() -> dict[str, Any]:
     with open(SCHEMA_FILE, encoding="utf-8") as handle:
         return json.load(handle)
@@ -157,8 +158,8 @@ def judged_run_fixture(tmp_path):
     judge_run(run, ["a", "b"], {"a"}, {host: {"claim": None, "profile": None, "overrides": None, "settings": {}}
                                        for host in ("a", "b")}, FakeJudge(), families=[FAMILY])
     action = DrainAction("a", "a", "drain", "REJECT", "gpufleet: reason")
-    write_json_atomic(os.path.join(run.path, SLURM_FILE), {"reached": True, "sinfo_foreign_lines": [],
-                                                            "actions": [action_record(action, "scontrol", 0, "")]})
+    document = {"reached": True, "sinfo_foreign_lines": [], "actions": [action_record(action, "scontrol", 0, "")]}
+    write_json_atomic(os.path.join(run.path, SLURM_FILE), document)
     return run
 
 
@@ -173,8 +174,8 @@ def _conforms(value: Any, shape: Any, where: str, seen: set) -> None:
     if _is_typeddict(shape):
         assert isinstance(value, dict), where
         hints = typing.get_type_hints(shape)
-        assert set(value) <= set(hints), "%s: keys %s does not declare: %s" % (where, shape.__name__,
-                                                                              sorted(set(value) - set(hints)))
+        undeclared = sorted(set(value) - set(hints))
+        assert set(value) <= set(hints), "%s: keys %s does not declare: %s" % (where, shape.__name__, undeclared)
         assert shape.__required_keys__ <= set(value), "%s: %s keys missing: %s" % (
             where, shape.__name__, sorted(shape.__required_keys__ - set(value)))
         seen.add(shape)
