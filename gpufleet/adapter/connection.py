@@ -18,7 +18,7 @@ timed out: an ssh of its own, no master), that wait was the bound already and th
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple, TypeVar
+from typing import Any, Callable, Optional, Tuple, TypeVar
 
 from ansible.errors import AnsibleConnectionFailure
 
@@ -63,7 +63,7 @@ def describe_loss(message: str) -> str:
     return "the controller's ssh connection to the node ended mid-task (%s)" % said
 
 
-def shorten_connect_timeout(connection) -> None:
+def shorten_connect_timeout(connection: Any) -> None:
     """Bound the reconnect of an Ansible ``connection`` (the task's own) to RECONNECT_TIMEOUT_S; a connection without
     a ``timeout`` option is left as it is."""
     try:
@@ -73,7 +73,7 @@ def shorten_connect_timeout(connection) -> None:
     connection.set_option("timeout", int(min(current, RECONNECT_TIMEOUT_S)))
 
 
-def with_one_reconnect(run: Callable[[bool], T], connection=None) -> Tuple[T, Optional[str]]:
+def with_one_reconnect(run: Callable[[bool], T], connection: Any = None) -> Tuple[T, Optional[str]]:
     """``(run(False), None)``; after a connection failure that is not a silent node, ``(run(True), the first loss in
     words)``. ``run(retry)`` is the module run, ``retry`` True on the second attempt, which ``connection`` (the task's
     Ansible connection, when given) makes within RECONNECT_TIMEOUT_S. A failure of the second attempt, or a silent

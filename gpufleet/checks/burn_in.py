@@ -8,7 +8,7 @@ Reads ``NodeContext.settings``:
 - ``burn_in``: the host's burn-in records (gpufleet/results/burn_in.py), each with ``parsed`` (its samples
   file read by fleet_verdict) or ``load_problem`` (why it could not be read);
 - ``burn_in_drift``: the drift flags the history store found for this host (``history.json``);
-- ``gpufleet_burn_in_thresholds``: the inventory's overrides of gpufleet/checks/burn_in_flags.py's DEFAULTS.
+- ``gpufleet_burn_in_thresholds``: the inventory's overrides of gpufleet/checks/burn_in_limits.py's DEFAULTS.
 
 Each record is judged by gpufleet/checks/burn_in_flags.py (``burn_in.samples``, ``burn_in.load``,
 ``burn_in.clock_sag``, ``burn_in.hot``, ``burn_in.throttle``, ``burn_in.power_cap``,

@@ -49,28 +49,27 @@ The checks and their defaults (``gpufleet_burn_in_thresholds`` overrides any, do
 Counters are read by their growth between consecutive known values (samples.counter_growth): a
 reset (a later value below an earlier one, a driver reload) counts the new value since the reset,
 never a negative growth; null values are left out, never read as 0.
+
+The checks are here; the thresholds (``SETTING``, ``DEFAULTS``, :func:`thresholds`, re-exported here) live in
+checks/burn_in_limits.py, and the sampler run read once, the per-GPU finding and the per-GPU evidence of
+``burn_in.samples`` in checks/burn_in_run.py.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, TypedDict
+from typing import Any, Iterable
 
 from gpufleet.facts import nvml_samples as nvml
+from gpufleet.checks.burn_in_limits import limit_source
+from gpufleet.checks.burn_in_run import (SamplerRun, gpu_evidence, gpu_finding, gpu_words, median_of, num, pct,
+                                         samples_pass, unreadable_lines)
 from gpufleet.checks.model import ERROR, FAIL, PASS, SKIP, WARN, CheckResult, result
 
-SETTING = "gpufleet_burn_in_thresholds"
-
-DEFAULTS: dict[str, float] = {
-    "clock_sag_share": 0.20,
-    "clock_sag_time_share": 0.10,
-    "hot_margin_c": 10.0,
-    "throttle_time_share": 0.05,
-    "power_cap_excess_share": 0.25,
-    "nvlink_fail_count": 1,
-    "nvlink_crc_fail_per_s": 100.0,
-}
-# Keys that are shares of something: 0..1.
-_SHARES = ("clock_sag_share", "clock_sag_time_share", "throttle_time_share", "power_cap_excess_share")
+# Re-exported (__all__ below): burn_in.py, compute_figures.py, the history, the collection's plugins and the tests
+# import these from here; they live in burn_in_limits.py.
+from gpufleet.checks.burn_in_limits import DEFAULTS, SETTING, ThresholdError, thresholds
+# the re-exported names above (a plain import and __all__, so mypy and pylint both see them exported)
+__all__ = ["DEFAULTS", "SETTING", "ThresholdError", "thresholds"]
 
 THERMAL_EVENTS = ("sw_thermal", "hw_thermal", "hw_power_brake", "hw_slowdown")
 ECC_SEVERITY = (("volatile_uncorrected", "aggregate_uncorrected", FAIL, "uncorrected"),
@@ -82,155 +81,10 @@ LOAD_OK = "ok"
 LOAD_NOT_VERIFIED = "not_verified"
 
 
-class ThresholdError(ValueError):
-    """A ``gpufleet_burn_in_thresholds`` that cannot be used; the message names the key."""
-
-
-def thresholds(settings: Any = None) -> dict[str, float]:
-    """The thresholds: DEFAULTS with ``settings`` (a mapping, or None) laid over them, validated."""
-    out = dict(DEFAULTS)
-    if settings is None:
-        return out
-    if not isinstance(settings, dict):
-        raise ThresholdError("%s must be a mapping, got %s" % (SETTING, type(settings).__name__))
-    for key, value in settings.items():
-        if key not in DEFAULTS:
-            raise ThresholdError("%s.%s: unknown key (known: %s)" % (SETTING, key, ", ".join(sorted(DEFAULTS))))
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise ThresholdError("%s.%s: must be a number >= 0, got %r" % (SETTING, key, value))
-        if key in _SHARES and value > 1:
-            raise ThresholdError("%s.%s: a share of 0..1, got %r" % (SETTING, key, value))
-        out[key] = value
-    return out
-
-
-def _source(limits: dict[str, float], key: str, overridden: set[str]) -> str:
-    where = "inventory %s.%s" % (SETTING, key) if key in overridden else "gpufleet default burn-in %s" % key
-    return "%s = %s (docs/burn-in.md)" % (where, _num(limits[key]))
-
-
-def _num(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return ("%.3f" % value).rstrip("0").rstrip(".")
-    return str(value)
-
-
-def _pct(share: float) -> str:
-    return "%s%%" % _num(round(share * 100.0, 1))
-
-
-def _median(items: Iterable[float]) -> float:
-    """The median of figures the caller holds at least one of."""
-    middle = nvml.median(items)
-    if middle is None:
-        raise ValueError("the median of no figures")
-    return middle
-
-
-class GpuIdent(TypedDict):
-    """Which GPU a finding is about (``gpu`` of a per-GPU finding)."""
-
-    index: int
-    uuid: str | None
-    name: str | None
-
-
-class GpuFinding(CheckResult):
-    """A result about one GPU: the results-schema shape plus ``gpu``."""
-
-    gpu: GpuIdent
-
-
-def gpu_words(ident: dict[str, Any]) -> str:
-    """``GPU 3 (GPU-uuid)`` for messages."""
-    return "GPU %s%s" % (ident["index"], " (%s)" % ident["uuid"] if ident.get("uuid") else "")
-
-
-def gpu_finding(check_id: str, status: str, ident: dict[str, Any], message: str, measured: Any = None,
-                expected: Any = None, source: str | None = None) -> GpuFinding:
-    """A result about one GPU: the results-schema shape plus ``gpu: {index, uuid, name}``."""
-    item = result(check_id, status, message, measured=measured, expected=expected, threshold_source=source,
-                  subject="GPU %s" % ident["index"])
-    return GpuFinding(**item, gpu={"index": ident["index"], "uuid": ident.get("uuid"), "name": ident.get("name")})
-
-
-class _Run:
-    """One sampler run, read once: ticks, per-GPU series and identities."""
-
-    def __init__(self, parsed: dict[str, Any]) -> None:
-        self.parsed = parsed
-        self.header: dict[str, Any] | None = parsed.get("header")
-        self.samples: list[dict[str, Any]] = parsed.get("samples") or []
-        self.series = nvml.by_gpu(self.samples)
-        listed = {item["index"] for item in (self.header or {}).get("gpus") or []}
-        self.indexes: list[int] = sorted(set(self.series) | listed)
-        self.ident = {index: nvml.gpu_identity(index, self.series.get(index), self.header) for index in self.indexes}
-        self.ticks = nvml.ticks(self.samples)
-
-    def span_s(self) -> float:
-        if not self.samples:
-            return 0.0
-        times: list[float] = [sample["t"] for sample in self.samples]
-        return max(times) - min(times)
-
-
 # -- the evidence ----------------------------------------------------------------------------
 
 
-def _gpu_evidence(run: _Run, index: int, where: str) -> CheckResult | None:
-    """``burn_in.samples`` of one GPU: never sampled or never readable (error), lost during the run (fail); else
-    None."""
-    series = run.series.get(index) or []
-    ident = run.ident[index]
-    if not series:
-        return gpu_finding("burn_in.samples", ERROR, ident,
-                           "%s is listed by the sampler's header but has no sample in %s"
-                           % (gpu_words(ident), where), measured=0)
-    lost = [sample for sample in series if nvml.gpu_lost(sample)]
-    unread = [sample["errors"]["*"] for sample in series if sample.get("errors", {}).get("*")
-              and not nvml.gpu_lost(sample)]
-    if len(unread) == len(series):
-        return gpu_finding("burn_in.samples", ERROR, ident, "%s could not be read in any of its %d sample(s): %s" % (
-            gpu_words(ident), len(series), unread[-1]), measured=unread[-1], expected="readable")
-    if lost:
-        return gpu_finding("burn_in.samples", FAIL, ident,
-                           "%s was lost during the run (NVML GPU_IS_LOST) from t=%s, %s s "
-                           "after the first sample" % (gpu_words(ident), _num(lost[0]["t"]),
-                                                       _num(round(lost[0]["t"] - run.samples[0]["t"], 1))),
-                           measured="gpu_lost", expected="readable for the whole run",
-                           source="NVML: NVML_ERROR_GPU_IS_LOST")
-    return None
-
-
-def _unreadable(parsed: dict[str, Any], where: str) -> CheckResult | None:
-    """``burn_in.samples`` warns of lines or values that could not be read; a single torn last line (a sampler killed
-    mid-write: no end line) is no warning."""
-    bad_lines = parsed.get("bad_lines") or []
-    torn_last = len(bad_lines) == 1 and bad_lines[0][0] == parsed.get("lines") and parsed.get("end") is None
-    if not ((bad_lines and not torn_last) or parsed.get("bad_fields")):
-        return None
-    first = "; first: line %s: %s" % (bad_lines[0][0], bad_lines[0][1]) if bad_lines else ""
-    return result("burn_in.samples", WARN, "%s: %d line(s) and %d value(s) could not be read and were left out%s" % (
-        where, len(bad_lines), parsed.get("bad_fields") or 0, first),
-        measured=len(bad_lines) + (parsed.get("bad_fields") or 0), expected=0)
-
-
-def _samples_pass(run: _Run) -> CheckResult:
-    """``burn_in.samples`` passed: how many samples of how many GPUs, over how long, and how the sampler ended."""
-    end = run.parsed.get("end")
-    ending = ("ended by %s" % end.get("reason") if end
-              else "no end line (the sampler was stopped before it could write one)")
-    header = run.header
-    interval = (", interval %s s" % _num(header.get("interval_s")) if header and header.get("interval_s") is not None
-                else "")
-    return result("burn_in.samples", PASS, "%d sample(s) of %d GPU(s) in %d tick(s) over %s s%s, %s" % (
-        len(run.samples), len(run.indexes), len(run.ticks), _num(round(run.span_s(), 1)), interval, ending),
-        measured=len(run.samples))
-
-
-def check_samples(run: _Run, where: str) -> list[CheckResult]:
+def check_samples(run: SamplerRun, where: str) -> list[CheckResult]:
     """``burn_in.samples``: the samples exist, every GPU was read, no GPU was lost, the lines were readable."""
     parsed = run.parsed
     if not run.samples:
@@ -242,11 +96,11 @@ def check_samples(run: _Run, where: str) -> list[CheckResult]:
         out.append(result("burn_in.samples", WARN, "%s: header schema %r, this gpufleet reads %s: values read by name"
                           % (where, header.get("schema"), nvml.SCHEMA),
                           measured=header.get("schema"), expected=nvml.SCHEMA))
-    out.extend(found for found in (_gpu_evidence(run, index, where) for index in run.indexes) if found is not None)
-    unreadable = _unreadable(parsed, where)
+    out.extend(found for found in (gpu_evidence(run, index, where) for index in run.indexes) if found is not None)
+    unreadable = unreadable_lines(parsed, where)
     if unreadable is not None:
         out.append(unreadable)
-    return out or [_samples_pass(run)]
+    return out or [samples_pass(run)]
 
 
 def check_load(load: Any) -> list[CheckResult]:
@@ -283,7 +137,7 @@ def _loaded(load: Any) -> bool:
 # -- clocks and temperatures ---------------------------------------------------------------------
 
 
-def check_clock_sag(run: _Run, load: Any, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
+def check_clock_sag(run: SamplerRun, load: Any, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
     """``burn_in.clock_sag``: the share of ticks a GPU's SM clock was more than clock_sag_share below the node's
     median."""
     check_id = "burn_in.clock_sag"
@@ -309,8 +163,8 @@ def check_clock_sag(run: _Run, load: Any, limits: dict[str, float], overridden: 
                 sagged[index] = sagged.get(index, 0) + 1
     if not counted:
         return [result(check_id, SKIP, "not judged: no tick with the SM clocks of two or more GPUs")]
-    source = "%s; %s" % (_source(limits, "clock_sag_share", overridden),
-                         _source(limits, "clock_sag_time_share", overridden))
+    source = "%s; %s" % (limit_source(limits, "clock_sag_share", overridden),
+                         limit_source(limits, "clock_sag_time_share", overridden))
     out: list[CheckResult] = []
     for index in sorted(counted):
         fraction = sagged.get(index, 0) / float(counted[index])
@@ -320,21 +174,21 @@ def check_clock_sag(run: _Run, load: Any, limits: dict[str, float], overridden: 
             out.append(gpu_finding(check_id, FAIL, ident,
                                    "%s: SM clock more than %s below the node's median in %d of %d "
                                    "ticks (%s of the run, limit %s); its median %s MHz, its lowest %s of the node's "
-                                   "median" % (gpu_words(ident), _pct(share), sagged.get(index, 0), counted[index],
-                                               _pct(fraction), _pct(time_share), _num(nvml.median(gpu_clocks)),
-                                               _pct(min(ratios[index]))),
+                                   "median" % (gpu_words(ident), pct(share), sagged.get(index, 0), counted[index],
+                                               pct(fraction), pct(time_share), num(nvml.median(gpu_clocks)),
+                                               pct(min(ratios[index]))),
                                    measured=round(fraction, 4), expected=time_share, source=source))
     if not out:
         worst = max(counted, key=lambda index: (sagged.get(index, 0) / float(counted[index]), -min(ratios[index])))
         out.append(result(check_id, PASS, "%d GPU(s): none more than %s below the node's median SM clock for more than "
                           "%s of the run (lowest: GPU %s at %s of the median)"
-                          % (len(counted), _pct(share), _pct(time_share), worst, _pct(min(ratios[worst]))),
+                          % (len(counted), pct(share), pct(time_share), worst, pct(min(ratios[worst]))),
                           measured=round(max(sagged.get(index, 0) / float(counted[index]) for index in counted), 4),
                           expected=time_share, threshold_source=source))
     return out
 
 
-def check_hot(run: _Run, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
+def check_hot(run: SamplerRun, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
     """``burn_in.hot``: a GPU whose p95 temperature is more than hot_margin_c above the median of the node's p95s."""
     check_id = "burn_in.hot"
     p95: dict[int, float] = {}
@@ -346,22 +200,22 @@ def check_hot(run: _Run, limits: dict[str, float], overridden: set[str]) -> list
     if len(p95) < 2:
         return [result(check_id, SKIP, "not judged: the temperatures of %d GPU(s), a comparison needs two or more"
                        % len(p95))]
-    middle = _median(p95.values())
+    middle = median_of(p95.values())
     margin = limits["hot_margin_c"]
-    source = _source(limits, "hot_margin_c", overridden)
+    source = limit_source(limits, "hot_margin_c", overridden)
     out: list[CheckResult] = []
     for index in sorted(p95):
         if p95[index] > middle + margin:
             ident = run.ident[index]
             out.append(gpu_finding(check_id, WARN, ident, "%s runs hot: p95 temperature %s C, %s C above the node's "
                                    "median p95 %s C (margin %s C)" % (
-                                       gpu_words(ident), _num(p95[index]), _num(round(p95[index] - middle, 1)),
-                                       _num(middle), _num(margin)),
+                                       gpu_words(ident), num(p95[index]), num(round(p95[index] - middle, 1)),
+                                       num(middle), num(margin)),
                                    measured=p95[index], expected=round(middle + margin, 3), source=source))
     if not out:
         hottest = max(p95, key=lambda index: p95[index])
         out.append(result(check_id, PASS, "%d GPU(s) within %s C of the node's median p95 temperature %s C (hottest: "
-                          "GPU %s at %s C)" % (len(p95), _num(margin), _num(middle), hottest, _num(p95[hottest])),
+                          "GPU %s at %s C)" % (len(p95), num(margin), num(middle), hottest, num(p95[hottest])),
                           measured=p95[hottest], expected=round(middle + margin, 3), threshold_source=source))
     return out
 
@@ -369,7 +223,7 @@ def check_hot(run: _Run, limits: dict[str, float], overridden: set[str]) -> list
 # -- clock events (throttling) -------------------------------------------------------------------
 
 
-def event_shares(run: _Run, index: int) -> dict[str, tuple[float, float, int]]:
+def event_shares(run: SamplerRun, index: int) -> dict[str, tuple[float, float, int]]:
     """``{event: (share of wall time, event s, resets)}`` of one GPU; an event with fewer than two known values is
     left out."""
     out: dict[str, tuple[float, float, int]] = {}
@@ -383,11 +237,11 @@ def event_shares(run: _Run, index: int) -> dict[str, tuple[float, float, int]]:
     return out
 
 
-def check_throttle(run: _Run, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
+def check_throttle(run: SamplerRun, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
     """``burn_in.throttle``: thermal and power-brake slowdown time over throttle_time_share of the run fails."""
     check_id = "burn_in.throttle"
     limit = limits["throttle_time_share"]
-    source = _source(limits, "throttle_time_share", overridden)
+    source = limit_source(limits, "throttle_time_share", overridden)
     judged = 0
     out: list[CheckResult] = []
     # (share, GPU index, event) of the most throttled GPU
@@ -404,10 +258,10 @@ def check_throttle(run: _Run, limits: dict[str, float], overridden: set[str]) ->
                 worst = (value[0], index, event)
         if over:
             ident = run.ident[index]
-            words = ", ".join("%s %s s (%s)" % (event, _num(round(value[1], 1)), _pct(value[0]))
+            words = ", ".join("%s %s s (%s)" % (event, num(round(value[1], 1)), pct(value[0]))
                               for event, value in sorted(over.items()))
             out.append(gpu_finding(check_id, FAIL, ident, "%s throttled: %s of the wall time, limit %s each"
-                                   % (gpu_words(ident), words, _pct(limit)),
+                                   % (gpu_words(ident), words, pct(limit)),
                                    measured={event: round(value[0], 4) for event, value in sorted(over.items())},
                                    expected=limit, source=source))
     if not judged:
@@ -417,12 +271,12 @@ def check_throttle(run: _Run, limits: dict[str, float], overridden: set[str]) ->
         most = "; most: GPU %s %s" % (worst[1], worst[2]) if worst[1] is not None and worst[0] > 0 else ""
         out.append(result(check_id, PASS,
                           "%d GPU(s): thermal and power-brake slowdown at most %s of the wall time each "
-                          "(limit %s%s)" % (judged, _pct(worst[0]), _pct(limit), most),
+                          "(limit %s%s)" % (judged, pct(worst[0]), pct(limit), most),
                           measured=round(worst[0], 4), expected=limit, threshold_source=source))
     return out
 
 
-def check_power_cap(run: _Run, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
+def check_power_cap(run: SamplerRun, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
     """``burn_in.power_cap``: sw_power_cap time of each GPU; warn when far above the node's median share."""
     check_id = "burn_in.power_cap"
     shares: dict[int, float] = {}
@@ -433,20 +287,20 @@ def check_power_cap(run: _Run, limits: dict[str, float], overridden: set[str]) -
     if not shares:
         return [result(check_id, SKIP,
                        "not judged: no GPU has two or more readings of its sw_power_cap clock-event counter")]
-    middle = _median(shares.values())
+    middle = median_of(shares.values())
     excess = limits["power_cap_excess_share"]
-    source = _source(limits, "power_cap_excess_share", overridden)
+    source = limit_source(limits, "power_cap_excess_share", overridden)
     out: list[CheckResult] = []
     for index in sorted(shares):
         if len(shares) >= 2 and shares[index] - middle > excess:
             ident = run.ident[index]
             out.append(gpu_finding(check_id, WARN, ident, "%s held at its power cap %s of the time, the node's median "
                                    "GPU %s (more than %s above)"
-                                   % (gpu_words(ident), _pct(shares[index]), _pct(middle), _pct(excess)),
+                                   % (gpu_words(ident), pct(shares[index]), pct(middle), pct(excess)),
                                    measured=round(shares[index], 4), expected=round(middle + excess, 4),
                                    source=source))
     if not out:
-        words = ", ".join("GPU %s %s" % (index, _pct(shares[index])) for index in sorted(shares))
+        words = ", ".join("GPU %s %s" % (index, pct(shares[index])) for index in sorted(shares))
         out.append(result(check_id, PASS, "power cap (sw_power_cap) share of the time per GPU: %s (reported; a warning "
                           "only when far above the node's median)" % words, measured=round(max(shares.values()), 4),
                           expected=round(middle + excess, 4) if len(shares) >= 2 else None,
@@ -457,13 +311,13 @@ def check_power_cap(run: _Run, limits: dict[str, float], overridden: set[str]) -
 # -- error counters ---------------------------------------------------------------------------
 
 
-def _growth(run: _Run, index: int, group: str, name: str) -> tuple[float | None, int, list[tuple[float, Any]]]:
+def _growth(run: SamplerRun, index: int, group: str, name: str) -> tuple[float | None, int, list[tuple[float, Any]]]:
     points = nvml.values(run.series.get(index) or [], (group, name))
     growth, resets = nvml.counter_growth(points)
     return growth, resets, points
 
 
-def check_ecc(run: _Run) -> list[CheckResult]:
+def check_ecc(run: SamplerRun) -> list[CheckResult]:
     """``burn_in.ecc``: uncorrected ECC errors that grew fail, corrected ones warn."""
     check_id = "burn_in.ecc"
     out: list[CheckResult] = []
@@ -496,7 +350,7 @@ def check_ecc(run: _Run) -> list[CheckResult]:
     return out
 
 
-def check_nvlink(run: _Run, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
+def check_nvlink(run: SamplerRun, limits: dict[str, float], overridden: set[str]) -> list[CheckResult]:
     """``burn_in.nvlink``: replay/recovery growth fails; CRC growth warns, and fails at a high rate."""
     check_id = "burn_in.nvlink"
     out: list[CheckResult] = []
@@ -514,26 +368,26 @@ def check_nvlink(run: _Run, limits: dict[str, float], overridden: set[str]) -> l
             if growth <= 0:
                 continue
             span = points[-1][0] - points[0][0]
-            detail = "%s -> %s over %s s%s" % (points[0][1], points[-1][1], _num(round(span, 1)),
+            detail = "%s -> %s over %s s%s" % (points[0][1], points[-1][1], num(round(span, 1)),
                                                ", %d counter reset(s)" % resets if resets else "")
             if name in NVLINK_HARD:
                 status = FAIL if growth >= hard else WARN
                 source = "%s (DCGM health watch: any NVLink %s error is a failure)" % (
-                    _source(limits, "nvlink_fail_count", overridden), name)
+                    limit_source(limits, "nvlink_fail_count", overridden), name)
                 out.append(gpu_finding(check_id, status, ident, "%s: %d NVLink %s error(s) during the run (%s), %s %s"
                                        % (gpu_words(ident), growth, name, detail,
-                                          "limit" if status == FAIL else "below the limit", _num(hard)),
+                                          "limit" if status == FAIL else "below the limit", num(hard)),
                                        measured=growth, expected=hard, source=source))
             else:
                 rate = growth / span if span > 0 else None
                 status = FAIL if rate is not None and rate >= rate_limit else WARN
-                source = "%s (DCGM: CRC errors matter at 100+ per second)" % _source(
+                source = "%s (DCGM: CRC errors matter at 100+ per second)" % limit_source(
                     limits, "nvlink_crc_fail_per_s", overridden)
                 out.append(gpu_finding(check_id, status, ident, "%s: %d NVLink %s error(s) during the run (%s), %s/s, %s "
                                        "%s/s" % (gpu_words(ident), growth, name, detail,
-                                                 _num(round(rate, 3)) if rate is not None else "n/a",
+                                                 num(round(rate, 3)) if rate is not None else "n/a",
                                                  "at or above the limit" if status == FAIL else "below the failure rate",
-                                                 _num(rate_limit)),
+                                                 num(rate_limit)),
                                        measured=growth, expected=0, source=source))
         judged += seen
     if not judged:
@@ -557,7 +411,7 @@ def judge(parsed: dict[str, Any], load: Any = None, settings: Any = None,
     """
     limits = thresholds(settings)
     overridden = set(settings or {})
-    run = _Run(parsed)
+    run = SamplerRun(parsed)
     out = check_load(load)
     evidence = check_samples(run, where)
     out.extend(evidence)

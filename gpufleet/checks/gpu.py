@@ -62,6 +62,9 @@ per minute; without the uptime one reading is noted. Per counter (docs/baselines
 Growth between two readings of any of them is judged: after stress (checks/after_stress.py), in the burn-in's NVML
 samples (checks/burn_in_flags.py: NVLink and ECC; the sampler reads no PCIe replay counter) and around the network
 benchmarks (``bench_network.ib_counters``).
+
+The checks are declared here (the engine runs a family's checks by the module that declares them); the rules they
+share live in checks/gpu_rules.py, and what each per-GPU check finds at fault in one GPU in checks/gpu_findings.py.
 """
 
 from __future__ import annotations
@@ -73,16 +76,18 @@ from typing import Any
 from gpufleet.checks.registry import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, CheckResult, NodeContext, result
 from gpufleet.checks.plausible import CEILINGS, implausible
-from gpufleet.facts.shapes import Gpu
 from gpufleet.checks.profiles import expectation, profile_value
 # The rules the checks share (gpu_rules.py); query_check and pcie_replay_growth are imported from here by pcie.py and
 # after_stress.py, so they are re-exported.
-from gpufleet.checks.gpu_rules import (AZNHC_ECC_SOURCE, DEFAULT_CONSISTENT_FIELDS, DRAM_COUNT_LIMIT, HW_THROTTLE,
-                                       NVIDIA_SMI, PCIE_REPLAY_SOURCE, REASON_WORDS, RECOVERY_SOURCE,
-                                       SRAM_CORRECTABLE_LIMIT, SW_THROTTLE, aznhc_ecc_findings, brand, collapse,
-                                       fabric_expected, fabric_states, hidden_characters, label, model_matches,
-                                       node_gpus, queries_unread, replay_counts_noted, replay_rates_since_boot,
-                                       topology_gpu_count)
+from gpufleet.checks.gpu_rules import (DEFAULT_CONSISTENT_FIELDS, NVIDIA_SMI, PCIE_REPLAY_SOURCE, RECOVERY_SOURCE,
+                                       brand, collapse, fabric_expected, fabric_states, hidden_characters, label,
+                                       model_matches, node_gpus, queries_unread, replay_counts_noted,
+                                       replay_rates_since_boot, topology_gpu_count)
+# What each per-GPU check finds at fault in one GPU (gpu_findings.py)
+from gpufleet.checks.gpu_findings import (APP_CLOCKS_SOURCE, clocks_by_part, ecc_error_findings, ecc_mode_findings,
+                                          fabric_findings, fabric_not_printed, mig_findings, part_clock_findings,
+                                          process_findings, recovery_action_findings, retired_page_findings,
+                                          row_remap_findings, throttle_findings)
 from gpufleet.checks.gpu_rules import pcie_replay_growth
 from gpufleet.checks.gpu_rules import query_check
 # the re-exported names above (a plain import and __all__, so mypy and pylint both see them exported)
@@ -242,40 +247,17 @@ def consistency(node: NodeContext) -> list[CheckResult]:
                     "fewer than two GPUs print %s" % ", ".join(fields), threshold_source=source)
 
 
-# Application clocks are a setting (``nvidia-smi -ac``) that survives a job: the node's GPUs of one part share them.
-APP_CLOCKS_SOURCE = ("the node's GPUs of one part at one application clock setting (same batch; nvidia-smi -q "
-                     "Applications Clocks)")
-
-
-def _app_clocks(gpu: Gpu) -> tuple[int, int] | None:
-    graphics, memory = gpu.get("clocks_applications_graphics_mhz"), gpu.get("clocks_applications_mem_mhz")
-    return None if graphics is None or memory is None else (graphics, memory)
-
-
 @query_check("gpu.app_clocks")
 def app_clocks(node: NodeContext) -> list[CheckResult]:
     """GPUs of one part at one application clock setting: a GPU below the part's usual setting (its graphics or memory
     clock lower) is slower in every job and fails; one above it warns. Drivers that no longer serve application clocks
     (590 prints "deprecated") leave it not judged."""
-    by_part: dict[str, list[tuple[Gpu, tuple[int, int]]]] = {}
-    for gpu in node_gpus(node):
-        clocks = _app_clocks(gpu)
-        if clocks is not None:
-            by_part.setdefault(str(gpu.get("name")), []).append((gpu, clocks))
+    by_part = clocks_by_part(node_gpus(node))
     items, settings = [], []
     for part, members in sorted(by_part.items()):
-        counts = Counter(clocks for _gpu, clocks in members)
-        # the part's usual setting; in a tie the higher one, so that the GPUs below it are the ones named
-        usual = max(counts, key=lambda clocks: (counts[clocks], clocks))
-        settings.append("%s %d/%d MHz" % (part, usual[0], usual[1]))
-        for gpu, clocks in members:
-            if clocks != usual:
-                slower = clocks[0] < usual[0] or clocks[1] < usual[1]
-                words = "%s application clocks %d/%d MHz (graphics/memory), its other %s GPUs %d/%d MHz" % (
-                    label(gpu), *clocks, part, *usual)
-                items.append(result("gpu.app_clocks", FAIL if slower else WARN, words,
-                                    measured="%d/%d MHz" % clocks, expected="%d/%d MHz" % usual,
-                                    threshold_source=APP_CLOCKS_SOURCE, subject=label(gpu)))
+        setting, off = part_clock_findings(part, members)
+        settings.append(setting)
+        items.extend(off)
     judged = sum(len(members) for members in by_part.values())
     return collapse("gpu.app_clocks", items, judged, "%d GPU(s) at one application clock setting: %s"
                     % (judged, "; ".join(settings)), "no GPU prints its application clocks",
@@ -287,21 +269,11 @@ def ecc(node: NodeContext) -> list[CheckResult]:
     """ECC mode on; a pending change reported."""
     items, judged = [], 0
     for gpu in node_gpus(node):
-        current, pending = gpu.get("ecc_mode_current"), gpu.get("ecc_mode_pending")
         kind = brand(gpu)
-        if current is None or kind == "consumer":
+        if gpu.get("ecc_mode_current") is None or kind == "consumer":
             continue
         judged += 1
-        if current is False:
-            status = FAIL if kind == "datacenter" else WARN
-            items.append(result("gpu.ecc", status, "%s (%s) has ECC disabled, expected enabled on a %s GPU"
-                                % (label(gpu), gpu.get("name"), kind),
-                                measured=False, expected=True, threshold_source=NVIDIA_SMI, subject=label(gpu)))
-        elif pending is False:
-            items.append(result("gpu.ecc", WARN, "%s: ECC is on but set to turn off at the next reboot" % label(gpu),
-                                measured={"current": current, "pending": pending}, expected=True,
-                                threshold_source=NVIDIA_SMI,
-                                subject=label(gpu)))
+        items.extend(ecc_mode_findings(gpu, kind))
     return collapse("gpu.ecc", items, judged, "ECC enabled on %d GPU(s)" % judged,
                     "no GPU reports an ECC mode (consumer GPUs have none)", measured=True, expected=True,
                     threshold_source=NVIDIA_SMI)
@@ -317,23 +289,7 @@ def ecc_errors(node: NodeContext) -> list[CheckResult]:
         if volatile is None and aggregate is None:
             continue
         judged += 1
-        aznhc = aznhc_ecc_findings(gpu)
-        if aznhc:
-            counts = dict((key[len("ecc_errors_"):], gpu.get(key)) for key in sorted(gpu)
-                          if key.startswith("ecc_errors_") and ("_sram_" in key or "_dram_" in key))
-            items.append(result("gpu.ecc_errors", FAIL, "%s: %s" % (label(gpu), ", ".join(aznhc)), measured=counts,
-                                expected={"sram_uncorrectable": 0, "sram_correctable_max": SRAM_CORRECTABLE_LIMIT,
-                                          "dram_max": DRAM_COUNT_LIMIT},
-                                threshold_source=AZNHC_ECC_SOURCE, subject=label(gpu)))
-        elif volatile:
-            items.append(result("gpu.ecc_errors", FAIL, "%s: %d uncorrectable ECC errors since boot, expected 0"
-                                % (label(gpu), volatile),
-                                measured=volatile, expected=0, threshold_source=NVIDIA_SMI, subject=label(gpu)))
-        elif aggregate:
-            items.append(result("gpu.ecc_errors", WARN,
-                                "%s: %d uncorrectable ECC errors over its life (none since boot)"
-                                % (label(gpu), aggregate),
-                                measured=aggregate, expected=0, threshold_source=NVIDIA_SMI, subject=label(gpu)))
+        items.extend(ecc_error_findings(gpu, volatile, aggregate))
     return collapse("gpu.ecc_errors", items, judged, "no uncorrectable ECC error on %d GPU(s)" % judged,
                     "no GPU reports ECC error counts", measured=0, expected=0, threshold_source=NVIDIA_SMI)
 
@@ -347,11 +303,7 @@ def recovery_action(node: NodeContext) -> list[CheckResult]:
         if action is None:
             continue
         judged += 1
-        if action.strip().lower() != "none":
-            items.append(result("gpu.recovery_action", FAIL,
-                                "%s: the driver asks for a recovery action: %s" % (label(gpu), action),
-                                measured=action, expected="None", threshold_source=RECOVERY_SOURCE,
-                                subject=label(gpu)))
+        items.extend(recovery_action_findings(gpu, action))
     return collapse("gpu.recovery_action", items, judged, "GPU Recovery Action None on %d GPU(s)" % judged,
                     "no GPU prints a GPU Recovery Action (driver before R570)", measured="None", expected="None",
                     threshold_source=RECOVERY_SOURCE)
@@ -388,20 +340,7 @@ def retired_pages(node: NodeContext) -> list[CheckResult]:
         if not pages:
             continue
         judged += 1
-        sbe, dbe = pages.get("single_bit_ecc") or 0, pages.get("double_bit_ecc") or 0
-        counts = {"single_bit_ecc": sbe, "double_bit_ecc": dbe, "pending": pages.get("pending")}
-        if pages.get("pending") is True:
-            items.append(result("gpu.retired_pages", FAIL,
-                                "%s: page retirement pending (%d double-bit, %d single-bit pages retired): "
-                                "needs a GPU reset, RMA candidate" % (label(gpu), dbe, sbe), measured=counts,
-                                expected={"pending": False},
-                                threshold_source=NVIDIA_SMI, subject=label(gpu)))
-        elif sbe or dbe:
-            items.append(result("gpu.retired_pages", WARN, "%s: %d double-bit and %d single-bit ECC pages retired"
-                                % (label(gpu), dbe, sbe),
-                                measured=counts, expected={"single_bit_ecc": 0, "double_bit_ecc": 0},
-                                threshold_source=NVIDIA_SMI,
-                                subject=label(gpu)))
+        items.extend(retired_page_findings(gpu, pages))
     return collapse("gpu.retired_pages", items, judged, "no retired page on %d GPU(s)" % judged,
                     "no GPU reports page retirement (A100 and later remap rows instead)", measured=0, expected=0,
                     threshold_source=NVIDIA_SMI)
@@ -416,17 +355,7 @@ def row_remap(node: NodeContext) -> list[CheckResult]:
         if not rows:
             continue
         judged += 1
-        if rows.get("failure") is True or rows.get("pending") is True:
-            what = "row remapping FAILED (RMA)" if rows.get("failure") else "row remapping pending (needs a GPU reset)"
-            items.append(result("gpu.row_remap", FAIL, "%s: %s, %s uncorrectable rows remapped"
-                                % (label(gpu), what, rows.get("uncorrectable")),
-                                measured=rows, expected={"pending": False, "failure": False},
-                                threshold_source=NVIDIA_SMI, subject=label(gpu)))
-        elif uncorrectable := rows.get("uncorrectable"):
-            items.append(result("gpu.row_remap", WARN, "%s: %d rows remapped for uncorrectable errors"
-                                % (label(gpu), uncorrectable),
-                                measured=rows, expected={"uncorrectable": 0}, threshold_source=NVIDIA_SMI,
-                                subject=label(gpu)))
+        items.extend(row_remap_findings(gpu, rows))
     return collapse("gpu.row_remap", items, judged, "no pending or failed row remapping on %d GPU(s)" % judged,
                     "no GPU reports row remapping (before A100, or N/A under MIG)", threshold_source=NVIDIA_SMI)
 
@@ -440,12 +369,7 @@ def mig(node: NodeContext) -> list[CheckResult]:
         if mode is None:
             continue
         judged += 1
-        if mode.lower() == "enabled":
-            listed = gpu.get("mig_devices")
-            devices = " (%d MIG devices)" % len(listed) if listed else ""
-            items.append(result("gpu.mig", FAIL, "%s has MIG enabled%s, expected whole GPUs" % (label(gpu), devices),
-                                measured="Enabled", expected="Disabled",
-                                threshold_source=NVIDIA_SMI, subject=label(gpu)))
+        items.extend(mig_findings(gpu, mode))
     return collapse("gpu.mig", items, judged, "MIG disabled on %d GPU(s)" % judged,
                     "no GPU reports a MIG mode (not MIG-capable)",
                     measured="Disabled", expected="Disabled", threshold_source=NVIDIA_SMI)
@@ -478,13 +402,7 @@ def processes(node: NodeContext) -> list[CheckResult]:
         if procs is None:
             continue
         judged += 1
-        if procs:
-            used = sum(proc.get("used_memory_mib") or 0 for proc in procs)
-            shown = ", ".join("pid %s %s" % (proc.get("pid"), proc.get("name")) for proc in procs[:3])
-            items.append(result("gpu.processes", FAIL, "%s runs %d process(es) using %d MiB (%s%s): the GPU is not free"
-                                % (label(gpu), len(procs), used, shown, ", ..." if len(procs) > 3 else ""),
-                                measured=len(procs), expected=0, threshold_source="a freshly rented GPU runs nothing",
-                                subject=label(gpu)))
+        items.extend(process_findings(gpu, procs))
     return collapse("gpu.processes", items, judged, "no process on %d GPU(s)" % judged,
                     "nvidia-smi printed no process list",
                     measured=0, expected=0, threshold_source="a freshly rented GPU runs nothing")
@@ -496,23 +414,8 @@ def fabric(node: NodeContext) -> list[CheckResult]:
     required, source, registrar = fabric_expected(node)
     states = fabric_states(node_gpus(node))
     if not states:
-        if required and registrar != "Fabric Manager":
-            return [result("gpu.fabric", SKIP, "not judged: NVLink spans nodes but nvidia-smi prints no Fabric state "
-                           "(driver too old, or -q not collected)", threshold_source=source)]
-        if required:
-            return [result("gpu.fabric", SKIP,
-                           "not judged: NVSwitch system but nvidia-smi prints no Fabric state (A100 and older "
-                           "drivers do not); check nvidia-fabricmanager by hand", threshold_source=source)]
-        return [result("gpu.fabric", SKIP, "not judged: not an NVSwitch system and no Fabric state printed")]
-    items = []
-    for gpu, state, status in states:
-        if state.lower() != "completed" or (status or "Success").lower() != "success":
-            items.append(result("gpu.fabric", FAIL if required is not False else WARN,
-                                "%s fabric %s / %s, expected Completed / Success (%s)"
-                                % (label(gpu), state, status, registrar),
-                                measured={"state": state, "status": status},
-                                expected={"state": "Completed", "status": "Success"},
-                                threshold_source=source or NVIDIA_SMI, subject=label(gpu)))
+        return fabric_not_printed(required, source, registrar)
+    items = fabric_findings(states, required, source, registrar)
     return collapse("gpu.fabric", items, states, "fabric Completed / Success on %d GPU(s)" % len(states), "",
                     measured={"state": "Completed", "status": "Success"},
                     expected={"state": "Completed", "status": "Success"},
@@ -528,15 +431,7 @@ def throttle(node: NodeContext) -> list[CheckResult]:
         if not reasons or all(value is None for value in reasons.values()):
             continue
         judged += 1
-        hard = [name for name in HW_THROTTLE if reasons.get(name) is True]
-        soft = [name for name in SW_THROTTLE if reasons.get(name) is True]
-        if hard or soft:
-            words = ", ".join(REASON_WORDS[name] for name in hard + soft)
-            items.append(result("gpu.throttle", FAIL if hard else WARN,
-                                "%s clocks held down: %s Active (clocks %s/%s MHz SM)"
-                                % (label(gpu), words, gpu.get("clocks_sm_mhz"), gpu.get("clocks_max_sm_mhz")),
-                                measured=hard + soft, expected=[],
-                                threshold_source=NVIDIA_SMI + " Clocks Event Reasons", subject=label(gpu)))
+        items.extend(throttle_findings(gpu, reasons))
     return collapse("gpu.throttle", items, judged, "no throttle reason active on %d GPU(s)" % judged,
                     "no GPU reports clock event reasons",
                     measured=[], expected=[], threshold_source=NVIDIA_SMI + " Clocks Event Reasons")

@@ -38,7 +38,7 @@ def _min_nvlinks(node: NodeContext, interconnect_source: str | None) -> tuple[in
     code, source = profile_value(node.profile, "expect.gpu_pair_link")
     if code:
         match = _NV_RE.match(code)
-        if match is None:  # a validated profile holds only NV<n> here (gpufleet/checks/profiles.py _nv)
+        if match is None:  # a validated profile holds only NV<n> here (gpufleet/checks/profile_schema.py _nv)
             raise ValueError("expect.gpu_pair_link %r is not an NVLink code like NV12" % (code,))
         return int(match.group(1)), source
     return 1, interconnect_source

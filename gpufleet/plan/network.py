@@ -45,7 +45,7 @@ nvbandwidth
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, TypedDict
 
 from gpufleet.plan.nccl_match import parse_spec
 
@@ -136,13 +136,40 @@ def split_rounds(rounds: Iterable[Sequence[Any]], max_runs: Any = None) -> list[
     return out
 
 
+class Iperf3Run(TypedDict):
+    """One planned iperf3 run: who measures whom, in which round (runs of one round at the same time) and port."""
+
+    client: Any
+    server: Any
+    record_host: Any  # the host whose results the run is recorded under: the client
+    hosts: list[Any]
+    mode: str  # "alone" or "concurrent"
+    round: int
+    group: str | None  # the rack pair of a concurrent run
+    port: int
+
+
+class PerftestRail(TypedDict):
+    """One rail of a planned perftest run: the HCA of each side, the GPU of each side's --use_cuda, both argvs."""
+
+    index: int
+    client_hca: Any
+    server_hca: Any
+    label: str
+    port: Any
+    client_cuda: int | None
+    server_cuda: int | None
+    client_argv: list[str]
+    server_argv: list[str]
+
+
 def _entry(client: Any, server: Any, mode: str, round_no: int, index: int, group: str | None,
-           port_base: int) -> dict[str, Any]:
+           port_base: int) -> Iperf3Run:
     return {"client": client, "server": server, "record_host": client, "hosts": [client, server], "mode": mode,
             "round": round_no, "group": group, "port": port_base + index}
 
 
-def iperf3_alone(hosts: Iterable[Any], port_base: int = IPERF3_PORT, max_runs: Any = None) -> list[dict[str, Any]]:
+def iperf3_alone(hosts: Iterable[Any], port_base: int = IPERF3_PORT, max_runs: Any = None) -> list[Iperf3Run]:
     """Runs of the *alone* mode: the directed ring of :func:`ring_rounds` (see the module docstring).
 
     Returns ``[{client, server, record_host, hosts, mode, round, group, port}]``; entries with
@@ -157,7 +184,7 @@ def iperf3_alone(hosts: Iterable[Any], port_base: int = IPERF3_PORT, max_runs: A
 
 
 def iperf3_concurrent(hosts: Iterable[str], hostvars: dict[str, Any] | None,
-                      port_base: int = IPERF3_PORT) -> list[dict[str, Any]]:
+                      port_base: int = IPERF3_PORT) -> list[Iperf3Run]:
     """Runs of the *concurrent* mode: all cross-rack pairs of two racks at once, per direction.
 
     Raises PlanError when fewer than two racks are labelled (nothing crosses an uplink).
@@ -365,7 +392,7 @@ def perftest_plan(hosts: Iterable[Any], info: dict[str, Any] | None, tool: str =
 
 
 def _perftest_rail(tool: str, binary: str, index: int, pair: dict[str, Any], mine: dict[str, Any],
-                   theirs: dict[str, Any], server: str, size: Any, iterations: Any) -> dict[str, Any]:
+                   theirs: dict[str, Any], server: str, size: Any, iterations: Any) -> PerftestRail:
     """One rail of a perftest run: the client's and the server's argv (with the GPU for ``--use_cuda`` where the
     side's build has CUDA; ``ib_write_lat`` never)."""
     c_hca, s_hca = pair["client"], pair["server"]
