@@ -44,7 +44,7 @@ def separate_results(host: str, requested: list[str], args: dict[str, Any],
             out[name], lost = {"changed": False, "unreachable": True, "msg": to_text(exc)}, True
             continue
         answered = True
-        outcome = dict((key, value) for key, value in module_result.items() if key in ("changed", "failed", "msg", "raw"))
+        outcome = {key: value for key, value in module_result.items() if key in ("changed", "failed", "msg", "raw")}
         outcome["changed"] = False
         if not module_result.get("failed"):
             try:

@@ -35,7 +35,9 @@ def documentation_of(module_path: str) -> dict[str, Any]:
     except (OSError, SyntaxError) as exc:
         raise DocumentationError("%s: cannot read the module's DOCUMENTATION: %s" % (module_path, exc)) from None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "DOCUMENTATION" for target in node.targets):
+        if not isinstance(node, ast.Assign):
+            continue
+        if "DOCUMENTATION" in [getattr(target, "id", None) for target in node.targets]:
             document = yaml.safe_load(ast.literal_eval(node.value))
             if isinstance(document, dict):
                 return document

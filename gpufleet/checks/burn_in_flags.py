@@ -383,12 +383,10 @@ def check_nvlink(run: SamplerRun, limits: dict[str, float], overridden: set[str]
                 status = FAIL if rate is not None and rate >= rate_limit else WARN
                 source = "%s (DCGM: CRC errors matter at 100+ per second)" % limit_source(
                     limits, "nvlink_crc_fail_per_s", overridden)
-                out.append(gpu_finding(check_id, status, ident, "%s: %d NVLink %s error(s) during the run (%s), %s/s, %s "
-                                       "%s/s" % (gpu_words(ident), growth, name, detail,
-                                                 num(round(rate, 3)) if rate is not None else "n/a",
-                                                 "at or above the limit" if status == FAIL else "below the failure rate",
-                                                 num(rate_limit)),
-                                       measured=growth, expected=0, source=source))
+                words = "%s: %d NVLink %s error(s) during the run (%s), %s/s, %s %s/s" % (
+                    gpu_words(ident), growth, name, detail, num(round(rate, 3)) if rate is not None else "n/a",
+                    "at or above the limit" if status == FAIL else "below the failure rate", num(rate_limit))
+                out.append(gpu_finding(check_id, status, ident, words, measured=growth, expected=0, source=source))
         judged += seen
     if not judged:
         return [result(check_id, SKIP, "not judged: no GPU has two or more readings of its NVLink error counters (no "

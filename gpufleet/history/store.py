@@ -344,8 +344,9 @@ def _ecc_flags(current: Row, previous: list[Row]) -> list[DriftFlag]:
             if grown > 0:
                 message = "%s: %d %s ECC error(s) since the previous run (%s %s -> %s)" % (
                     _who(current), grown, words, column, before, current[column])
-                flags.append(_flag(current, status, column, message, grown, 0, "history drift: any %s ECC error between "
-                                   "runs %s" % (words, "fails" if status == "fail" else "warns")))
+                source = "history drift: any %s ECC error between runs %s" % (
+                    words, "fails" if status == "fail" else "warns")
+                flags.append(_flag(current, status, column, message, grown, 0, source))
             break
     return flags
 
@@ -380,8 +381,9 @@ POINT_FIELDS = ("kind", "load_tool", "samples", "lost", "temp_mean_c", "temp_min
 DEFAULT_MAX_POINTS = 104
 
 
-def history_document(store: HistoryStore, run_id: str, hosts: list[str] | None = None, flags: Iterable[DriftFlag] = (),
-                     max_points: int = DEFAULT_MAX_POINTS, schema: str = "gpufleet.health-history/v1") -> dict[str, Any]:
+def history_document(store: HistoryStore, run_id: str, hosts: list[str] | None = None,
+                     flags: Iterable[DriftFlag] = (), max_points: int = DEFAULT_MAX_POINTS,
+                     schema: str = "gpufleet.health-history/v1") -> dict[str, Any]:
     """The trends of ``hosts`` up to run ``run_id`` as one JSON document (``history.json`` of the run directory).
 
     Per host, per GPU of this run: its last ``max_points`` runs of the same kind as this run's

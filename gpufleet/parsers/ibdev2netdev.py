@@ -124,7 +124,8 @@ def parse_ibdev2netdev(text: object) -> dict[str, Any]:
         mappings.append(mapping)
     if not mappings:
         if errors:
-            raise ParseError("ibdev2netdev printed no mapping: %s" % errors[0]["text"], line=errors[0]["line"], kind=KIND,
-                             text=errors[0]["text"])
+            first = errors[0]
+            raise ParseError("ibdev2netdev printed no mapping: %s" % first["text"], line=first["line"], kind=KIND,
+                             text=first["text"])
         raise ParseError("no ibdev2netdev output (no 'DEV port N ==> NETDEV (State)' line)", kind=KIND)
     return with_ignored({"mappings": mappings, "errors": errors}, ignored)

@@ -297,7 +297,8 @@ READER_MARKS: tuple[ReaderMark, ...] = ("dropped_lines", "truncated", "stdout_by
 def benchmark_problems(benchmark: Mapping[str, Any]) -> list[str]:
     """What makes ``benchmark`` no benchmark record (shape: BENCHMARK_FIELDS): missing, mistyped, unknown fields and
     a kind or outcome not of the known ones; [] for a record."""
-    problems = ["%s missing" % key for key in BENCHMARK_FIELDS if key not in benchmark and key not in BENCHMARK_OPTIONAL]
+    problems = ["%s missing" % key for key in BENCHMARK_FIELDS
+                if key not in benchmark and key not in BENCHMARK_OPTIONAL]
     problems += ["%s must be %s" % (key, "/".join(kind.__name__ for kind in kinds))
                  for key, kinds in BENCHMARK_FIELDS.items()
                  if key in benchmark and (not isinstance(benchmark[key], kinds)

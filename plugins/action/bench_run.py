@@ -49,8 +49,9 @@ from gpufleet.results.store import ResultsError
 # The options of plugins/modules/bench_run.py (its DOCUMENTATION declares them all) that stay on the controller: the
 # others go to the node. parse_kind is one of the parser registry's kinds (checked in act(): the registry is the one
 # list, not repeated in the docs).
-CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes", "algorithm",
-                      "repeat", "round", "group", "samples_file", "samples_wait", "nccl_json", "perftest_json")
+CONTROLLER_OPTIONS = ("parse_kind", "run_dir", "record_host", "name", "kind", "hosts", "message_size_bytes",
+                      "algorithm", "repeat", "round", "group", "samples_file", "samples_wait", "nccl_json",
+                      "perftest_json")
 JSON_NODE_OPTIONS = ("json_binary", "json_format", "json_supported", "json_cached")
 # Seconds between two reads of the samples file while waiting for the tick after the run.
 SAMPLES_POLL_S = 1.0

@@ -100,7 +100,8 @@ def test_the_options_split_between_controller_and_node_are_documented():
     bench_run = importlib.import_module(PACKAGE + "bench_run")
     ib_counters = importlib.import_module(PACKAGE + "ib_counters")
     assert set(bench_run.CONTROLLER_OPTIONS) < set(bench_run.ActionModule.ARGUMENT_SPEC)
-    assert set(bench_run.JSON_NODE_OPTIONS) <= set(bench_run.ActionModule.ARGUMENT_SPEC) - set(bench_run.CONTROLLER_OPTIONS)
+    node_options = set(bench_run.ActionModule.ARGUMENT_SPEC) - set(bench_run.CONTROLLER_OPTIONS)
+    assert set(bench_run.JSON_NODE_OPTIONS) <= node_options
     assert set(ib_counters.NODE_OPTIONS) < set(ib_counters.ActionModule.ARGUMENT_SPEC)
 
 

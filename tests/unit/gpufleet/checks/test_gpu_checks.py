@@ -357,7 +357,8 @@ def test_a_matrix_with_another_gpu_count_than_nvml_is_inconsistent_evidence(ship
 # --- gpu.app_clocks: application clocks, one row of parsers/gpu_fields.py read from all three outputs -----------------
 APP_CLOCKS_LOW = "smi/gpud-nvidia-smi-q-8x-h100-535.161.08-EDITED-gpu3-app-clocks-1755-synthetic.txt"  # GPU 3 at 1755
 A10G_XML = "smi/telegraf-nvidia-smi-q-x-a10g-515-v11.xml.txt"  # 1x A10G, applications clocks 1710 / 6251 MHz
-H100_590_CSV = "smi/exporter-capture-query-gpu-csv-allfields-h100-590.txt"  # "[Requested functionality has been deprecated]"
+# "[Requested functionality has been deprecated]" in the application clocks' cells
+H100_590_CSV = "smi/exporter-capture-query-gpu-csv-allfields-h100-590.txt"
 H100_590_TEXT = "smi/exporter-capture-nvidia-smi-q-text-1x-h100-590-fabric-completed-under-load.txt"  # "... deprecated"
 RTX4090 = "smi/gpud-nvidia-smi-q-8x-rtx4090-535.154.05.txt"  # Applications Clocks: N/A on all 8
 
