@@ -18,8 +18,7 @@ from typing import Any
 import yaml
 
 # The keys of a documented option that are also keys of Ansible's argument spec, with the same meaning.
-SPEC_KEYS = ("type", "elements", "default", "choices", "required", "aliases", "no_log", "mutually_exclusive",
-             "required_together", "required_one_of", "required_if")
+SPEC_KEYS = ("type", "elements", "default", "choices", "required", "aliases", "no_log")
 
 
 class DocumentationError(ValueError):

@@ -22,10 +22,9 @@ from gpufleet.checks.registry import FLEET_CHECKS, NODE_CHECKS, fleet_check, nod
 from gpufleet.facts.raw import is_overrun
 
 __all__ = ["DEFAULT_FAMILIES", "fleet_check", "node_check", "run_checks"]
-# a registered check: a node check or a fleet check (checks/registry.py)
-CheckFunc = Callable[..., Any]
-# A registered check as the engine runs it: its id, the fact groups it needs, the function.
-Registered = tuple[str, tuple[str, ...], CheckFunc]
+# A registered check as the engine runs it: its id, the fact groups it needs, the function (a node check or a fleet
+# check: checks/registry.py NodeCheck, FleetCheck).
+Registered = tuple[str, tuple[str, ...], Callable[..., Any]]
 
 # The families run by default, in report order: each is the module checks/<name>.py, which declares its checks with
 # checks/registry.py (so it imports no engine, and this list is the one place the families are named).
@@ -57,7 +56,7 @@ def family_modules() -> dict[str, ModuleType]:
     return {name: importlib.import_module("gpufleet.checks." + name) for name in DEFAULT_FAMILIES}
 
 
-def _checks_of(registry: Mapping[str, tuple[tuple[str, ...], CheckFunc]],
+def _checks_of(registry: Mapping[str, tuple[tuple[str, ...], Callable[..., Any]]],
                modules: tuple[str, ...]) -> list[Registered]:
     return [(check_id, requires, func) for check_id, (requires, func) in registry.items() if func.__module__ in modules]
 
