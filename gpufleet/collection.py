@@ -14,7 +14,9 @@ Two layouts, tried in this order:
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from types import ModuleType
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _BUNDLED_PATH = os.path.join(PACKAGE_DIR, "_collection")
@@ -49,3 +51,18 @@ def collections_path() -> str:
 def playbook(name: str) -> str:
     """The path of the collection's playbook ``name`` (e.g. ``validate_cluster.yml``)."""
     return os.path.join(collection_root(), "playbooks", name)
+
+
+def module_utils(name: str) -> ModuleType:
+    """The collection's stdlib-only ``plugins/module_utils/<name>.py``, loaded by its path.
+
+    For the tables the node-side code and the library share (``launcher_words``): the file is the one copy, and the
+    library needs no ``ansible_collections`` package on its path to read it.
+    """
+    path = os.path.join(collection_root(), "plugins", "module_utils", name + ".py")
+    spec = importlib.util.spec_from_file_location("gpufleet_module_utils_" + name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError("no module_utils file %s" % path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -38,7 +38,7 @@ FIXES: Tuple[Tuple[Pattern[str], str], ...] = (
 GENERIC_FIX = "remove the cause its reason names"
 
 # (pattern of a launcher's words, fix): a benchmark whose launcher could not start the job (outcome launcher_error,
-# plugins/module_utils/bench_process.py LAUNCHER_PATTERNS). Slurm 22.05's srun words as it printed them on the test
+# plugins/module_utils/launcher_words.py LAUNCHER_PATTERNS). Slurm 22.05's srun words as it printed them on the test
 # Slurm (tests/sshfleet/slurm.sh); the fix after the launcher's own words in the benchmark check's message.
 LAUNCHER_FIXES: Tuple[Tuple[Pattern[str], str], ...] = (
     (re.compile(r"Required node not available|Requested nodes are busy|ReqNodeNotAvail"),

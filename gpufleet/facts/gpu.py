@@ -29,67 +29,14 @@ from gpufleet.facts.raw import FactError, RawReader, first_line
 from gpufleet.facts.shapes import (Gpu, GpuClockSummary, GpuFactGroup, GpuFacts, GpuInventorySummary, GpuLinkSummary,
                                    GpuMemorySummary, GpuNvlink, GpuProcessSummary, GpuQueryTop, GpuSources, GpuSummary,
                                    InactiveNvlink, LspciView, NvlinkSummary)
+from gpufleet.parsers.gpu_fields import GPU_FIELDS
 from gpufleet.parsers.lspci import nvidia_gpus
 
-# The per-GPU keys of the fact, in this order; the parsers' shared contract plus ``errors``
-# (text the tool printed inside a GPU's section instead of data; text parser only). Their types: shapes.GpuQueryFields.
-GPU_KEYS = (
-    "index",
-    "pci_bus_id",
-    "name",
-    "product_brand",
-    "product_architecture",
-    "uuid",
-    "serial",
-    "minor_number",
-    "board_part_number",
-    "vbios_version",
-    "persistence_mode",
-    "mig_mode_current",
-    "memory_total_mib",
-    "memory_used_mib",
-    "ecc_mode_current",
-    "ecc_mode_pending",
-    "ecc_errors_volatile_correctable",
-    "ecc_errors_volatile_uncorrectable",
-    "ecc_errors_aggregate_correctable",
-    "ecc_errors_aggregate_uncorrectable",
-    "ecc_errors_volatile_sram_correctable",
-    "ecc_errors_volatile_sram_uncorrectable",
-    "ecc_errors_aggregate_sram_correctable",
-    "ecc_errors_aggregate_sram_uncorrectable",
-    "ecc_errors_volatile_dram_correctable",
-    "ecc_errors_volatile_dram_uncorrectable",
-    "ecc_errors_aggregate_dram_correctable",
-    "ecc_errors_aggregate_dram_uncorrectable",
-    "retired_pages",
-    "remapped_rows",
-    "gpu_recovery_action",
-    "temperature_c",
-    "temperature_slowdown_c",
-    "temperature_shutdown_c",
-    "power_draw_w",
-    "power_limit_w",
-    "power_max_limit_w",
-    "clocks_graphics_mhz",
-    "clocks_sm_mhz",
-    "clocks_mem_mhz",
-    "clocks_max_graphics_mhz",
-    "clocks_max_sm_mhz",
-    "clocks_max_mem_mhz",
-    "clocks_applications_graphics_mhz",
-    "clocks_applications_mem_mhz",
-    "clock_event_reasons",
-    "pcie_link_gen_current",
-    "pcie_link_gen_max",
-    "pcie_link_width_current",
-    "pcie_link_width_max",
-    "replays_since_reset",
-    "fabric",
-    "processes",
-    "mig_devices",
-    "errors",
-)
+# The per-GPU keys of the fact, in this order: the parsers' field table (gpu_fields.GPU_FIELDS) less the parser's own
+# record (``raw``) and the -q text's device maximum, which no check reads. ``errors`` is text the tool printed inside a
+# GPU's section instead of data (text parser only). Their types: shapes.GpuQueryFields.
+_NOT_IN_FACT = ("raw", "pcie_link_gen_device_max")
+GPU_KEYS = tuple(field.key for field in GPU_FIELDS if field.key not in _NOT_IN_FACT)
 
 CLOCK_EVENT_REASONS = (
     "idle",

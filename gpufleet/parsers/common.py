@@ -87,6 +87,11 @@ def numbered_lines(text: str) -> list[tuple[int, str]]:
     return [(i + 1, line.rstrip("\r")) for i, line in enumerate(text.split("\n"))]
 
 
+def snake_case(label: str) -> str:
+    """A tool's label as a key: ``"Link layer"`` -> ``"link_layer"``, ``"Rx CRC errors"`` -> ``"rx_crc_errors"``."""
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
 def is_not_available(value: str | None) -> bool:
     """True when ``value`` is one of the tools' spellings of "no value"."""
     if value is None:

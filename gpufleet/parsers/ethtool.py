@@ -69,7 +69,7 @@ from typing import Any, List, NamedTuple, NoReturn
 
 from gpufleet.parsers.common import (
     IgnoredLine, ParseError, is_not_available, is_placeholder, parse_with_template, skip_foreign,
-    with_ignored,
+    snake_case, with_ignored,
 )
 
 KIND = "ethtool"
@@ -84,10 +84,6 @@ _LINK_MODE_RE = re.compile(r"^\d+base[A-Za-z0-9_]+(?:/(?:Half|Full))?$")
 _WORD_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_\-]*$")
 _FLAG_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _UNKNOWN_RE = re.compile(r"^Unknown!?(?:\s*\(\d+\))?$")
-
-
-def _snake(key: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
 
 
 def _fail(message: str, number: int, line: str, kind: str = KIND) -> NoReturn:
@@ -154,7 +150,7 @@ def _interpret_link(result: dict[str, Any], key: str, entries: list[tuple[int, s
     elif key == "Auto-negotiation":
         result["auto_negotiation"] = _yes_no(value, number, line, "on", "off")
     elif key in ("Supports auto-negotiation", "Advertised auto-negotiation"):
-        result[_snake(key)] = _yes_no(value, number, line)
+        result[snake_case(key)] = _yes_no(value, number, line)
     elif key == "Lanes":
         result["lanes"] = _integer(value, number, line)
     elif key == "PHYAD":
@@ -169,16 +165,16 @@ def _interpret_lists(result: dict[str, Any], key: str, entries: list[tuple[int, 
     number, value = entries[0]
     line = value
     if key in ("Port", "Transceiver"):
-        result[_snake(key)] = None if is_not_available(value) or is_placeholder(value) else value
+        result[snake_case(key)] = None if is_not_available(value) or is_placeholder(value) else value
     elif key == "Supported ports":
         match = re.fullmatch(r"\[(.*)\]", value)
         if not match:
             _fail("supported ports is not '[ ... ]': %r" % value, number, line)
         result["supported_ports"] = match.group(1).split()
     elif key.endswith("link modes"):
-        result[_snake(key)] = _mode_list(value, _LINK_MODE_RE, "link mode", entries)
+        result[snake_case(key)] = _mode_list(value, _LINK_MODE_RE, "link mode", entries)
     elif key.endswith("FEC modes"):
-        result[_snake(key)] = _mode_list(value, _WORD_RE, "FEC mode", entries)
+        result[snake_case(key)] = _mode_list(value, _WORD_RE, "FEC mode", entries)
     elif key == "Current message level":
         match = re.fullmatch(r"0x[0-9a-fA-F]+\s+\((\d+)\)", value)
         if not match:
@@ -267,7 +263,7 @@ def _parse_ethtool(text: str, ignored: List[IgnoredLine]) -> dict[str, Any]:
             raise ParseError("ethtool printed no setting: %s" % first["text"], line=first["line"], kind=KIND, text=first["text"])
         raise ParseError("no ethtool output (no 'Settings for' header and no 'Key: value' line)", line=header_line, kind=KIND)
     for key, entries in settings:
-        result["settings"][_snake(key)] = " ".join(t for _n, t in entries if t)
+        result["settings"][snake_case(key)] = " ".join(t for _n, t in entries if t)
         _interpret(result, key, entries)
     link_error = any(e["text"].startswith("Cannot get link status") for e in result["errors"])
     if header_line is not None and not any(k == "Link detected" for k, _e in settings) and not (crashed or link_error):
@@ -289,7 +285,7 @@ def _parse_ethtool_driver(text: str, ignored: List[IgnoredLine]) -> dict[str, An
         if fields["MESSAGE"]:
             messages.append((number, fields["MESSAGE"]))
             continue
-        key = _snake(fields["KEY"])
+        key = snake_case(fields["KEY"])
         if key in result:
             _fail("%r printed twice: two captures concatenated?" % fields["KEY"], number, line, KIND_DRIVER)
         value = fields["VALUE"]

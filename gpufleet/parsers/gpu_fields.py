@@ -195,14 +195,14 @@ GPU_FIELDS: tuple[GpuField, ...] = (
          text="PCI/GPU Link Info/Link Width/Current", csv="pcie.link.width.current"),
     _row("pcie_link_width_max", "link_width", "x", xml="pci/pci_gpu_link_info/link_widths/max_link_width",
          text="PCI/GPU Link Info/Link Width/Max", csv="pcie.link.width.max"),
+    _row("replays_since_reset", "int", text="PCI/Replays Since Reset", outputs=_TEXT),
     # a nested record: FABRIC_FIELDS, None when every field is N/A (no NVSwitch fabric)
     _row("fabric", "code", xml="fabric", text="Fabric", csv="fabric.*"),
     # lists: one record per process / MIG device (not in the CSV format)
     _row("processes", "code", xml="processes", text="Processes"),
-    _row("replays_since_reset", "int", text="PCI/Replays Since Reset", outputs=_TEXT),
+    _row("mig_devices", "code", xml="mig_devices", outputs=_XML_CSV),
     # error text nvidia-smi printed inside the GPU's section instead of data
     _row("errors", "code", outputs=_TEXT),
-    _row("mig_devices", "code", xml="mig_devices", outputs=_XML_CSV),
     # the GPU's element, section or CSV row as a dict
     _row("raw", "code"),
 )

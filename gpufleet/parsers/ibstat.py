@@ -61,7 +61,7 @@ from typing import Any, List, TypedDict
 
 from gpufleet.parsers.common import (
     IgnoredLine, ParseError, is_not_available, is_placeholder, parse_number, parse_with_template,
-    with_ignored,
+    snake_case, with_ignored,
 )
 
 KIND = "ibstat"
@@ -96,10 +96,6 @@ _PORT_KEYS = {
     "Port GUID": "port_guid",
     "Link layer": "link_layer",
 }
-
-
-def _snake(key: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
 
 
 def _port_value(field: str, value: str, number: int, line: str) -> str | int | float | None:
@@ -247,7 +243,7 @@ class _Reader:
             seen["ports"][-1].add(field)
         else:
             target = self.port if self.port is not None else device
-            target["other"][_snake(fields["OTHER_KEY"])] = fields["VALUE"]
+            target["other"][snake_case(fields["OTHER_KEY"])] = fields["VALUE"]
 
 
 def _new_port(port_number: int) -> dict[str, Any]:

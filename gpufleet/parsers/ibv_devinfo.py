@@ -64,7 +64,9 @@ from __future__ import annotations
 import re
 from typing import Any, List, NoReturn, TypedDict
 
-from gpufleet.parsers.common import IgnoredLine, ParseError, is_placeholder, parse_with_template, with_ignored
+from gpufleet.parsers.common import (
+    IgnoredLine, ParseError, is_placeholder, parse_with_template, snake_case, with_ignored,
+)
 
 KIND = "ibv-devinfo"
 # templates/ibv_devinfo.textfsm: which line is accepted where; this module types and checks the values.
@@ -90,10 +92,6 @@ class _Seen(TypedDict):
 
 def _fail(message: str, number: int, line: str) -> NoReturn:
     raise ParseError(message, line=number, kind=KIND, text=line)
-
-
-def _snake(key: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
 
 
 def _int(value: str, number: int, line: str, base: int = 10) -> int:
@@ -257,7 +255,7 @@ class _Reader:
         """A -v ``key: value`` attribute, or a continuation line of the one before it."""
         if fields["ATTRIBUTE_KEY"]:
             target = (self.port or device)["attributes"]
-            name = _snake(fields["ATTRIBUTE_KEY"])
+            name = snake_case(fields["ATTRIBUTE_KEY"])
             value = fields["VALUE"]
             target[name] = value if name not in target else "%s %s" % (target[name], value)
             self.attribute = (target, name)

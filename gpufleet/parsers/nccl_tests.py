@@ -125,6 +125,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gpufleet.collection import module_utils
 from gpufleet.parsers.common import ImplausibleNumber, ParseError, parse_number
 from gpufleet.parsers.nccl_debug import (
     PreparedLine,
@@ -162,38 +163,30 @@ _ARGUMENT_ERROR_RE = re.compile(
     r"invalid size specified for '\w+'|invalid sizes for 'minbytes' and 'maxbytes'|invalid option\b|"
     r"unrecognized option\b|option requires an argument\b|Invalid number of GPUs\b|Incompatible NCCL versions\b"
 )
-# Failure / launcher error lines (searched in lines that are neither NCCL lines nor rows).
-_FAILURE_PATTERNS = (
+_LAUNCHER_WORDS = module_utils("launcher_words")
+# Failure lines (searched in lines that are neither NCCL lines nor rows): the test's, a rank's, and the launcher's
+# (the table the node's bench_process.classify reads too).
+_FAILURE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"Test (?:NCCL |CUDA )?failure"),
     re.compile(r"Test timeout \(\d+s\)"),
     _ARGUMENT_ERROR_RE,
-    re.compile(r"There are not enough slots available"),
-    re.compile(r"(?:mpirun|mpiexec|orterun|prterun) (?:noticed|detected|was unable|has exited)"),
-    re.compile(r"Primary job\s+terminated"),
-    re.compile(r"ORTE (?:was unable|has lost)|PRTE has lost"),
-    re.compile(r"MPI_ABORT"),
-    re.compile(r"\b(?:srun|slurmstepd|salloc|sbatch):\s*error\b", re.IGNORECASE),
     re.compile(r"UCX\s+ERROR"),
     re.compile(r"\*\*\* Process received signal \*\*\*"),
     re.compile(r"Segmentation fault|Bus error|core dumped|\bAborted\b|\bKilled\b"),
     re.compile(r"error while loading shared libraries"),
-    re.compile(r"command not found"),
     re.compile(r"(?:^|\s)ERROR\b"),
     re.compile(r"^(?:\S+:\s*)?(?:Error|error)\b\s*:"),
+    *_LAUNCHER_WORDS.LAUNCHER_PATTERNS,
+    *_LAUNCHER_WORDS.MISSING_PATTERNS,
+    *_LAUNCHER_WORDS.LAUNCHER_FAILURE_PATTERNS,
 )
 # Error lines of a single line: the lines after them are never joined to them.
 _ONE_LINE_RE = re.compile(
     r"Test (?:NCCL |CUDA )?failure|Test timeout|\*\*\* Process received signal|" + _ARGUMENT_ERROR_RE.pattern
 )
-# What a launcher says about the job (its closing summaries and its own failures to start it), never a rank's words:
-# the cause of a failure only when no rank said anything.
-_LAUNCHER_RE = re.compile(
-    r"Primary job\s+terminated|Per user-direction|(?:mpirun|mpiexec|orterun|prterun)\b|There are not enough slots|"
-    r"ORTE (?:was unable|has lost|does not know)|PRTE (?:has lost|was unable)|MPI_ABORT was invoked|"
-    r"^(?:srun|slurmstepd|salloc|sbatch):\s*error\b|\btasks? [\d,\[\]-]+: (?:Exited with exit code|Killed|Terminated)|"
-    r"^ssh: |Host key verification failed|Permission denied \(publickey|command not found",
-    re.IGNORECASE,
-)
+# What a launcher says about the job (its closing summaries, its own failures to start it), never a rank's words:
+# the cause of a failure only when no rank said anything. The table is the node's too (bench_process.classify).
+_LAUNCHER_LINE_PATTERNS: tuple[re.Pattern[str], ...] = _LAUNCHER_WORDS.LAUNCHER_LINE_PATTERNS
 # NCCL's multi-line blocks: an INFO line announces each and its lines follow without NCCL's prefix (NCCL >= 2.24
 # prints "Enabled NCCL Func/Proto/Algo Matrix:" under NCCL_DEBUG=INFO, one row per function: "    AllReduce |  1  2  1
 # |  1  1  0 ..."). Without this a block printed inside the results table read as broken result rows.
@@ -570,7 +563,8 @@ class _Reader:
     def error(self, number: int | None, text: str, source: str | None = None) -> None:
         """An error line (``source`` rank or launcher, from its text) or, with ``source="parser"``, a finding."""
         if source is None:
-            source = "launcher" if _LAUNCHER_RE.search(_plain(text)) else "rank"
+            plain = _plain(text)
+            source = "launcher" if any(p.search(plain) for p in _LAUNCHER_LINE_PATTERNS) else "rank"
         self.res["errors"].append({"line": number, "text": text, "source": source})
 
     def read(self) -> None:

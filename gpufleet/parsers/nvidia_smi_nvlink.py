@@ -64,6 +64,7 @@ from gpufleet.parsers.common import (
     ignore_line,
     numbered_lines,
     parse_number,
+    snake_case,
     strip_ansi,
     with_ignored,
 )
@@ -140,10 +141,6 @@ def prepare_lines(text: object, kind: str) -> list[tuple[str | None, list[tuple[
                 groups.setdefault(match.group(1), []).append((n, line[match.end():]))
             return list(groups.items())
     return [(None, numbered)]
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
 
 
 def _classify_message(message: str) -> bool | None:
@@ -275,7 +272,7 @@ def _add_error_counter(gpu: dict[str, Any], state: dict[int, _LinkState], link: 
     match = _COUNTER_RE.match(value)
     if match is None:
         raise ParseError("expected 'Link N: <counter>: <value>'", line=n, kind=KIND_ERRORS, text=raw)
-    name = _snake(match.group(1))
+    name = snake_case(match.group(1))
     if not name or name in ("link", "active"):
         raise ParseError("bad counter name", line=n, kind=KIND_ERRORS, text=raw)
     if name in entry.counters:

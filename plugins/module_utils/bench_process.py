@@ -37,6 +37,10 @@ import threading
 import time
 import uuid
 
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.launcher_words import (
+    LAUNCHER_PATTERNS,
+    MISSING_PATTERNS,
+)
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import read_pipes
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.process_group import end_group
 
@@ -55,36 +59,6 @@ MPI_LAUNCHERS = ("mpirun", "mpiexec", "orterun", "prterun")
 
 OUTCOMES = ("ok", "hang", "missing_binary", "launcher_error", "crash", "failed")
 
-# Text a launcher prints when it could not start the job (Open MPI/ORTE/PRRTE, Slurm, MPICH hydra, ssh).
-LAUNCHER_PATTERNS = (
-    re.compile(r"There are not enough slots available"),
-    re.compile(r"not enough slots", re.IGNORECASE),
-    re.compile(r"ORTE was unable"),
-    re.compile(r"ORTE does not know how to route"),
-    re.compile(r"ORTE has lost communication"),
-    re.compile(r"An ORTE daemon has unexpectedly failed"),
-    re.compile(r"PRTE has lost communication|PRTE was unable"),
-    re.compile(r"mpirun was unable to start the specified application"),
-    re.compile(r"A request was made to bind to that would result in binding more"),
-    # srun --immediate and a drained, down or reserved node: this line, before "Unable to allocate resources"
-    re.compile(r"srun: Required node not available"),
-    re.compile(r"srun: error: (Unable to|Invalid|.*allocation|.*Job step creation)"),
-    re.compile(r"srun: error: .*(Connection refused|Unable to resolve|invalid partition)", re.IGNORECASE),
-    re.compile(r"HYDU_create_process|HYD_pmcd_pmiserv|\[mpiexec@.*\] (HYDT|HYD)_"),
-    re.compile(r"ssh: connect to host .*"),
-    re.compile(r"ssh: Could not resolve hostname"),
-    re.compile(r"Host key verification failed"),
-    re.compile(r"Permission denied \(publickey"),
-)
-# Text a launcher prints when the program itself is not there.
-MISSING_PATTERNS = (
-    re.compile(r"was unable to find the specified executable"),
-    re.compile(r"could not access or execute an executable"),
-    re.compile(r"could not find an executable"),
-    re.compile(r"srun: error: .*execve\(\): .*No such file or directory"),
-    re.compile(r": command not found$"),
-    re.compile(r"execvp error on file .*\(No such file or directory\)"),
-)
 # Text that says a process died abnormally.
 CRASH_PATTERNS = (
     re.compile(r"exited on signal \d+"),

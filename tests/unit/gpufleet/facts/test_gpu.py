@@ -269,3 +269,14 @@ def test_build_inventory_end_to_end_without_ansible(parsed, fixture_text):
     assert fact["summary"]["memory_total_mib"] == [81920]
     assert "`nvidia-smi nvlink -e` exited 9: x" in fact["warnings"]
     assert fact["gpus"][0]["active_clock_event_reasons"] == []
+
+
+def test_a_gpu_of_the_fact_has_the_keys_its_type_declares_in_that_order():
+    # the keys come from the parsers' field table; the TypedDict is written by hand: a new field in the table that
+    # the type does not declare (or the other way round) fails here
+    from gpufleet.facts.gpu import GPU_KEYS
+    from gpufleet.facts.shapes import GpuQueryFields
+
+    assert list(GPU_KEYS) == list(GpuQueryFields.__annotations__)
+    assert "raw" not in GPU_KEYS and "pcie_link_gen_device_max" not in GPU_KEYS
+    assert GPU_KEYS[0] == "index" and GPU_KEYS[-1] == "errors"

@@ -870,6 +870,17 @@ def test_nccl_tests_argument_errors_are_the_cause():
     assert usage["cause"] == "invalid option '?'"  # one line: the usage text is not joined to it
 
 
+def test_a_launcher_that_could_not_reach_a_node_is_the_cause():
+    # SYNTHETIC: OpenSSH's words when mpirun's ssh to the second node is refused, then ORTE's. The node's
+    # bench_process.classify names this outcome launcher_error from the same table (module_utils/launcher_words.py);
+    # the parser reads the ssh line as the launcher's failure, not as text to skip.
+    text = ("ssh: connect to host node2 port 22: Connection refused\n"
+            "ORTE was unable to reliably start one or more daemons.\n")
+    res = parse_nccl_tests(text)
+    assert res["cause"] == "ssh: connect to host node2 port 22: Connection refused"
+    assert [(item["lines"], item["source"]) for item in res["errors"][:2]] == [([1], "launcher"), ([2], "launcher")]
+
+
 # ---------------------------------------------------------------- rows fused with another process's output
 
 
