@@ -90,6 +90,7 @@ SET_BY_THE_COLLECTION = frozenset((
     "gpufleet_bench_ready_json", "gpufleet_bench_rails", "gpufleet_bench_blocked", "gpufleet_bench_blocked_json",
     "gpufleet_bench_blocked_by", "gpufleet_bench_multi_blocked", "gpufleet_bench_tool_of", "gpufleet_bench_fix_of",
     "gpufleet_bench_launcher_fix", "gpufleet_bench_tools", "gpufleet_bench_asked_by", "gpufleet_bench_asked",
+    "gpufleet_bench_able_by", "gpufleet_bench_able_json",
     # a resumed run: the run's start (the job tag) and the benchmark jobs already recorded (benchmark.yml)
     "gpufleet_bench_start", "gpufleet_bench_recorded",
     # the validation levels (gpufleet_level) and what each level runs (validate_cluster.yml, benchmark.yml)

@@ -28,6 +28,9 @@ RESULT_EVENTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runne
 # The playbook's last task: it fails each node that is not accepted, after the verdicts and the report are written
 # (gpufleet_fail_on_verdict); its failures mean "judged", not "the run failed".
 VERDICT_GATE = "Verdict | fail the run for a node that is not accepted"
+# Tasks of plays that run on some of the nodes only, by design (validate_cluster.yml: the gate on the nodes not
+# accepted, the opt-ins' files on the nodes that get one): once such a task is over, every node is done with it.
+SOME_NODES_TASKS = (VERDICT_GATE, "Verdict | the verdict file on each node", "Verdict | the gate baseline on each")
 # Tasks Ansible adds itself (a role's meta/argument_specs.yml check): no step of the run, never shown as progress
 ANSIBLE_INTERNAL_TASKS = ("Validating arguments against arg spec",)
 
@@ -125,7 +128,7 @@ class Progress:
         else a count the throttle held back is shown as it stands."""
         if self.task is None or self.hosts is None or not self.done:
             return
-        if len(self.done) == 1 and len(self.hosts) > 1:
+        if len(self.done) == 1 and len(self.hosts) > 1 or self.task.startswith(SOME_NODES_TASKS):
             self.done = set(self.hosts)
         if self.shown != self._done_count():
             self._show(force=True)

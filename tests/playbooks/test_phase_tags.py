@@ -40,7 +40,8 @@ VALIDATE_PREFLIGHT = [
     "Preflight | validate every claim and profile choice",
     "Preflight | create or reopen the results directory",
     "Preflight | say what a resumed run skips",
-    # the fact play's first tasks, on the controller: an inventory with no host to validate
+    # the fact play's first tasks, on the controller: its nodes, once; an inventory with no host to validate
+    "Preflight | the nodes of the play, once",
     "Preflight | no host to validate",
     "Preflight | stop the run, naming the input",
 ]
@@ -78,7 +79,9 @@ VALIDATE_EXPECTED = {
         # benchmark_tasks/preflight.yml: once per tool per host, before any benchmark
         "Preflight | NIC facts for the choice of network benchmark, when the facts phase did not run",
         "Preflight | this host's Active RDMA rails (ib_write_bw where there are, iperf3 where not)",
+        "Preflight | the hosts with and without rails, once for the play",
         "Preflight | what this host is to run",
+        "Preflight | the hosts that have the tool of each benchmark they are to run, once for the play",
         "Preflight | binaries, launcher and peers of what this host is to run",
         "Preflight | the hosts that run each benchmark",
         "Preflight | a multi-node all-reduce runs only when every host of the launcher can run it",
@@ -103,18 +106,19 @@ VALIDATE_EXPECTED = {
     "health_after_benchmarks": VALIDATE_PREFLIGHT + AFTER_BENCHMARKS,
     "health_after_burn_in": VALIDATE_PREFLIGHT + AFTER_BURN_IN,
     "report": VALIDATE_PREFLIGHT + BURN_IN_ALONE_REPORT + [
+        "Preflight | the nodes of the play, once",
         "Verdict | judge the whole fleet and write the verdicts",
         "Verdict | one line per node",
-        "Verdict | one line per node that left the play",
         "Verdict | the fleet",
         "Verdict | drain the REJECT nodes, resume the ones gpufleet drained that pass (scontrol on the controller)",
-        "Verdict | the verdict file on each node for its health check program (Slurm not reached from here)",
         "Verdict | the gate baselines of the accepted nodes",
-        "Verdict | the gate baseline on each accepted node",
         "Report | render the fleet acceptance report into the results directory",
         "Verdict | the run's exit code, from the verdicts (gpufleet/results/exit_codes.py)",
-        "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)",
         "Verdict | a report-only run exits 0 (gpufleet_fail_on_verdict false)",
+        # plays of their own, on the nodes that get a file, then on the nodes not accepted
+        "Verdict | the verdict file on each node for its health check program (Slurm not reached from here)",
+        "Verdict | the gate baseline on each accepted node",
+        "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)",
     ],
     "provision": [],
 }

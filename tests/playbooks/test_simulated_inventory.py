@@ -35,8 +35,10 @@ DUMP_PREFIX = "gpufleet-test-dump "
 
 
 def _summary_line(stdout, host):
-    """The last ``"msg": "<host>: ..."`` line of a run's output: the line the playbook printed for that host."""
-    lines = [line.strip() for line in stdout.splitlines() if line.strip().startswith('"msg": "%s: ' % host)]
+    """The last line a run printed for ``host``: a ``"msg": "<host>: ..."`` line (gather_facts.yml's fact summary, a
+    task per host), or the host's ``"<host>: ..."`` entry in the list validate_cluster.yml's verdict lines print in."""
+    starts = ('"msg": "%s: ' % host, '"%s: ' % host)
+    lines = [line.strip() for line in stdout.splitlines() if line.strip().startswith(starts)]
     return lines[-1] if lines else None
 
 

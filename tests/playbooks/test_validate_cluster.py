@@ -331,17 +331,28 @@ def test_a_rejected_node_fails_the_run_after_the_report_unless_switched_off(tmp_
 
 def test_the_last_task_fails_every_verdict_but_accept():
     """INCOMPLETE (or any verdict to come) fails the run as REJECT and UNREACHABLE do: the gate names what passes,
-    ACCEPT and ACCEPT WITH WARNINGS, and comes last in the playbooks that judge, after their report, followed only
-    by the report-only switch."""
+    ACCEPT and ACCEPT WITH WARNINGS, and comes last in the playbooks that judge, after their report. In burn_in.yml and
+    health_check.yml it is a task of the judging play, followed only by the report-only switch; validate_cluster.yml
+    runs it in a play of its own on the nodes not accepted (none for the others: no task per node to skip), after the
+    judging play, which ends with the switch."""
     for name in ("validate_cluster.yml", "health_check.yml", "burn_in.yml"):
         with open(os.path.join(REPO_ROOT, "playbooks", name), encoding="utf-8") as handle:
-            tasks = yaml.safe_load(handle)[-1]["tasks"]
+            plays = yaml.safe_load(handle)
+        tasks = plays[-1]["tasks"]
         tasks = tasks[-1]["block"] if "block" in tasks[-1] else tasks
-        gate, switch = tasks[-2], tasks[-1]
+        if name == "validate_cluster.yml":
+            (gate,) = tasks
+            assert gate["when"] == "gpufleet_fail_on_verdict | default(true) | bool"
+            assert "rejectattr('value.verdict', 'in', ['ACCEPT', 'ACCEPT WITH WARNINGS'])" in plays[-1]["hosts"]
+            tasks = plays[-3]["tasks"]
+            switch = tasks[-1]
+            tasks = tasks + [gate]  # the judging play's tasks, then the gate (for the report-before check below)
+        else:
+            gate, switch = tasks[-2], tasks[-1]
+            assert gate["when"][0] == "gpufleet_fail_on_verdict | default(true) | bool"
+            assert gate["when"][1].endswith(".nodes[inventory_hostname].verdict not in ['ACCEPT', 'ACCEPT WITH WARNINGS']"), name
         assert gate["name"] == "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)", name
         assert "ansible.builtin.fail" in gate
-        assert gate["when"][0] == "gpufleet_fail_on_verdict | default(true) | bool"
-        assert gate["when"][1].endswith(".nodes[inventory_hostname].verdict not in ['ACCEPT', 'ACCEPT WITH WARNINGS']"), name
         assert switch["ansible.builtin.meta"] == "clear_host_errors"
         assert switch["when"] == "not (gpufleet_fail_on_verdict | default(true) | bool)"
         assert any("gpufleet.acceptance.report" in str(task) for task in tasks[:-2]), name

@@ -203,7 +203,8 @@ def test_network_loss_mid_module_ends_the_run_in_bounded_time(tmp_path, tmp_path
             # lost in the facts phase: it answered no fact group, its facts phase stays open (resume gathers it again)
             assert not lost["phases"]["facts"]["complete"], lost["phases"]
             assert lost["facts"] == {"topology": None, "gpu": None, "nic": None, "host": None}, lost["facts"]
-            assert '"msg": "%s: UNREACHABLE - ' % host in stdout, stdout[-3000:]
+            # its entry in the verdict lines (one list for the fleet: "msg": [..., "<host>: UNREACHABLE - ...", ...])
+            assert '\n        "%s: UNREACHABLE - ' % host in stdout, stdout[-3000:]
 
         # the two others: gathered, judged and reported
         for host in names:

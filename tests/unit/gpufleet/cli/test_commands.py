@@ -85,6 +85,23 @@ def test_progress_says_nothing_of_a_task_every_host_skipped(tmp_path):
                      "gpufleet validate: Verdict 2/2 hosts done (0 s): fail the run for a node that is not accepted"]
 
 
+def test_the_gate_on_the_nodes_not_accepted_counts_every_node_done_once_over(tmp_path):
+    """validate_cluster.yml runs the gate in a play of the nodes not accepted: the others never get a result of it."""
+    results = write_run(tmp_path / "run", [host_record(name, None) for name in ("n1", "n2", "n3")], finished=False)
+    lines = []
+    progress = validate.Progress(results, write=lines.append, clock=lambda: 0.0)
+    gate = "Verdict | fail the run for a node that is not accepted (gpufleet_fail_on_verdict)"
+    for event in [_event("playbook_on_task_start", "Preflight | create"), _event("runner_on_ok", "Preflight | create", "n1"),
+                  _event("runner_on_ok", "Preflight | create", "n2"), _event("runner_on_ok", "Preflight | create", "n3"),
+                  _event("playbook_on_task_start", gate),
+                  _event("runner_on_failed", gate, "n2", ignore_errors=False, res={"msg": "not accepted: n2: REJECT"}),
+                  _event("runner_on_failed", gate, "n3", ignore_errors=False, res={"msg": "not accepted: n3: REJECT"}),
+                  _event("playbook_on_stats")]:
+        progress(event)
+    assert lines[-1] == ("gpufleet validate: Verdict 3/3 hosts done (0 s): fail the run for a node that is not "
+                         "accepted (gpufleet_fail_on_verdict)")
+
+
 def test_progress_lines_per_phase_with_hosts_done_over_total(tmp_path):
     results = write_run(tmp_path / "run", [host_record(name, None) for name in ("n1", "n2", "n3")], finished=False)
     lines = []
