@@ -239,7 +239,9 @@ class ActionModule(ActionBase):
 
     @staticmethod
     def _record(host, groups, record, result):
-        """Write the host's record; leave the raw outputs (now on disk) out of the result."""
+        """Write the host's record; leave the raw outputs (now on disk) and the groups' copies of the facts (in the
+        result's own ansible_facts) out of the result: Ansible's main process copies a result several times (its
+        callbacks, the registered variable), and at fleet scale the second copy of every host's facts cost as much."""
         try:
             run, written = write_record(host, groups, record)
         except ResultsWriteError as exc:
@@ -251,5 +253,6 @@ class ActionModule(ActionBase):
             return
         for outcome in groups.values():
             outcome.pop("raw", None)
+            outcome.pop("ansible_facts", None)
         result["record"] = run.host_file(host)
         result["raw_files"] = sum(len(index) for index in written["raw"].values())

@@ -272,6 +272,8 @@ groups:
       have registered - C(changed), C(raw), and C(ansible_facts) when it succeeded or C(failed) and
       C(msg) when it did not; a group not asked for is C(skipped).
     - The node side returns only C(raw), C(failed) and C(msg) per group; the action plugin adds the facts.
+    - With O(record), once the record is written, a group keeps neither its C(raw) nor its C(ansible_facts) (both are
+      in the record, and the facts in this result's own C(ansible_facts) too). A group's C(failed) and C(msg) stay.
   returned: always
   type: dict
   sample:

@@ -225,9 +225,13 @@ def test_record_writes_the_host_and_returns_no_raw_output(gathered, host):
     for path in files:
         assert os.path.isfile(os.path.join(gathered["run_dir"], path)), path
     for group, name in zip(GROUPS, FACT_NAMES):
-        # the result keeps facts and failures, not the raw outputs (they are in the results directory)
-        assert "raw" not in recorded["groups"][group], (host, group)
-        assert recorded["groups"][group].get("ansible_facts") == combined[group].get("ansible_facts"), (host, group)
+        # the result keeps the failures, not the raw outputs nor a second copy of the facts (they are in the results
+        # directory, and the facts in the result's own ansible_facts)
+        assert "raw" not in recorded["groups"][group] and "ansible_facts" not in recorded["groups"][group], (host, group)
+        assert recorded["groups"][group].get("failed") == combined[group].get("failed"), (host, group)
+        assert recorded["groups"][group].get("msg") == combined[group].get("msg"), (host, group)
+        if not combined[group].get("failed"):
+            assert recorded["ansible_facts"][name] == combined[group]["ansible_facts"][name], (host, group)
         expected = None if combined[group].get("failed") else combined[group]["ansible_facts"][name]
         assert record["facts"][group] == expected, (host, group)
         assert (group in record["fact_errors"]) == bool(combined[group].get("failed")), (host, group)
