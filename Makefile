@@ -9,7 +9,7 @@ TEST_STAMP := $(VENV)/.installed-test
 SANITY_PYTHON ?= 3.11
 
 .PHONY: demo test venv test-venv link unit unit-timed static static-timed shipped-defaults sanity lint imports types
-.PHONY: install-check clean molecule molecule-provision timing system-packages ee slurm
+.PHONY: install-check clean molecule molecule-provision timing timing-quick system-packages ee slurm
 
 link: $(LINK)
 $(LINK):
@@ -118,6 +118,13 @@ static-timed: test-venv
 # stock vs Mitogen: benchmarks/time_gather_facts.py --update-doc docs/performance.md.)
 timing: test-venv
 	$(BIN)/python benchmarks/fleet_scale.py --update-doc docs/performance.md $(TIMING_ARGS)
+
+# The timing guard (not part of `make test`; about 3 minutes on 2 cores): the controller CPU-s ratio of a level-quick
+# validation to the 5-task baseline at 64 local hosts, and the report's CPU-s at 1,024 nodes, against
+# benchmarks/budget.json (fails when either is more than 25 % above it). Run it before and after a change to a run's
+# hot path; docs/performance.md says when.
+timing-quick: test-venv
+	$(BIN)/python benchmarks/timing_quick.py $(TIMING_ARGS)
 
 # The execution environment for AWX / Automation Platform (execution-environment.yml): the library's wheel and the
 # collection's archive into build/ee/artifacts, then ansible-builder's build context in build/ee/context (no container
