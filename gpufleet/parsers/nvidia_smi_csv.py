@@ -22,28 +22,23 @@ Returned keys (public contract)
 
 Each ``gpu`` has the per-GPU keys shared with the ``nvidia-smi -q`` text and XML parsers, None
 when the field was not queried or printed N/A / [N/A] / [Not Supported] / any "[...]" message:
-``index``, ``pci_bus_id`` (as printed), ``name``, ``product_brand``, ``product_architecture``,
-``uuid``, ``serial``, ``minor_number``, ``board_part_number``, ``vbios_version``,
-``persistence_mode`` (bool), ``mig_mode_current`` (str), ``memory_total_mib``, ``memory_used_mib``,
-``ecc_mode_current`` / ``ecc_mode_pending`` (bool), ``ecc_errors_volatile_correctable``,
-``ecc_errors_volatile_uncorrectable``, ``ecc_errors_aggregate_correctable``,
-``ecc_errors_aggregate_uncorrectable`` (the ``ecc.errors.*.total`` field; without it the sum over
-memory types, ``dram`` being an alias of ``device_memory``; None if all N/A), ``retired_pages``
-({``single_bit_ecc``, ``double_bit_ecc``, ``pending``} or None), ``remapped_rows``
-({``correctable``, ``uncorrectable``, ``pending``, ``failure``} or None), ``temperature_c``,
-``temperature_slowdown_c`` and ``temperature_shutdown_c`` (always None: not query fields),
-``power_draw_w``, ``power_limit_w`` (enforced), ``power_max_limit_w``, ``clocks_graphics_mhz``,
-``clocks_sm_mhz``, ``clocks_mem_mhz``, ``clocks_max_graphics_mhz``, ``clocks_max_sm_mhz``,
-``clocks_max_mem_mhz``, ``clocks_applications_graphics_mhz``, ``clocks_applications_mem_mhz``
-(``clocks.applications.*``), ``clock_event_reasons`` ({``idle``, ``applications_clocks_setting``,
-``sw_power_cap``, ``hw_slowdown``, ``hw_thermal_slowdown``, ``hw_power_brake_slowdown``,
-``sync_boost``, ``sw_thermal_slowdown``, ``display_clock_setting``} -> bool | None, from the
-``clocks_event_reasons.*`` / ``clocks_throttle_reasons.*`` fields, completed from the
-``.active`` bitmask where ``.supported`` has the bit; None when none was queried),
-``pcie_link_gen_current``, ``pcie_link_gen_max``, ``pcie_link_width_current``,
-``pcie_link_width_max`` (ints), ``fabric`` ({``state``, ``status``, ``clique_id``,
-``cluster_uuid``} or None when not queried / all N/A), ``processes`` and ``mig_devices`` (None:
-not in this format), and ``raw`` (the row dict).
+
+- ``index``, ``pci_bus_id`` (as printed) and every other scalar field: one per row of
+  :data:`gpufleet.parsers.gpu_fields.GPU_FIELDS` with a ``csv`` field, read from the first of its
+  ``--query-gpu`` names that was queried (``pci.bus_id`` or ``gpu_bus_id``, ``clocks.current.sm`` or
+  ``clocks.sm``, ...), converted as the row says; a row without a ``csv`` field (``temperature_slowdown_c``,
+  ``temperature_shutdown_c``, ...) is always None here.
+- ``ecc_errors_{volatile,aggregate}_{correctable,uncorrectable}``: the ``ecc.errors.*.total`` field; without it the
+  sum over memory types (``dram`` being an alias of ``device_memory``); None if all N/A.
+- ``retired_pages`` ({``single_bit_ecc``, ``double_bit_ecc``, ``pending``} or None), ``remapped_rows``
+  ({``correctable``, ``uncorrectable``, ``pending``, ``failure``} or None), ``fabric`` ({``state``, ``status``,
+  ``clique_id``, ``cluster_uuid``} or None when not queried / all N/A): their ``retired_pages.*``,
+  ``remapped_rows.*`` and ``fabric.*`` fields.
+- ``clock_event_reasons`` ({``idle``, ``applications_clocks_setting``, ``sw_power_cap``, ``hw_slowdown``,
+  ``hw_thermal_slowdown``, ``hw_power_brake_slowdown``, ``sync_boost``, ``sw_thermal_slowdown``,
+  ``display_clock_setting``} -> bool | None, from the ``clocks_event_reasons.*`` / ``clocks_throttle_reasons.*``
+  fields, completed from the ``.active`` bitmask where ``.supported`` has the bit; None when none was queried).
+- ``processes`` and ``mig_devices`` (None: not in this format), and ``raw`` (the row dict).
 
 The per-GPU fields are read through the field table of :mod:`gpufleet.parsers.gpu_fields`, which names
 their ``--query-gpu`` fields; the ECC sums and the clock event reasons' bitmasks are code here.

@@ -21,13 +21,12 @@ Each GPU dict (the same key names as the XML and CSV parsers; None when absent o
 
     index                                int   0-based order in the output
     pci_bus_id                           str   from the section header, e.g. "00000000:53:00.0"
-    name, product_brand, product_architecture, uuid, serial, board_part_number,
-    vbios_version                        str   (None for a pasted placeholder: "<masked>", "...")
-    minor_number                         int
-    persistence_mode                     bool
-    mig_mode_current                     str   "MIG Mode / Current" as printed ("Enabled", ...)
-    memory_total_mib, memory_used_mib    int   "FB Memory Usage"
-    ecc_mode_current, ecc_mode_pending   bool
+    every other scalar field                   one per row of gpu_fields.GPU_FIELDS with a ``text`` key
+                                               path ("FB Memory Usage/Total", "A|B" for either block
+                                               name, e.g. "GPU Power Readings|Power Readings"), read
+                                               from the first of its paths printed with a value and
+                                               converted as the row says (the -q text alone has
+                                               pcie_link_gen_device_max and replays_since_reset)
     ecc_errors_volatile_correctable, ecc_errors_volatile_uncorrectable,
     ecc_errors_aggregate_correctable, ecc_errors_aggregate_uncorrectable
                                          int   summed over the memory types printed (SRAM +
@@ -38,30 +37,15 @@ Each GPU dict (the same key names as the XML and CSV parsers; None when absent o
                                          int   the same counts per memory kind (A100 and later
                                                print SRAM and DRAM lines); None when not printed
     remapped_rows       {correctable: int, uncorrectable: int, pending: bool, failure: bool} or None
-    gpu_recovery_action str   "GPU Recovery Action" as printed ("None", "GPU Reset Required", ...;
-                              R570+); None when not printed or N/A
-    temperature_c, temperature_slowdown_c, temperature_shutdown_c
-                                         int   absolute temperatures only ("GPU Slowdown Temp");
-                                               the relative "... T.Limit Temp" rows of R535+
-                                               Hopper/Ada are left in ``raw`` (slowdown/shutdown
-                                               are then None)
-    power_draw_w, power_limit_w (enforced / "Current Power Limit"), power_max_limit_w   float
-    clocks_graphics_mhz, clocks_sm_mhz, clocks_mem_mhz,
-    clocks_max_graphics_mhz, clocks_max_sm_mhz, clocks_max_mem_mhz                    int
-    clocks_applications_graphics_mhz, clocks_applications_mem_mhz                     int ("Applications Clocks")
     clock_event_reasons {idle, applications_clocks_setting, sw_power_cap, hw_slowdown,
                          hw_thermal_slowdown, hw_power_brake_slowdown, sync_boost,
                          sw_thermal_slowdown, display_clock_setting} -> bool | None
                          (from "Clocks Event Reasons" (R535+) or "Clocks Throttle Reasons")
-    pcie_link_gen_current, pcie_link_gen_max ("Max": what GPU and host allow together, as
-    the XML max_link_gen and CSV pcie.link.gen.max), pcie_link_gen_device_max (the GPU's own
-    "Device Max", R535+), pcie_link_width_current, pcie_link_width_max              int
     fabric              {state, status, clique_id (int), cluster_uuid} or None when the
                         section has no "Fabric" block or every field is N/A (no NVSwitch)
     processes           [{pid: int, type, name, used_memory_mib: int,
                           gpu_instance_id: int, compute_instance_id: int}]
                         ([] for "Processes : None"; None when the section has no Processes)
-    replays_since_reset int
     errors              list[str]  error text nvidia-smi printed inside this GPU's section
                                    instead of data (e.g. "Unable to determine the device handle")
     raw                 dict  the whole section as a tree: "Key : value" -> str, a header -> dict

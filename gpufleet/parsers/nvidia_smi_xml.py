@@ -23,12 +23,10 @@ Each ``gpu`` carries the per-GPU keys shared with the ``nvidia-smi -q`` text and
 
 - ``index``: position of the <gpu> element (0-based). The XML has no index; nvidia-smi lists
   GPUs in index order, so this is the index unless the output was limited with ``-i``.
-- ``pci_bus_id`` (<pci_bus_id>, else the ``id`` attribute, as printed), ``name``
-  (<product_name>), ``product_brand``, ``product_architecture``, ``uuid``, ``serial``,
-  ``minor_number`` (int), ``board_part_number``, ``vbios_version``.
-- ``persistence_mode`` (bool), ``mig_mode_current`` (str, e.g. "Enabled").
-- ``memory_total_mib``, ``memory_used_mib`` (<fb_memory_usage>).
-- ``ecc_mode_current``, ``ecc_mode_pending`` (bool).
+- ``pci_bus_id`` (<pci_bus_id>, else the ``id`` attribute, as printed) and every other scalar field: one per row
+  of :data:`gpufleet.parsers.gpu_fields.GPU_FIELDS` with an ``xml`` path, read from the first of its paths that
+  reads a value (``a|b`` in a path: either element name, e.g. <gpu_power_readings> (v12+) or <power_readings>),
+  converted as the row says (``enabled_disabled`` -> bool, ``link_width`` "16x" -> 16, numbers without their unit).
 - ``ecc_errors_volatile_correctable``, ``ecc_errors_volatile_uncorrectable``,
   ``ecc_errors_aggregate_correctable``, ``ecc_errors_aggregate_uncorrectable``: ints summed over
   memory types (new layout: ``sram_correctable`` + ``dram_correctable``...; ``sram_uncorrectable``
@@ -40,21 +38,10 @@ Each ``gpu`` carries the per-GPU keys shared with the ``nvidia-smi -q`` text and
   (``<remapped_rows>N/A</remapped_rows>``).
 - ``ecc_errors_{volatile,aggregate}_{sram,dram}_{correctable,uncorrectable}``: the counts per memory
   kind (new layout only; None in the old single/double-bit layout).
-- ``gpu_recovery_action``: ``<gpu_recovery_action>`` as printed (R570+), None when absent or N/A.
-- ``temperature_c``, ``temperature_slowdown_c``, ``temperature_shutdown_c`` (gpu_temp,
-  gpu_temp_slow_threshold, gpu_temp_max_threshold).
-- ``power_draw_w`` (power_draw, else average_power_draw, else instant_power_draw),
-  ``power_limit_w`` (enforced_power_limit; current_power_limit in <gpu_power_readings>),
-  ``power_max_limit_w``.
-- ``clocks_graphics_mhz``, ``clocks_sm_mhz``, ``clocks_mem_mhz``, ``clocks_max_graphics_mhz``,
-  ``clocks_max_sm_mhz``, ``clocks_max_mem_mhz``, ``clocks_applications_graphics_mhz``,
-  ``clocks_applications_mem_mhz`` (<applications_clocks>).
 - ``clock_event_reasons``: {``idle``, ``applications_clocks_setting``, ``sw_power_cap``,
   ``hw_slowdown``, ``hw_thermal_slowdown``, ``hw_power_brake_slowdown``, ``sync_boost``,
   ``sw_thermal_slowdown``, ``display_clock_setting``} -> bool | None, from
   <clocks_event_reasons> (v12+) or <clocks_throttle_reasons> (v10/v11); None when absent.
-- ``pcie_link_gen_current``, ``pcie_link_gen_max``, ``pcie_link_width_current``,
-  ``pcie_link_width_max`` (ints; "16x" -> 16).
 - ``fabric``: {``state``, ``status``, ``clique_id`` (int), ``cluster_uuid``} or None when absent
   or all N/A.
 - ``processes``: [{``pid`` (int), ``type``, ``name``, ``used_memory_mib``}] (None without a
