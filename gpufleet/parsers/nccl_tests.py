@@ -421,6 +421,20 @@ def _library_version(text: str) -> str:
     return "%d.%d.%d" % (code // 1000, (code // 100) % 10, code % 100)
 
 
+def _device(match: re.Match[str], number: int) -> dict[str, Any]:
+    """One "#  Rank  0 Group  0 Pid ... on host device  0 [bus] name" line as a device entry."""
+    return {
+        "rank": int(match.group("rank")),
+        "group": int(match.group("group")) if match.group("group") is not None else None,
+        "pid": int(match.group("pid")),
+        "host": match.group("host"),
+        "device": int(match.group("device")),
+        "bus_id": match.group("bus"),
+        "name": match.group("name"),
+        "line": number,
+    }
+
+
 def _is_row_candidate(line: str) -> bool:
     """A line meant as a result row: integer size and count, or mostly numeric cells.
 
@@ -662,18 +676,7 @@ class _Reader:
             return True
         match = _DEVICE_RE.match(stripped)
         if match:
-            res["devices"].append(
-                {
-                    "rank": int(match.group("rank")),
-                    "group": int(match.group("group")) if match.group("group") is not None else None,
-                    "pid": int(match.group("pid")),
-                    "host": match.group("host"),
-                    "device": int(match.group("device")),
-                    "bus_id": match.group("bus"),
-                    "name": match.group("name"),
-                    "line": number,
-                }
-            )
+            res["devices"].append(_device(match, number))
             return True
         match = _REDUCING_RE.match(stripped)
         if match:

@@ -480,23 +480,9 @@ def _build(section: _Section, mode: str, peak_unmeasured: bool) -> dict[str, Any
         "errors": section.errors,
     }
     if mode == "bw":
-        factor = 1.0 if section.unit == "Gb/sec" else MB_PER_SEC_TO_GBPS
-        results: list[dict[str, Any]] = []
-        for row in section.rows:
-            peak = row["bw_peak"]
-            peak_gbps: float | None = peak * factor
-            if peak_unmeasured and peak == 0:
-                peak_gbps = None
-            results.append({
-                "bytes": row["bytes"],
-                "iterations": row["iterations"],
-                "bw_peak_gbps": peak_gbps,
-                "bw_avg_gbps": row["bw_avg"] * factor,
-                "msg_rate_mpps": float(row["msg_rate_mpps"]),
-            })
         out["unit_printed"] = section.unit
         out["peak_measured"] = not peak_unmeasured
-        out["results"] = results
+        out["results"] = _bw_results(section, peak_unmeasured)
     else:
         out["results"] = [
             {key: (float(row[key]) if key not in ("bytes", "iterations") else row[key]) if key in row else None
@@ -504,6 +490,24 @@ def _build(section: _Section, mode: str, peak_unmeasured: bool) -> dict[str, Any
             for row in section.rows
         ]
     return out
+
+
+def _bw_results(section: _Section, peak_unmeasured: bool) -> list[dict[str, Any]]:
+    """The bandwidth rows in Gb/s (perftest prints MB/sec unless --report_gbits); a peak of 0 that the test did not
+    measure (peak_unmeasured) is None, never 0 Gb/s."""
+    factor = 1.0 if section.unit == "Gb/sec" else MB_PER_SEC_TO_GBPS
+    results: list[dict[str, Any]] = []
+    for row in section.rows:
+        peak = row["bw_peak"]
+        peak_gbps: float | None = None if peak_unmeasured and peak == 0 else peak * factor
+        results.append({
+            "bytes": row["bytes"],
+            "iterations": row["iterations"],
+            "bw_peak_gbps": peak_gbps,
+            "bw_avg_gbps": row["bw_avg"] * factor,
+            "msg_rate_mpps": float(row["msg_rate_mpps"]),
+        })
+    return results
 
 
 def _empty_result(mode: str, warnings: list[str], errors: list[str]) -> dict[str, Any]:
