@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # only for the annotations; imported where a template is read
 # plus the rarer OSC/two-byte forms that terminal captures carry.
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-Z\\-_]")
 
-# Values NVIDIA tools print for "no value"; they read as None, never as 0.
-NOT_AVAILABLE = frozenset(
+# Values NVIDIA tools print for "no value" that say nothing more: the field does not apply or is not served.
+QUIET_NOT_AVAILABLE = frozenset(
     {
         "",
         "n/a",
@@ -32,6 +32,16 @@ NOT_AVAILABLE = frozenset(
         "na",
         "not supported",
         "[not supported]",
+        # driver 590's words where a query it no longer serves was (application clocks), with and without brackets
+        "requested functionality has been deprecated",
+        "[requested functionality has been deprecated]",
+        "-",
+    }
+)
+# Values NVIDIA tools print for "no value"; they read as None, never as 0. Those beyond the quiet ones say something is
+# wrong with the GPU or the query (a parser may warn of them).
+NOT_AVAILABLE = QUIET_NOT_AVAILABLE | frozenset(
+    {
         "unknown",
         "unknown!",
         "[unknown error]",
@@ -42,10 +52,6 @@ NOT_AVAILABLE = frozenset(
         "insufficient permissions",
         "[gpu requires reset]",
         "[gpu is lost]",
-        # driver 590's words where a query it no longer serves was (application clocks), with and without brackets
-        "requested functionality has been deprecated",
-        "[requested functionality has been deprecated]",
-        "-",
     }
 )
 

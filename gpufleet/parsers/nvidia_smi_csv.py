@@ -73,6 +73,7 @@ from functools import partial
 from typing import Any, Callable, Sequence
 
 from gpufleet.parsers.common import (
+    QUIET_NOT_AVAILABLE,
     IgnoredLine,
     ImplausibleNumber,
     ParseError,
@@ -100,7 +101,7 @@ _HEADER_CELL_RE = re.compile(r"^([a-z][A-Za-z0-9_.]*)(?:\s*\[([^\]]*)\])?$")
 _QUERY_RE = re.compile(r"--query-gpu[= ]\s*([A-Za-z0-9_.,]+)")
 _NOHEADER_RE = re.compile(r"--format[= ]\S*noheader")
 # Bracketed values that only mean "no value" (no warning for them).
-_QUIET_BRACKETS = frozenset(["[n/a]", "[not supported]", "[requested functionality has been deprecated]"])
+_QUIET_BRACKETS = frozenset(value for value in QUIET_NOT_AVAILABLE if value.startswith("["))
 
 # The reasons in the order of NVML's bits (the order of this parser's clock_event_reasons dict).
 _REASONS_BY_BIT = sorted(CLOCK_EVENT_REASONS, key=lambda reason: reason.bit)
