@@ -77,6 +77,7 @@ from gpufleet.checks.registry import node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, WARN, CheckResult, NodeContext, result
 from gpufleet.checks.plausible import CEILINGS, implausible
 from gpufleet.checks.profiles import expectation, profile_value
+from gpufleet.facts.shapes import Gpu
 # The rules the checks share (gpu_rules.py); query_check and pcie_replay_growth are imported from here by pcie.py and
 # after_stress.py, so they are re-exported.
 from gpufleet.checks.gpu_rules import (DEFAULT_CONSISTENT_FIELDS, NVIDIA_SMI, PCIE_REPLAY_SOURCE, RECOVERY_SOURCE,
@@ -84,10 +85,9 @@ from gpufleet.checks.gpu_rules import (DEFAULT_CONSISTENT_FIELDS, NVIDIA_SMI, PC
                                        model_matches, node_gpus, queries_unread, replay_counts_noted,
                                        replay_rates_since_boot, topology_gpu_count)
 # What each per-GPU check finds at fault in one GPU (gpu_findings.py)
-from gpufleet.checks.gpu_findings import (APP_CLOCKS_SOURCE, clocks_by_part, ecc_error_findings, ecc_mode_findings,
-                                          fabric_findings, fabric_not_printed, mig_findings, part_clock_findings,
-                                          process_findings, recovery_action_findings, retired_page_findings,
-                                          row_remap_findings, throttle_findings)
+from gpufleet.checks.gpu_findings import (ecc_error_findings, ecc_mode_findings, fabric_findings, fabric_not_printed,
+                                          mig_findings, process_findings, recovery_action_findings,
+                                          retired_page_findings, row_remap_findings, throttle_findings)
 from gpufleet.checks.gpu_rules import pcie_replay_growth
 from gpufleet.checks.gpu_rules import query_check
 # the re-exported names above (a plain import and __all__, so mypy and pylint both see them exported)
@@ -247,15 +247,46 @@ def consistency(node: NodeContext) -> list[CheckResult]:
                     "fewer than two GPUs print %s" % ", ".join(fields), threshold_source=source)
 
 
+# Application clocks are a setting (``nvidia-smi -ac``) that survives a job: the node's GPUs of one part share them.
+APP_CLOCKS_SOURCE = ("the node's GPUs of one part at one application clock setting (same batch; nvidia-smi -q "
+                     "Applications Clocks)")
+
+
+def _app_clocks_of(gpu: Gpu) -> tuple[int, int] | None:
+    """``(graphics, memory)`` application clocks in MHz of a GPU that prints both, else None."""
+    graphics, memory = gpu.get("clocks_applications_graphics_mhz"), gpu.get("clocks_applications_mem_mhz")
+    return None if graphics is None or memory is None else (graphics, memory)
+
+
+def _part_clock_findings(part: str, members: list[tuple[Gpu, tuple[int, int]]]) -> tuple[str, list[CheckResult]]:
+    """``(the part's usual setting in words, findings)``: a GPU below it (graphics or memory lower) fails, one
+    above it warns."""
+    counts = Counter(clocks for _gpu, clocks in members)
+    # the part's usual setting; in a tie the higher one, so that the GPUs below it are the ones named
+    usual = max(counts, key=lambda clocks: (counts[clocks], clocks))
+    items = []
+    for gpu, clocks in members:
+        if clocks != usual:
+            words = "%s application clocks %d/%d MHz (graphics/memory), its other %s GPUs %d/%d MHz" % (
+                label(gpu), *clocks, part, *usual)
+            slower = clocks[0] < usual[0] or clocks[1] < usual[1]
+            items.append(result("gpu.app_clocks", FAIL if slower else WARN, words, measured="%d/%d MHz" % clocks,
+                                expected="%d/%d MHz" % usual, threshold_source=APP_CLOCKS_SOURCE, subject=label(gpu)))
+    return "%s %d/%d MHz" % (part, usual[0], usual[1]), items
+
+
 @query_check("gpu.app_clocks")
 def app_clocks(node: NodeContext) -> list[CheckResult]:
     """GPUs of one part at one application clock setting: a GPU below the part's usual setting (its graphics or memory
     clock lower) is slower in every job and fails; one above it warns. Drivers that no longer serve application clocks
     (590 prints "deprecated") leave it not judged."""
-    by_part = clocks_by_part(node_gpus(node))
+    by_part: dict[str, list[tuple[Gpu, tuple[int, int]]]] = {}
+    for gpu in node_gpus(node):
+        if (clocks := _app_clocks_of(gpu)) is not None:
+            by_part.setdefault(str(gpu.get("name")), []).append((gpu, clocks))
     items, settings = [], []
     for part, members in sorted(by_part.items()):
-        setting, off = part_clock_findings(part, members)
+        setting, off = _part_clock_findings(part, members)
         settings.append(setting)
         items.extend(off)
     judged = sum(len(members) for members in by_part.values())

@@ -8,62 +8,19 @@ nothing is at fault, else the fail or warning with its message, figures and sour
 engine runs a family's checks by the module that declares them): they choose the GPUs, count those judged and say
 pass or skip (gpu_rules.py :func:`collapse`); gpu.py's module docstring says why each is judged as it is.
 
-Here: the application clocks of the GPUs of one part (``gpu.app_clocks``), ECC mode and uncorrectable ECC errors with
-AzNHC's SRAM/DRAM limits (``gpu.ecc``, ``gpu.ecc_errors``), the GPU Recovery Action, retired pages, remapped rows,
-MIG mode, processes on the GPU, the NVLink fabric registration and the clock event reasons.
+Here: ECC mode and uncorrectable ECC errors with AzNHC's SRAM/DRAM limits (``gpu.ecc``, ``gpu.ecc_errors``), the
+GPU Recovery Action, retired pages, remapped rows, MIG mode, processes on the GPU, the NVLink fabric registration and
+the clock event reasons.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from gpufleet.checks.gpu_rules import (AZNHC_ECC_SOURCE, DRAM_COUNT_LIMIT, HW_THROTTLE, NVIDIA_SMI, REASON_WORDS,
                                        RECOVERY_SOURCE, SRAM_CORRECTABLE_LIMIT, SW_THROTTLE, aznhc_ecc_findings, label)
 from gpufleet.checks.model import FAIL, SKIP, WARN, CheckResult, result
 from gpufleet.facts.shapes import Gpu, RemappedRows, RetiredPages
-
-# Application clocks are a setting (``nvidia-smi -ac``) that survives a job: the node's GPUs of one part share them.
-APP_CLOCKS_SOURCE = ("the node's GPUs of one part at one application clock setting (same batch; nvidia-smi -q "
-                     "Applications Clocks)")
-
-
-# --- application clocks ----------------------------------------------------------------------------------------
-
-
-def app_clocks_of(gpu: Gpu) -> tuple[int, int] | None:
-    """``(graphics, memory)`` application clocks in MHz of a GPU that prints both, else None."""
-    graphics, memory = gpu.get("clocks_applications_graphics_mhz"), gpu.get("clocks_applications_mem_mhz")
-    return None if graphics is None or memory is None else (graphics, memory)
-
-
-def clocks_by_part(gpus: list[Gpu]) -> dict[str, list[tuple[Gpu, tuple[int, int]]]]:
-    """The GPUs that print their application clocks, with them, by part (the GPU's name)."""
-    by_part: dict[str, list[tuple[Gpu, tuple[int, int]]]] = {}
-    for gpu in gpus:
-        clocks = app_clocks_of(gpu)
-        if clocks is not None:
-            by_part.setdefault(str(gpu.get("name")), []).append((gpu, clocks))
-    return by_part
-
-
-def part_clock_findings(part: str, members: list[tuple[Gpu, tuple[int, int]]]) -> tuple[str, list[CheckResult]]:
-    """``(the part's usual setting in words, findings)``: a GPU of the part below its usual setting (graphics or
-    memory clock lower) fails, one above it warns."""
-    counts = Counter(clocks for _gpu, clocks in members)
-    # the part's usual setting; in a tie the higher one, so that the GPUs below it are the ones named
-    usual = max(counts, key=lambda clocks: (counts[clocks], clocks))
-    items = []
-    for gpu, clocks in members:
-        if clocks != usual:
-            slower = clocks[0] < usual[0] or clocks[1] < usual[1]
-            words = "%s application clocks %d/%d MHz (graphics/memory), its other %s GPUs %d/%d MHz" % (
-                label(gpu), *clocks, part, *usual)
-            items.append(result("gpu.app_clocks", FAIL if slower else WARN, words,
-                                measured="%d/%d MHz" % clocks, expected="%d/%d MHz" % usual,
-                                threshold_source=APP_CLOCKS_SOURCE, subject=label(gpu)))
-    return "%s %d/%d MHz" % (part, usual[0], usual[1]), items
-
 
 # --- memory: ECC, retired pages, remapped rows ------------------------------------------------------------------
 
