@@ -316,7 +316,10 @@ class Harness:
         run_dir = os.path.join(self.out, "runs", "report-source")
         if os.path.exists(run_dir):
             shutil.rmtree(run_dir)
-        result = self.one_run("report-source", VALIDATE, inventory, hosts, {"gpufleet_results_dir": run_dir}, None)
+        # the demo fleet has rejected nodes: a run that judged them exits 3 unless told it is report-only
+        result = self.one_run("report-source", VALIDATE, inventory, hosts,
+                              {"gpufleet_results_dir": run_dir, "gpufleet_fail_on_verdict": False,
+                               "gpufleet_level": "quick"}, None)
         if result["failed"]:
             raise HarnessError("the source run for the report failed: %s" % result["failed"])
         return run_dir
