@@ -185,8 +185,10 @@ _ONE_LINE_RE = re.compile(
     r"Test (?:NCCL |CUDA )?failure|Test timeout|\*\*\* Process received signal|" + _ARGUMENT_ERROR_RE.pattern
 )
 # What a launcher says about the job (its closing summaries, its own failures to start it), never a rank's words:
-# the cause of a failure only when no rank said anything. The table is the node's too (bench_process.classify).
-_LAUNCHER_LINE_PATTERNS: tuple[re.Pattern[str], ...] = _LAUNCHER_WORDS.LAUNCHER_LINE_PATTERNS
+# the cause of a failure only when no rank said anything. The table is the node's too (bench_process.classify); this
+# parser has always told a launcher's line by its words in any case.
+_LAUNCHER_LINE_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern.pattern, pattern.flags | re.IGNORECASE) for pattern in _LAUNCHER_WORDS.LAUNCHER_LINE_PATTERNS)
 # NCCL's multi-line blocks: an INFO line announces each and its lines follow without NCCL's prefix (NCCL >= 2.24
 # prints "Enabled NCCL Func/Proto/Algo Matrix:" under NCCL_DEBUG=INFO, one row per function: "    AllReduce |  1  2  1
 # |  1  1  0 ..."). Without this a block printed inside the results table read as broken result rows.

@@ -51,6 +51,7 @@ MISSING_PATTERNS = (
 LAUNCHER_FAILURE_PATTERNS = (
     re.compile(r"(?:mpirun|mpiexec|orterun|prterun) (?:noticed|detected|was unable|has exited)"),
     re.compile(r"Primary job\s+terminated"),
+    re.compile(r"ORTE (?:was unable|has lost)|PRTE has lost"),
     re.compile(r"MPI_ABORT"),
     re.compile(r"\b(?:srun|slurmstepd|salloc|sbatch):\s*error\b", re.IGNORECASE),
     re.compile(r"command not found"),
