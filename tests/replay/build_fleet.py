@@ -3,10 +3,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Test double: lay out replayed nodes so the product can run against them unchanged.
 
-For each node file it writes ``OUT/<node>/bin/<tool>`` wrappers that call replay_tool.py
-with that node file, and ``OUT/<node>/sysfs`` and ``OUT/<node>/procfs``: the node's synthetic
-trees rendered by tests/fixtures/sysfs/render_tree.py, or empty directories when the node
-file names none (a replayed node shows only what was recorded, never this machine's /sys).
+For each node file it writes ``OUT/<node>/bin/<tool>`` wrappers that answer as replay_tool.py does with that
+node file (a plain recording from the shell, see wrapper_text; a ``then:`` or gzipped one through replay_tool.py),
+and ``OUT/<node>/sysfs`` and ``OUT/<node>/procfs``: the node's synthetic trees rendered by
+tests/fixtures/sysfs/render_tree.py, or empty directories when the node file names none (a replayed node shows
+only what was recorded, never this machine's /sys).
 The product only gets ordinary options (tool paths, sysfs/procfs roots) pointing there: it
 has no simulation code path. A node file naming a recording or tree that does not exist is
 rejected here, before anything runs. A tool the node has no recording for gets no wrapper,
@@ -38,7 +39,7 @@ import sys
 
 import yaml
 
-from replay_tool import REPO_ROOT, load_node, recording_path  # pylint: disable=import-error
+from replay_tool import BIN_PLACEHOLDER, REPO_ROOT, load_node, recording_path  # pylint: disable=import-error
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs"))
@@ -88,6 +89,50 @@ def check_node(path):
     for kind in TREES:
         _tree_dir(path, node, kind)
     return node
+
+
+def _plain_answer(entry):
+    """The shell lines answering ``entry`` without Python, or None: an entry with later answers (``then:``, counted by
+    replay_tool.py) or a gzipped recording goes through replay_tool.py."""
+    if entry.get("then"):
+        return None
+    lines = []
+    for stream, redirect in (("stdout", ""), ("stderr", " >&2")):
+        if entry.get(stream):
+            path = recording_path(entry[stream])
+            if path.endswith(".gz"):
+                return None
+            lines.append("cat %s%s" % (shlex.quote(path), redirect))
+    return lines + ["exit %d" % int(entry.get("rc", 0))]
+
+
+def wrapper_text(tool, node, node_file, bin_dir):
+    """The ``bin/<tool>`` wrapper. It reads the command line as replay_tool.py does (the tool and its arguments joined
+    by single spaces) and answers each plain recorded one with ``cat`` in a shell ``case``, and when every command line
+    of the tool is plain, the rest with replay_tool.py's 127 line; anything else runs replay_tool.py. A replayed tool
+    then costs what reading its output costs, not a Python start and a YAML parse: the fleet-scale harness counts every
+    process of a local fleet as the controller's (docs/performance.md)."""
+    argv = [sys.executable, os.path.join(HERE, "replay_tool.py"), "--bin-dir", bin_dir, os.path.abspath(node_file),
+            tool]
+    cases, every_plain = [], True
+    for command, entry in sorted(node["commands"].items()):
+        command = command.replace(BIN_PLACEHOLDER, bin_dir)
+        if command.split(" ", 1)[0] != tool:
+            continue
+        answer = _plain_answer(entry)
+        every_plain = every_plain and answer is not None
+        if answer is not None:
+            # "$*" alone cannot tell no argument from one empty one: the command line is the tool and "$*" joined
+            cases.append("  %s) %s;;" % (shlex.quote(command), "; ".join(answer)))
+    name = shlex.quote(tool)
+    lines = ["#!/bin/sh", "IFS=' '", "line=%s" % name, '[ $# -gt 0 ] && line=%s" $*"' % name]
+    if cases:
+        lines += ['case "$line" in'] + cases + ["esac"]
+    if every_plain:
+        lines += ["printf '%%s: no output for `%%s`\\n' %s \"$line\" >&2" % name, "exit 127"]
+    else:
+        lines.append('exec %s "$@"' % " ".join(shlex.quote(part) for part in argv))
+    return "\n".join(lines) + "\n"
 
 
 def tools_of(node):
@@ -142,8 +187,7 @@ def build_node(node_file, out_dir, name=None):
     for tool in tools:
         wrapper = os.path.join(bin_dir, tool)
         with open(wrapper, "w", encoding="utf-8") as handle:
-            argv = [sys.executable, os.path.join(HERE, "replay_tool.py"), "--bin-dir", bin_dir, os.path.abspath(node_file), tool]
-            handle.write("#!/bin/sh\nexec %s \"$@\"\n" % " ".join(shlex.quote(part) for part in argv))
+            handle.write(wrapper_text(tool, node, node_file, bin_dir))
         os.chmod(wrapper, os.stat(wrapper).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     roots = {kind: _render(node_file, node, kind, os.path.join(node_dir, kind)) for kind in TREES}
     if node.get("sysfs_root"):

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import glob
+import gzip
 import os
 import subprocess
 import sys
@@ -170,3 +172,58 @@ def test_bin_placeholder_and_present_tools(tmp_path):
     bad = _write(tmp_path / "bad.yml", {"commands": {}, "present": ["bin/srun"]})
     with pytest.raises(build_fleet.FleetError, match="present"):
         build_fleet.build_node(bad, str(tmp_path / "out"))
+
+
+def _recorded(relative):
+    path = build_fleet.recording_path(relative)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        return handle.read()
+
+
+NODE_FILES = sorted(glob.glob(os.path.join(SIM, "nodes", "*.yml")) + glob.glob(os.path.join(HERE, "nodes", "*.yml")))
+
+
+@pytest.mark.parametrize("node_file", NODE_FILES, ids=lambda path: os.path.basename(path)[:-4])
+def test_every_wrapper_answers_each_recorded_command_line_with_its_recording(tmp_path, node_file):
+    # the shell fast path and replay_tool.py alike: stdout and stderr byte for byte from the recording files, the rc
+    # the node file records, and a command line it lacks the 127 line
+    layout = build_fleet.build_node(node_file, str(tmp_path))
+    for command, entry in layout["node"]["commands"].items():
+        argv = command.replace("{bin}", layout["bin_dir"]).split(" ")
+        proc = subprocess.run([os.path.join(layout["bin_dir"], argv[0])] + argv[1:], capture_output=True, check=False)
+        assert proc.returncode == int(entry.get("rc", 0)), command
+        assert proc.stdout == (_recorded(entry["stdout"]) if entry.get("stdout") else b""), command
+        assert proc.stderr == (_recorded(entry["stderr"]) if entry.get("stderr") else b""), command
+    for tool in layout["tools"]:
+        proc = subprocess.run([os.path.join(layout["bin_dir"], tool), "--no-such", "option"], capture_output=True,
+                              check=False)
+        assert (proc.returncode, proc.stdout) == (127, b""), tool
+        assert proc.stderr.decode() == "%s: no output for `%s --no-such option`\n" % (tool, tool)
+
+
+def test_a_plain_recording_is_answered_without_python_and_later_answers_by_replay_tool(tmp_path):
+    node = _write(tmp_path / "n.yml", {"commands": {
+        "ibstat": {"stdout": "tests/fixtures/ib/ibstat-mlx4-connectx3-fdr56-active.txt", "rc": 3},
+        "ibstat -l": {"stderr": "tests/fixtures/ib/ibstat-mlx4-connectx3-fdr56-active.txt", "rc": 1},
+        "nvidia-smi -q": {"stdout": "tests/fixtures/ib/ibstat-mlx4-connectx3-fdr56-active.txt",
+                          "then": [{"rc": 5}]},
+    }})
+    layout = build_fleet.build_node(node, str(tmp_path / "out"))
+    # no Python on PATH and none named: the shell answers ibstat's two command lines and its unknown ones
+    env = {"PATH": "/usr/bin:/bin"}
+    ibstat = os.path.join(layout["bin_dir"], "ibstat")
+    with open(ibstat, "r", encoding="utf-8") as handle:
+        assert "replay_tool.py" not in handle.read()
+    proc = subprocess.run([ibstat], capture_output=True, check=False, env=env)
+    assert proc.returncode == 3 and proc.stdout.startswith(b"CA 'mlx4_0'")
+    proc = subprocess.run([ibstat, "-l"], capture_output=True, check=False, env=env)
+    assert proc.returncode == 1 and proc.stdout == b"" and proc.stderr.startswith(b"CA 'mlx4_0'")
+    # one empty argument is the command line "ibstat " (replay_tool.py's join), which the node file lacks
+    proc = subprocess.run([ibstat, ""], capture_output=True, check=False, env=env)
+    assert proc.returncode == 127 and proc.stderr == b"ibstat: no output for `ibstat `\n"
+    # a command line with later answers is counted by replay_tool.py: the first call the entry, the second its then:
+    smi = os.path.join(layout["bin_dir"], "nvidia-smi")
+    first = subprocess.run([smi, "-q"], capture_output=True, check=False)
+    second = subprocess.run([smi, "-q"], capture_output=True, check=False)
+    assert (first.returncode, first.stdout[:12], second.returncode, second.stdout) == (0, b"CA 'mlx4_0'\n", 5, b"")
