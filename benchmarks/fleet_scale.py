@@ -24,7 +24,8 @@ Sections (``--sections``, default all three):
     exits 0 with every host in the recap and unfailed, and (ours) ``fleet.json`` judged every host.
 ``report``
     ``render_report`` alone (all four formats) over a SYNTHETIC results directory of
-    ``--report-nodes`` (default 1,024) host records cloned from a real run of the replayed fleet.
+    ``--report-nodes`` (default 1,024) host records cloned from a real run of the replayed fleet; then the time
+    headless Chromium takes to open its report.html (browser_load.py; ``--browser-timeout``, default 180 s).
 ``search``
     ``pair_search.simulate`` (SYNTHETIC figures): rounds the adaptive search needs to name k = 1..4
     bad nodes among N = ``--search-sizes`` (seeded random placements, ``--search-seeds`` per cell),
@@ -55,6 +56,7 @@ import yaml
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import browser_load  # noqa: E402  pylint: disable=import-error,wrong-import-position
 import time_gather_facts as tgf  # noqa: E402  pylint: disable=import-error,wrong-import-position
 
 REPO_ROOT = tgf.REPO_ROOT
@@ -396,10 +398,19 @@ class Harness:
                 return
             result["sizes"] = {name: os.path.getsize(os.path.join(target, name))
                                for name in ("report.html", "report.md", "results.json", "junit.xml") if os.path.exists(os.path.join(target, name))}
+            result["browser_load"] = self.browser_load(os.path.join(target, "report.html"))
             self.log("  report %d nodes run %d: wall %.1f s  cpu %.1f s  rss %.0f MiB  html %.2f MB" % (
                 nodes, repeat, result["wall_s"], result["cpu_s"], result["maxrss_mib"], result["sizes"].get("report.html", 0) / 1e6))
             runs.append(result)
         self.report_rows.append({"nodes": nodes, "failed": None, "runs": runs, "source": os.path.relpath(source, REPO_ROOT)})
+
+    def browser_load(self, page):
+        """Seconds headless Chromium took to open ``page`` (browser_load.py), or why there is no figure."""
+        try:
+            return "%.1f" % (browser_load.load_ms(page, self.args.browser_timeout) / 1000.0)
+        except browser_load.BrowserError as exc:
+            self.log("  report: no browser figure: %s" % exc)
+            return "over %.0f" % self.args.browser_timeout if isinstance(exc, browser_load.BrowserTimeout) else "-"
 
     # -- the bad-node search -------------------------------------------------------------------
 
@@ -511,20 +522,22 @@ class Harness:
         return lines
 
     def report_table(self):
-        lines = ["| nodes | wall s (median, min–max) | CPU s | peak RSS MiB | report.html MB | report.md MB | results.json MB | junit.xml MB | runs |",
-                 "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines = ["| nodes | wall s (median, min–max) | CPU s | peak RSS MiB | report.html MB | report.md MB "
+                 "| results.json MB | junit.xml MB | report.html in Chromium, s | runs |",
+                 "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for row in self.report_rows:
             if row["failed"]:
-                lines.append("| %d (SYNTHETIC) | FAILED: %s | | | | | | | %d |" % (row["nodes"], row["failed"].replace("|", "\\|"), len(row["runs"])))
+                lines.append("| %d (SYNTHETIC) | FAILED: %s | | | | | | | | %d |" % (
+                    row["nodes"], row["failed"].replace("|", "\\|"), len(row["runs"])))
                 continue
             runs = row["runs"]
             walls = [run["wall_s"] for run in runs]
             sizes = runs[-1]["sizes"]
-            lines.append("| %d (SYNTHETIC) | %.1f (%.1f–%.1f) | %.1f | %.0f | %s | %s | %s | %s | %d |" % (
+            lines.append("| %d (SYNTHETIC) | %.1f (%.1f–%.1f) | %.1f | %.0f | %s | %s | %s | %s | %s | %d |" % (
                 row["nodes"], _median(walls), min(walls), max(walls), _median([run["cpu_s"] for run in runs]),
                 _median([run["maxrss_mib"] for run in runs]),
                 *["%.2f" % (sizes[name] / 1e6) if name in sizes else "-" for name in ("report.html", "report.md", "results.json", "junit.xml")],
-                len(runs)))
+                " / ".join(run.get("browser_load", "-") for run in runs), len(runs)))
         return "\n".join(lines)
 
     def search_table(self):
@@ -594,6 +607,8 @@ def parse_args(argv):
     parser.add_argument("--extra-vars", "-e", action="append", help="passed to both playbooks, e.g. gpufleet_fact_collector=separate")
     parser.add_argument("--ansible-env", action="append", metavar="NAME=VALUE", help="environment for ansible-playbook, e.g. ANSIBLE_PIPELINING=0")
     parser.add_argument("--report-nodes", type=int, help="host records of the synthetic report run (default %d)" % FULL["report_nodes"])
+    parser.add_argument("--browser-timeout", type=float, default=180.0,
+                        help="seconds headless Chromium may take to open each report.html (default 180)")
     parser.add_argument("--search-sizes", type=_sizes, help="N of the bad-node search (default %s)" % FULL["search_sizes"])
     parser.add_argument("--rr-sizes", type=_sizes, help="N of the round-robin bad-link check (default %s)" % FULL["rr_sizes"])
     parser.add_argument("--search-seeds", type=int, help="placements per (N, k) (default %d)" % FULL["search_seeds"])

@@ -4,7 +4,8 @@
 """Smoke run of the fleet-scale harness: benchmarks/fleet_scale.py --quick on 2 replayed local hosts.
 
 validate_cluster.yml and the 5-trivial-task baseline run once each, the report renders over a
-SYNTHETIC directory of 16 cloned records; the harness must exit 0 and write its table. ~10 s (two
+SYNTHETIC directory of 16 cloned records and headless Chromium opens it; the harness must exit 0 and write its
+table. ~15 s (two
 ansible-playbook runs on 2 hosts and one report: a smoke needs the sizes passed through, not large
 ones); the SSH fleet and the search are left out here
 (tests/unit/test_fleet_scale.py covers the search).
@@ -36,6 +37,8 @@ def test_quick_run_measures_ours_and_the_baseline(tmp_path):
     assert all(run["wall_s"] > 0 and run["cpu_s"] > 0 and run["rc"] == 0 for run in row["ours"] + row["baseline"])
     (report,) = data["report"]
     assert report["nodes"] == 16 and report["failed"] is None and report["runs"][0]["sizes"]["report.html"] > 0
+    # headless Chromium opened that report.html (seconds; "-" or "over ..." when it could not)
+    assert float(report["runs"][0]["browser_load"]) > 0
     text = doc.read_text()
     assert text.startswith("before\n<!-- fleet-scale:begin -->\nMeasured ") and text.endswith("<!-- fleet-scale:end -->\nafter\n")
     assert "| local | 2 | facts + checks + report |" in text and "| 16 (SYNTHETIC) |" in text
