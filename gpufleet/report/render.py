@@ -9,7 +9,9 @@ Controller side, re-renderable at any time from the directory alone (nothing is 
 
 - ``report.html``: one self-contained file (inline CSS and SVG, no script, no external asset),
   from ``gpufleet/report/templates/report.html.j2`` in a Jinja2 environment that autoescapes
-  HTML (every node string is escaped once; the templates never mark one safe);
+  HTML (every node string is escaped once; the templates never mark one safe); past NODES_PER_PAGE nodes it holds
+  the per-node tables of the first of them, and ``report-nodes-002.html``, ... (``report_nodes.html.j2``, each
+  self-contained) those of the rest, NODES_PER_PAGE a page;
 - ``report.md``: the summary in Markdown (``report.md.j2``); every value printed is passed
   through :func:`md_escape` by the environment's ``finalize``, so Markdown and HTML
   metacharacters from a node are shown, never interpreted;
@@ -121,6 +123,51 @@ def markdown_environment(templates_dir: str | None = None) -> Environment:
 
 def render_html(model: dict[str, Any], templates_dir: str | None = None) -> str:
     return html_environment(templates_dir).get_template("report.html.j2").render(report=model)
+
+
+# Past this many nodes report.html holds the first of them (failing first) and further pages the rest: a page's
+# per-node tables cost a browser about 1 ms a node to load, its folded reasons most (docs/performance.md).
+NODES_PER_PAGE = 500
+NODE_PAGE_FILE = "report-nodes-%03d.html"
+NODE_PAGE_GLOB = re.compile(r"^report-nodes-[0-9]{3,}\.html$")
+
+
+def node_pages(total: int, page_size: int = NODES_PER_PAGE) -> list[dict[str, Any]]:
+    """The pages of ``total`` nodes: ``index`` (1-based), ``file``, ``first`` and ``last`` node (1-based)."""
+    return [{"index": number, "file": "report.html" if number == 1 else NODE_PAGE_FILE % number,
+             "first": first + 1, "last": min(first + page_size, total)}
+            for number, first in enumerate(range(0, total, page_size), start=1)]
+
+
+def render_html_pages(model: dict[str, Any], templates_dir: str | None = None,
+                      page_size: int = NODES_PER_PAGE) -> list[tuple[str, str]]:
+    """``[(file name, HTML)]``: report.html alone up to ``page_size`` nodes; past it report.html with the fleet's
+    sections and the per-node tables of the first ``page_size`` nodes, and one further page per ``page_size`` more."""
+    nodes = model["nodes"]
+    if len(nodes) <= page_size:
+        return [("report.html", render_html(model, templates_dir))]
+    environment = html_environment(templates_dir)
+    pages = node_pages(len(nodes), page_size)
+    rendered = []
+    for page in pages:
+        view = dict(model, nodes=nodes[page["first"] - 1:page["last"]],
+                    pager={"pages": pages, "current": page["index"], "total": len(nodes)})
+        template = "report.html.j2" if page["index"] == 1 else "report_nodes.html.j2"
+        rendered.append((page["file"], environment.get_template(template).render(report=view)))
+    return rendered
+
+
+def _write_html(path: str, model: dict[str, Any], templates_dir: str | None) -> None:
+    """report.html at ``path`` and the further pages beside it; a page an earlier, longer render left is removed."""
+    folder = os.path.dirname(path)
+    written = set()
+    for name, text in render_html_pages(model, templates_dir, NODES_PER_PAGE):
+        target = path if name == "report.html" else os.path.join(folder, name)
+        write_text_atomic(target, text)
+        written.add(os.path.basename(target))
+    for name in os.listdir(folder):
+        if NODE_PAGE_GLOB.match(name) and name not in written:
+            os.remove(os.path.join(folder, name))
 
 
 def render_markdown(model: dict[str, Any], templates_dir: str | None = None) -> str:
@@ -271,7 +318,7 @@ def _write_format(name: str, path: str, results: dict[str, Any], model: dict[str
                   templates_dir: str | None) -> None:
     """Write one of the report's files (``name`` of FORMATS) at ``path``."""
     if name == "html":
-        write_text_atomic(path, render_html(model, templates_dir))
+        _write_html(path, model, templates_dir)
     elif name == "md":
         write_text_atomic(path, render_markdown(model, templates_dir))
     elif name == "json":

@@ -17,8 +17,10 @@ description:
     C(report.html) (one self-contained page - inline CSS and SVG, no script, no external asset - with the fleet verdict,
     nodes failing first, every reason as measured vs expected with the threshold's source, claim vs measured, topology
     matrices grouped by fingerprint, GPU values unlike the majority, NICs, benchmark charts when benchmark records exist,
-    and the cost of a training step when claims carry C(price_per_node_hour) and a measured bus bandwidth exists),
-    C(report.md) (the summary in Markdown), C(results.json) (the run, fleet and host records in one document) and
+    and the cost of a training step when claims carry C(price_per_node_hour) and a measured bus bandwidth exists;
+    past 500 nodes it holds the per-node tables of the first 500, failing first, and C(report-nodes-002.html), ...
+    those of the next 500 each, every page self-contained), C(report.md) (the summary in Markdown), C(results.json)
+    (the run, fleet and host records in one document) and
     C(junit.xml) (one testcase per node and check).
   - Every string that comes from a node is escaped in each format; nothing is run, so a report can be rendered
     again at any time from the directory alone.
