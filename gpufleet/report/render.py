@@ -142,7 +142,8 @@ def node_pages(total: int, page_size: int = NODES_PER_PAGE) -> list[dict[str, An
 def render_html_pages(model: dict[str, Any], templates_dir: str | None = None,
                       page_size: int = NODES_PER_PAGE) -> list[tuple[str, str]]:
     """``[(file name, HTML)]``: report.html alone up to ``page_size`` nodes; past it report.html with the fleet's
-    sections and the per-node tables of the first ``page_size`` nodes, and one further page per ``page_size`` more."""
+    sections and the per-node rows of the first ``page_size`` nodes, and one further page per ``page_size`` more
+    (_page_view: which rows are a node's)."""
     nodes = model["nodes"]
     if len(nodes) <= page_size:
         return [("report.html", render_html(model, templates_dir))]
@@ -150,11 +151,22 @@ def render_html_pages(model: dict[str, Any], templates_dir: str | None = None,
     pages = node_pages(len(nodes), page_size)
     rendered = []
     for page in pages:
-        view = dict(model, nodes=nodes[page["first"] - 1:page["last"]],
-                    pager={"pages": pages, "current": page["index"], "total": len(nodes)})
+        view = _page_view(model, nodes[page["first"] - 1:page["last"]])
+        view["pager"] = {"pages": pages, "current": page["index"], "total": len(nodes)}
         template = "report.html.j2" if page["index"] == 1 else "report_nodes.html.j2"
         rendered.append((page["file"], environment.get_template(template).render(report=view)))
     return rendered
+
+
+def _page_view(model: dict[str, Any], nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """The model for a page of ``nodes``: its per-node rows (node tables, GPU values unlike the majority, priced nodes
+    that are not offers) of those nodes only."""
+    hosts = {node["host"] for node in nodes}
+    view = dict(model, nodes=nodes, gpu_flagged=[row for row in model["gpu_flagged"] if row["host"] in hosts])
+    if model.get("cost") is not None:
+        not_offers = [row for row in model["cost"]["not_offers"] if row["host"] in hosts]
+        view["cost"] = dict(model["cost"], not_offers=not_offers)
+    return view
 
 
 def _write_html(path: str, model: dict[str, Any], templates_dir: str | None) -> None:

@@ -69,3 +69,21 @@ def test_a_later_render_on_one_page_removes_the_pages_of_an_earlier_one(small_ru
         "report-nodes-notes.txt", "report.html"]
     html = _read(os.path.join(small_run, "report.html"))
     assert "pager" not in html and len(ROW.findall(html)) == 4
+
+
+def test_a_pages_gpu_values_and_not_offers_are_its_own_nodes(small_run, monkeypatch):
+    monkeypatch.setattr(render, "NODES_PER_PAGE", 1)
+    render_report(small_run, formats=("html",))
+    pages = [_read(os.path.join(small_run, name)) for name in
+             ("report.html", "report-nodes-002.html", "report-nodes-003.html", "report-nodes-004.html")]
+    # one node a page, failing first: bravo (its GPU3's VBIOS unlike the others', conftest.py), delta, charlie, alpha
+    assert [ROW.search(page).group(4) for page in pages] == ["bravo", "delta", "charlie", "alpha"]
+    flagged = re.compile(r'<tr><td class="mono">([^<]+)</td><td class="num">([^<]+)</td><td class="mono">([^<]+)</td>')
+    assert flagged.findall(pages[0].split('id="gpu-flagged"', 1)[1].split("</table>", 1)[0]) == [
+        ("bravo", "3", "vbios_version")]
+    # the priced nodes not accepted (bravo REJECT, delta UNREACHABLE), each on its own page; charlie and alpha none
+    not_offer = re.compile(r'<tr class="not-offer"><td class="mono">([^<]+)</td><td>([^<]+)</td>')
+    assert [not_offer.findall(page) for page in pages] == [[("bravo", "REJECT")], [("delta", "UNREACHABLE")], [], []]
+    # a later page shows those sections only when its nodes have rows there
+    assert 'id="gpus"' not in pages[1] and 'id="cost-not-offers"' in pages[1] and 'href="report.html#cost"' in pages[1]
+    assert 'id="gpus"' not in pages[2] and 'id="cost"' not in pages[2]
