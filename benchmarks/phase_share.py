@@ -19,22 +19,13 @@ recorded window. Orchestration is the rest of the phase: task start-up, prefligh
 from __future__ import annotations
 
 import argparse
-import calendar
-import glob
-import json
-import os
 import sys
-import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from gpufleet.results.bench import run_window
+from gpufleet.results.store import ResultsError, RunDir
+
 Window = Tuple[float, float]
-
-
-def _epoch(started: Any) -> Optional[float]:
-    try:
-        return float(calendar.timegm(time.strptime(str(started), "%Y-%m-%dT%H:%M:%SZ")))
-    except (TypeError, ValueError):
-        return None
 
 
 def run_windows(records: Iterable[Dict[str, Any]]) -> List[Window]:
@@ -42,14 +33,16 @@ def run_windows(records: Iterable[Dict[str, Any]]) -> List[Window]:
     seen, windows = set(), []
     for record in records:
         for run in record.get("benchmarks") or []:
-            start, duration = _epoch(run.get("started")), run.get("duration_s")
-            if start is None or isinstance(duration, bool) or not isinstance(duration, (int, float)) or duration <= 0:
+            # run_window: from the recorded second to a second past started + duration_s; the recorded window ends
+            # at started + duration_s
+            window = run_window(dict(run))
+            if window is None or window[1] - window[0] <= 1.0:
                 continue
             key = (run.get("name"), tuple(sorted(run.get("hosts") or [record.get("host")])), run.get("started"),
                    run.get("repeat"), run.get("round"), run.get("group"))
             if key not in seen:
                 seen.add(key)
-                windows.append((start, start + float(duration)))
+                windows.append((window[0], window[1] - 1.0))
     return windows
 
 
@@ -72,17 +65,10 @@ def busy_bounds(windows: Sequence[Window]) -> Tuple[float, float]:
     return union_seconds(late), union_seconds(windows)
 
 
-def host_records(run_dir: str) -> List[Dict[str, Any]]:
-    records = []
-    for path in sorted(glob.glob(os.path.join(run_dir, "hosts", "*.json"))):
-        with open(path, "r", encoding="utf-8") as handle:
-            records.append(json.load(handle))
-    return records
-
-
 def share(run_dir: str, phase_wall: float) -> Dict[str, float]:
-    """The phase's wall, the busy bounds, and orchestration's share of the wall at each bound (percent)."""
-    windows = run_windows(host_records(run_dir))
+    """The phase's wall, the busy bounds, and orchestration's share of the wall at each bound (percent); ResultsError
+    when ``run_dir`` is not a gpufleet results directory."""
+    windows = run_windows([dict(record) for record in RunDir.open(run_dir).host_records().values()])
     low, high = busy_bounds(windows)
     return {"runs": float(len(windows)), "phase_wall_s": phase_wall, "busy_low_s": low, "busy_high_s": high,
             "orchestration_low_pct": 100.0 * max(phase_wall - high, 0.0) / phase_wall if phase_wall > 0 else 0.0,
@@ -97,14 +83,14 @@ def line(figures: Dict[str, float]) -> str:
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("results_dir", help="a gpufleet results directory (hosts/*.json)")
+    parser.add_argument("results_dir", help="a gpufleet results directory (run.json, hosts/*.json)")
     parser.add_argument("--phase-wall", type=float, required=True, help="the benchmark phase's wall time, seconds")
     args = parser.parse_args(argv)
-    if not os.path.isdir(os.path.join(args.results_dir, "hosts")):
-        print("phase_share.py: %s has no hosts/ directory: give a gpufleet results directory" % args.results_dir,
-              file=sys.stderr)
+    try:
+        print(line(share(args.results_dir, args.phase_wall)))
+    except ResultsError as exc:
+        print("phase_share.py: %s: give a gpufleet results directory" % exc, file=sys.stderr)
         return 2
-    print(line(share(args.results_dir, args.phase_wall)))
     return 0
 
 

@@ -129,7 +129,7 @@ def render_html(model: dict[str, Any], templates_dir: str | None = None) -> str:
 # per-node tables cost a browser about 1 ms a node to load, its folded reasons most (docs/performance.md).
 NODES_PER_PAGE = 500
 NODE_PAGE_FILE = "report-nodes-%03d.html"
-NODE_PAGE_GLOB = re.compile(r"^report-nodes-[0-9]{3,}\.html$")
+NODE_PAGE_NAME = re.compile(r"^report-nodes-[0-9]{3,}\.html$")
 
 
 def node_pages(total: int, page_size: int = NODES_PER_PAGE) -> list[dict[str, Any]]:
@@ -178,7 +178,7 @@ def _write_html(path: str, model: dict[str, Any], templates_dir: str | None) -> 
         write_text_atomic(target, text)
         written.add(os.path.basename(target))
     for name in os.listdir(folder):
-        if NODE_PAGE_GLOB.match(name) and name not in written:
+        if NODE_PAGE_NAME.match(name) and name not in written:
             os.remove(os.path.join(folder, name))
 
 

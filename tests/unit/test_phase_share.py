@@ -13,6 +13,7 @@ REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO_ROOT, "benchmarks"))
 
 import phase_share  # noqa: E402  pylint: disable=import-error,wrong-import-position
+from gpufleet.results.store import SCHEMA, RunDir  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def _run(name, hosts, started, duration, **extra):
@@ -52,14 +53,16 @@ def test_the_busy_time_is_the_union_and_its_lower_bound_opens_each_window_a_seco
 
 
 def test_share_of_a_results_directory_and_its_line(tmp_path, capsys):
-    (tmp_path / "hosts").mkdir()
+    RunDir.create(str(tmp_path), hosts=["a", "b"])
     for record in RECORDS:
-        (tmp_path / "hosts" / (record["host"] + ".json")).write_text(json.dumps(record))
+        (tmp_path / "hosts" / (record["host"] + ".json")).write_text(json.dumps(dict(record, schema=SCHEMA)))
     figures = phase_share.share(str(tmp_path), 46.0)
     # orchestration: 46 - 11.5 = 34.5 s (75 %) to 46 - 9.5 = 36.5 s (79 %)
     assert figures["orchestration_low_pct"] == 75.0 and round(figures["orchestration_high_pct"], 2) == 79.35
     assert phase_share.main([str(tmp_path), "--phase-wall", "46"]) == 0
     assert capsys.readouterr().out == ("benchmark phase: wall 46.0 s; some node running one of 3 benchmark runs "
                                        "9.5-11.5 s; orchestration 75-79 %\n")
+    # not a results directory: the store names its run.json, and the line says what to give
     assert phase_share.main([str(tmp_path / "hosts"), "--phase-wall", "46"]) == 2
-    assert "has no hosts/ directory" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert os.path.join(str(tmp_path), "hosts", "run.json") in said and "give a gpufleet results directory" in said
