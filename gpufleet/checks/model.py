@@ -30,7 +30,8 @@ ACCEPTED = (ACCEPT, ACCEPT_WITH_WARNINGS)
 
 
 class CheckResult(TypedDict):
-    """One check result, as results.json holds it under ``hosts.<name>.checks`` (docs/results-schema.md)."""
+    """One check result, as hosts/<host>.json holds it under ``checks`` (docs/results-schema.md; results.json keeps
+    it as a row of indexes into its ``values``)."""
 
     id: str
     status: str  # one of STATUSES

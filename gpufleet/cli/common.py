@@ -21,7 +21,7 @@ from gpufleet.checks.model import ACCEPTED
 from gpufleet.checks.verdict import fleet_words
 from gpufleet.report.next_steps import next_step
 from gpufleet.results.exit_codes import EXIT_FAILED, EXIT_OK
-from gpufleet.results.shapes import FleetDocument, HostRecord, ResultsDocument, RunRecord
+from gpufleet.results.shapes import FleetDocument, HostRecord, RunDocument, RunRecord
 from gpufleet.results.store import FLEET_FILE, ResultsError, RunDir, read_json, utc_now
 from gpufleet.text import one_line
 
@@ -293,20 +293,20 @@ def add_output_arguments(parser: argparse.ArgumentParser, example: str, table: b
     ``--output table|json`` for a command whose stdout is a table."""
     if table:
         parser.add_argument("--output", choices=(OUTPUT_TABLE, OUTPUT_JSON),
-                            help="table (the default) or json: the run as results.json holds it (--query implies json)")
+                            help="table (the default) or json: the run in full, every host record with its facts "
+                                 "(--query implies json)")
     parser.add_argument("--query", metavar="EXPR",
                         help="print only what this JMESPath expression (jmespath.org) selects from the JSON, "
                              "e.g. " + example)
 
 
-def results_json(run: RunRecord, fleet: FleetDocument | None, hosts: Mapping[str, HostRecord]) -> ResultsDocument:
-    """The run as one document, the one report/render.py writes to results.json
-    (report/schemas/results.schema.json): schema, generated, run, fleet and the host records by name."""
+def run_json(run: RunRecord, fleet: FleetDocument | None, hosts: Mapping[str, HostRecord]) -> RunDocument:
+    """The run in full as one document (schema gpufleet.results/v1, gpufleet/results/shapes.py RunDocument): schema,
+    generated, run, fleet and the host records by name as hosts/<host>.json holds them, facts and raw index included
+    (results.json, v2, leaves those to the records)."""
     # imported here: the report model pulls in the fact modules, which `gpufleet parse` has no use for
-    from gpufleet.report.model import results_document  # pylint: disable=import-outside-toplevel
-    # the report's document is results.json's shape (gpufleet/results/shapes.py; tests/unit/gpufleet/results/
-    # test_record_shapes.py holds the two to the same keys)
-    return cast(ResultsDocument, results_document({"run": run, "fleet": fleet, "hosts": hosts}, generated=utc_now()))
+    from gpufleet.report.model import run_document  # pylint: disable=import-outside-toplevel
+    return cast(RunDocument, run_document({"run": run, "fleet": fleet, "hosts": hosts}, generated=utc_now()))
 
 
 def json_output(args: argparse.Namespace, command: str) -> JsonOutput | None:

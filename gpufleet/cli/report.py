@@ -3,11 +3,11 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """``gpufleet report RESULTS_DIR [--out DIR] [--output json] [--query EXPR]``: render a run's report
 again from its results directory, without contacting any node, and print its summary table (or, with
-``--output json``, the run as results.json holds it; ``--query``: only what that JMESPath expression
-selects; both only read the directory, never render or write into it). Exit 0 when done, 64 (gpufleet/results/
-exit_codes.py) when the directory is not a gpufleet results directory, 1 when the run did not finish, ``--out`` is a
-symbolic link or a directory of other files (without ``--force``), the report could not be rendered or the query
-cannot be used.
+``--output json``, the run in full, every host record as hosts/<host>.json holds it; ``--query``: only what that
+JMESPath expression selects; both only read the directory, never render or write into it). Exit 0 when done, 64
+(gpufleet/results/exit_codes.py) when the directory is not a gpufleet results directory, 1 when the run did not
+finish, ``--out`` is a symbolic link or a directory of other files (without ``--force``), the report could not be
+rendered or the query cannot be used.
 
 ``gpufleet report SLICE1 SLICE2 ... --out MERGED``: the results directories of a sliced run (AWX job slicing) merged
 into MERGED (results/merge.py: each node keeps its slice's verdict), then its report rendered as above."""
@@ -30,13 +30,14 @@ from gpufleet.cli.common import (
     node_verdicts,
     print_json,
     render_report,
-    results_json,
+    run_json,
     say,
     summary_table,
     terminal_text,
 )
 from gpufleet.cli.playbook_options import OptionsError, add_reference_job_argument, reference_job_option
 from gpufleet.results.exit_codes import EXIT_INPUT
+from gpufleet.results.compact import DOCUMENT_SCHEMA
 from gpufleet.results.merge import merge_slices
 from gpufleet.results.store import RUN_FILE, SCHEMA, ResultsError, foreign_contents, read_json
 
@@ -56,7 +57,8 @@ def out_problem(out_dir: str, force: bool) -> str | None:
         document = read_json(os.path.join(out_dir, RESULTS_DOCUMENT))
     except ResultsError:
         document = None
-    if isinstance(document, dict) and document.get("schema") == SCHEMA:
+    # v1: a report of a gpufleet before results.json v2
+    if isinstance(document, dict) and document.get("schema") in (DOCUMENT_SCHEMA, SCHEMA):
         return None
     return ("--out %s holds neither a gpufleet run nor an earlier report: it is %s; choose an empty or new directory, "
             "or --force to write into it anyway" % (out_dir, found))
@@ -117,7 +119,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     verdicts = node_verdicts(run, fleet, hosts)
     if output.wanted:
         # a query reads the run; it never writes into the evidence directory
-        if print_json(output, results_json(run, fleet, hosts), "report") != EXIT_OK:
+        if print_json(output, run_json(run, fleet, hosts), "report") != EXIT_OK:
             return EXIT_FAILED
         say(fleet_line(verdicts, fleet))  # stdout holds the JSON alone, for a pipe
         return EXIT_OK

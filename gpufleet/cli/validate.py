@@ -3,19 +3,18 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """``gpufleet validate``: run ``playbooks/validate_cluster.yml`` through ansible-runner.
 
-Progress per phase goes to stderr (the phase is the task name's prefix: Preflight, Facts, Results,
-Verdict, Report; for the plays of an imported playbook, the import's: Benchmarks, Burn-in;
-``hosts done/total``), the summary table and the report's path to stdout (with
-``--output json`` or ``--query``: the run as results.json holds it, or what the JMESPath expression
-selects from that, alone on stdout, the other lines on stderr). The exit code is the one table of both entry points
-(gpufleet/results/exit_codes.py, shown by ``--help``): 0 every node accepted, 3 some REJECT, 4 some UNREACHABLE, 6
-some INCOMPLETE, 1 the run failed (a results directory the controller could not write, a playbook error: nothing
-judged) or the query cannot be used, 2 the command line refused, 64 an input refused before anything ran (inventory,
-claim, profile, level, ``--out``). The playbook exits with the same code (the callback gpufleet.acceptance.exit_code);
-its last task fails each node not accepted, which is no failed run once the verdicts are written
-(``judged_despite_rc``). A write into the results
-directory that failed (a full disk: ``results_write_error``) is the controller's failure: the run failed, said so
-with the write, and no node is judged or named as its cause (``controller_failed``).
+Progress per phase goes to stderr (the phase is the task name's prefix: Preflight, Facts, Results, Verdict, Report; for
+the plays of an imported playbook, the import's: Benchmarks, Burn-in; ``hosts done/total``), the summary table and the
+report's path to stdout (with ``--output json`` or ``--query``: the run in full (every host record as hosts/<host>.json
+holds it), or what the JMESPath expression selects from that, alone on stdout, the other lines on stderr). The exit code
+is the one table of both entry points (gpufleet/results/exit_codes.py, shown by ``--help``): 0 every node accepted, 3
+some REJECT, 4 some UNREACHABLE, 6 some INCOMPLETE, 1 the run failed (a results directory the controller could not
+write, a playbook error: nothing judged) or the query cannot be used, 2 the command line refused, 64 an input refused
+before anything ran (inventory, claim, profile, level, ``--out``). The playbook exits with the same code (the callback
+gpufleet.acceptance.exit_code); its last task fails each node not accepted, which is no failed run once the verdicts are
+written (``judged_despite_rc``). A write into the results directory that failed (a full disk: ``results_write_error``)
+is the controller's failure: the run failed, said so with the write, and no node is judged or named as its cause
+(``controller_failed``).
 
 ``--retest-failed PREVIOUS`` runs only the nodes REJECTed or UNREACHABLE in the results directory
 PREVIOUS and writes ``retest.json`` (gpufleet/cli/retest.py) into the new results directory.
@@ -77,7 +76,7 @@ from gpufleet.cli.common import (
     node_verdicts,
     print_json,
     render_report,
-    results_json,
+    run_json,
     say,
     summary_table,
     terminal_text,
@@ -827,7 +826,7 @@ def summarise(request: Request, run: RunRecord, fleet: FleetDocument | None, hos
     if request.retested is not None and request.previous is not None:  # set together (retest_request)
         path, document = retest.write_retest(request.previous, results_dir, request.retested)
         extra = retest.retest_lines(document) + ["retest diff: %s" % path]
-    run_document = results_json(run, fleet, hosts) if output is not None and output.wanted else None
+    run_document = run_json(run, fleet, hosts) if output is not None and output.wanted else None
     # retest.json is written after the playbook rendered its report: render it again to show the diff
     shown = report_and_summary(results_dir, verdicts, hosts, extra, rerender=request.retested is not None,
                                output=output, document=run_document, command=request.command, fleet=fleet)

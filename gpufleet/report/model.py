@@ -58,6 +58,7 @@ from gpufleet.report.nodes import node_row, not_measured, slurm_words
 from gpufleet.report.reasons import figure_text, fold_gpus, gpu_ranges, other_checks
 from gpufleet.report.throughput import throughput_view
 from gpufleet.report.topology_view import link_class, topology_fingerprint, topology_groups
+from gpufleet.results.compact import DOCUMENT_SCHEMA, compact_hosts, document_fields
 from gpufleet.results.slurm_drain import SLURM_FILE
 from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, read_json
 
@@ -123,16 +124,35 @@ def load_results(path: str) -> dict[str, Any]:
 THROUGHPUT_FIELDS = ("host", "gpu", "name", "bus_id", "gemm_tflops", "hbm_gbs", "outlier", "findings")
 
 
-def results_document(results: dict[str, Any], generated: str | None = None,
-                     model: View | None = None) -> dict[str, Any]:
-    """The run as one JSON document (``results.json``): schema, run, fleet and every host record; with the render
-    ``model``, also ``cost_to_train`` (report/cost.py :func:`cost_document`) and ``gpu_throughput`` (per-GPU rows)."""
+def run_document(results: dict[str, Any], generated: str | None = None) -> dict[str, Any]:
+    """The run in full as one JSON document (schema ``gpufleet.results/v1``: the CLI's ``--output json``): run,
+    fleet, every host record as ``hosts/<host>.json`` holds it, and slurm.json when there is one."""
     document = {
         "schema": SCHEMA,
         "generated": generated,
         "run": results["run"],
         "fleet": results["fleet"],
         "hosts": {name: results["hosts"][name] for name in sorted(results["hosts"])},
+    }
+    if results.get("slurm") is not None:
+        document["slurm"] = results["slurm"]
+    return document
+
+
+def results_document(results: dict[str, Any], generated: str | None = None,
+                     model: View | None = None) -> dict[str, Any]:
+    """``results.json`` (schema ``gpufleet.results/v2``, gpufleet/results/compact.py): run, fleet, and every host
+    record without its facts and raw index, its checks and coverage items as rows of ``values``; with the render
+    ``model``, also ``cost_to_train`` (report/cost.py :func:`cost_document`) and ``gpu_throughput`` (per-GPU rows)."""
+    hosts, values = compact_hosts(results["hosts"])
+    document = {
+        "schema": DOCUMENT_SCHEMA,
+        "generated": generated,
+        "run": results["run"],
+        "fleet": results["fleet"],
+        "fields": document_fields(),
+        "values": values,
+        "hosts": hosts,
     }
     if results.get("slurm") is not None:
         document["slurm"] = results["slurm"]

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The declared shapes of a results directory and of results.json (schema ``gpufleet.results/v1``): one TypedDict
-per record, the contract docs/results-schema.md words and gpufleet/report/schemas/results.schema.json checks.
+"""The declared shapes of a results directory (schema ``gpufleet.results/v1``) and of results.json (``v2``): one
+TypedDict per record, the contract docs/results-schema.md words and gpufleet/report/schemas/results.schema.json checks.
 
 A record whose schema object requires some keys and allows others is two classes: ``_<Name>Keys`` holds the
 required keys, ``<Name>`` (``total=False``) adds the optional ones (``__required_keys__`` / ``__optional_keys__``:
@@ -22,8 +22,8 @@ from gpufleet.checks.model import CheckResult
 __all__ = [
     "BenchmarkRecord", "BurnInRecord", "CheckResult", "CoverageCounts", "CoverageItem", "FactsByGroup",
     "FleetDocument", "HealthReading", "HostRecord", "NodeVerdict", "PhaseRecord", "ProfileChoice", "RawEntry",
-    "RawIndex", "ResultsDocument", "ResumeState", "RunRecord", "RunSlice", "SamplerSummary", "SlurmAction",
-    "SlurmDocument",
+    "RawIndex", "ReportCoverage", "ReportHost", "ReportReading", "ResultsDocument", "ResumeState", "Row",
+    "RunDocument", "RunRecord", "RunSlice", "SamplerSummary", "SlurmAction", "SlurmDocument",
 ]
 
 
@@ -308,14 +308,74 @@ class SlurmDocument(_SlurmDocumentKeys, total=False):
     sinfo_foreign_lines: list[str]
 
 
-# -- results.json --------------------------------------------------------------------------------------------------
+# -- results.json (gpufleet.results/v2) and the CLI's run document (v1) --------------------------------------------
+
+# a check result or coverage item of results.json: indexes into ``values`` (gpufleet/results/compact.py)
+Row = list[int | None] | int
+
+
+class _ReportCoverageKeys(TypedDict):
+    claim: bool
+    required: int
+    judged: int
+    failed: int
+    skipped: int
+    incomplete: list[int]  # indexes into values
+
+
+class ReportCoverage(_ReportCoverageKeys, total=False):
+    """``coverage`` of a host of results.json: CoverageCounts, its reasons and items in ``values``."""
+
+    verified: int
+    level: str | None
+    label: str | None
+    items: list[Row]
+
+
+class ReportReading(TypedDict):
+    """A health re-read of a host of results.json: HealthReading without its facts and raw index."""
+
+    phase: str
+    read: str
+    before: str
+    groups: list[str]
+    fact_errors: dict[str, str]
+    unreachable: str | None
+
+
+class _ReportHostKeys(TypedDict):
+    host: str
+    record: str  # hosts/<host>.json, relative to the results directory
+    unreachable: str | None
+    phases: dict[str, PhaseRecord]
+    fact_errors: dict[str, str]
+    claim: dict[str, Any] | None
+    checks: list[Row]
+    failed: list[str]
+    verdict: str | None
+    benchmarks: list[BenchmarkRecord]
+
+
+class ReportHost(_ReportHostKeys, total=False):
+    """``hosts.<host>`` of results.json: its host record without schema, facts and raw index (compact.py)."""
+
+    updated: str
+    settings: dict[str, Any]
+    profile_request: dict[str, Any] | None
+    profile: ProfileChoice | None
+    coverage: ReportCoverage | None
+    burn_in: list[BurnInRecord]
+    health_after: dict[str, ReportReading]
+
 
 class _ResultsDocumentKeys(TypedDict):
-    schema: str
+    schema: str  # gpufleet.results/v2
     generated: str | None
     run: RunRecord
     fleet: FleetDocument | None  # None: the run has no fleet.json (interrupted or still running)
-    hosts: dict[str, HostRecord]
+    fields: dict[str, list[str]]  # the fields of a row, per kind of row
+    values: list[Any]
+    hosts: dict[str, ReportHost]
 
 
 class ResultsDocument(_ResultsDocumentKeys, total=False):
@@ -324,6 +384,20 @@ class ResultsDocument(_ResultsDocumentKeys, total=False):
     slurm: SlurmDocument
     cost_to_train: dict[str, Any] | None  # gpufleet/report/cost.py cost_document
     gpu_throughput: list[dict[str, Any]]  # gpufleet/report/throughput.py rows
+
+
+class _RunDocumentKeys(TypedDict):
+    schema: str  # gpufleet.results/v1
+    generated: str | None
+    run: RunRecord
+    fleet: FleetDocument | None
+    hosts: dict[str, HostRecord]
+
+
+class RunDocument(_RunDocumentKeys, total=False):
+    """The run as the CLI's ``--output json`` prints it: run.json, fleet.json and every host record in full."""
+
+    slurm: SlurmDocument
 
 
 # -- what a rerun may skip -----------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ description:
     and the cost of a training step when claims carry C(price_per_node_hour) and a measured bus bandwidth exists;
     past 500 nodes it holds the per-node tables of the first 500, failing first, and C(report-nodes-002.html), ...
     those of the next 500 each, every page self-contained), C(report.md) (the summary in Markdown), C(results.json)
-    (the run, fleet and host records in one document) and
+    (the run, fleet and host records in one document, without the facts, each value of a check said once) and
     C(junit.xml) (one testcase per node and check).
   - Every string that comes from a node is escaped in each format; nothing is run, so a report can be rendered
     again at any time from the directory alone.

@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from gpufleet.report.cost import cost_view
+from gpufleet.results.compact import expand_document
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIM = os.path.join(REPO_ROOT, "inventories", "simulated")
@@ -85,7 +86,9 @@ def run_fixture(simulated_validate_run):
         hosts[record["host"]] = record
     with open(os.path.join(run_dir, "fleet.json"), encoding="utf-8") as handle:
         fleet = json.load(handle)
-    return {"hosts": hosts, "fleet": fleet, "stdout": proc["stdout"]}
+    with open(os.path.join(run_dir, "results.json"), encoding="utf-8") as handle:
+        document = json.load(handle)
+    return {"hosts": hosts, "fleet": fleet, "stdout": proc["stdout"], "results_json": document}
 
 
 def _results(record, check_id, status=None):
@@ -120,6 +123,39 @@ def test_every_node_judged_and_the_fleet_rejected(run):
         assert fleet["node_verdicts"][host]["verdict"] == verdict, host
         # the one line per node the playbook prints (one list, a line per node: "msg": [..., "<host>: <verdict> ...", ...])
         assert '\n        "%s: %s' % (host, verdict) in run["stdout"].split("TASK [Verdict | one line per node]")[1], host
+
+
+def _referenced(host):
+    """The indexes into values that a host of results.json refers to (its check rows, coverage items and reasons)."""
+    coverage = host.get("coverage") or {}
+    rows = [row if isinstance(row, list) else [row] for row in host["checks"] + (coverage.get("items") or [])]
+    return {index for row in rows for index in row if index is not None} | set(coverage.get("incomplete") or [])
+
+
+def _compact_size(value):
+    return len(json.dumps(value, separators=(",", ":")))
+
+
+def test_results_json_holds_every_record_but_its_facts_and_a_healthy_node_in_10_kb(run):
+    document = run["results_json"]
+    assert document["schema"] == "gpufleet.results/v2"
+    expanded = expand_document(document)["hosts"]
+    assert sorted(expanded) == sorted(run["hosts"])
+    for host, record in run["hosts"].items():
+        whole = {key: value for key, value in record.items() if key not in ("schema", "facts", "raw")}
+        if "health_after" in whole:
+            whole["health_after"] = {phase: {key: value for key, value in reading.items()
+                                             if key not in ("facts", "raw")}
+                                     for phase, reading in whole["health_after"].items()}
+        assert expanded[host] == dict(whole, record="hosts/%s.json" % host), host
+    # what a healthy node adds to the file: its entry, and the values no other node of the fleet refers to
+    referenced = {host: _referenced(entry) for host, entry in document["hosts"].items()}
+    healthy = [host for host, (verdict, _failed) in EXPECTED.items() if verdict == ACCEPT]
+    assert len(healthy) == 3
+    for host in healthy:
+        others = set().union(*(refs for name, refs in referenced.items() if name != host))
+        own = sum(_compact_size(document["values"][index]) + 1 for index in referenced[host] - others)
+        assert _compact_size(document["hosts"][host]) + own <= 10 * 1024, host
 
 
 @pytest.mark.parametrize("host", sorted(EXPECTED))

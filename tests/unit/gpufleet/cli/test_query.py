@@ -75,7 +75,7 @@ def test_report_query_alone_implies_json_and_reads_the_fleet_verdicts(tmp_path, 
     assert json.loads(capsys.readouterr().out) == ["UNREACHABLE", unreachable]
 
 
-def test_report_output_json_is_the_results_json_document(tmp_path, capsys, monkeypatch):
+def test_report_output_json_is_the_run_in_full(tmp_path, capsys, monkeypatch):
     results = write_run(tmp_path / "run", _records()[:2])
     _fake_renderer(monkeypatch)
     assert cli.main(["report", results, "--output", "json"]) == 0
@@ -85,6 +85,8 @@ def test_report_output_json_is_the_results_json_document(tmp_path, capsys, monke
     assert document["run"]["run_id"] == "run" and document["run"]["hosts"] == ["gpu-03", "gpu-01"]
     assert list(document["hosts"]) == ["gpu-01", "gpu-03"]
     assert document["hosts"]["gpu-03"]["failed"] == ["gpu.ecc"]
+    # every host record whole, as hosts/<host>.json holds it (results.json, v2, leaves the facts to the records)
+    assert all({"facts", "raw", "checks"} <= set(record) for record in document["hosts"].values())
 
 
 def test_report_output_table_stays_the_default(tmp_path, capsys, monkeypatch):
@@ -168,7 +170,7 @@ def test_validate_summary_in_json_mode_keeps_stdout_for_the_json(tmp_path, capsy
     monkeypatch.setattr(validate, "render_report", lambda results_dir: (os.path.join(results_dir, "report.html"), None))
     output = common.JsonOutput(query=REJECTED)
     code = validate.report_and_summary(results, verdicts, hosts, rerender=True, output=output,
-                                       document=common.results_json(run, fleet, hosts))
+                                       document=common.run_json(run, fleet, hosts))
     out, err = capsys.readouterr()
     assert code == 0
     assert json.loads(out) == ["gpu-02", "gpu-03"]

@@ -19,6 +19,8 @@ import xmlschema
 
 from gpufleet.report.model import ReportError
 from gpufleet.report.render import md_escape, render_report, xml_text
+from gpufleet.results.compact import expand_document
+from gpufleet.results.store import safe_name
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 JSON_SCHEMA = os.path.join(REPO_ROOT, "gpufleet", "report", "schemas", "results.schema.json")
@@ -88,10 +90,28 @@ def test_results_json_is_the_run_and_validates(hostile_run, tmp_path):
         schema = json.load(handle)
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.Draft202012Validator(schema).validate(document)
-    assert document["schema"] == "gpufleet.results/v1"
-    assert document["hosts"][HOSTILE_HOST]["facts"]["gpu"]["gpus"][0]["name"] == HOSTILE_GPU
+    assert document["schema"] == "gpufleet.results/v2"
     assert document["fleet"]["verdict"] == "REJECT" and document["run"]["run_id"] == "run-small"
+    # the hostile node: no facts here (its record, named by its safe file name, holds them); its failed check's
+    # fields are indexes into values, the GPU's name among them as the node gave it
+    hostile = document["hosts"][HOSTILE_HOST]
+    assert "facts" not in hostile and "raw" not in hostile
+    assert hostile["record"] == "hosts/%s.json" % safe_name(HOSTILE_HOST) and hostile["record"].count("/") == 1
+    values, fields = document["values"], document["fields"]["check"]
+    model = dict(zip(fields, (values[index] for index in hostile["checks"][0])))
+    assert model == {"id": "gpu.model", "status": "fail", "subject": "GPU0", "measured": HOSTILE_GPU,
+                     "expected": "NVIDIA H100 80GB HBM3", "threshold_source": "claim",
+                     "message": "GPU0 is %s, expected NVIDIA H100 80GB HBM3" % HOSTILE_GPU}
+    # every check of every host, expanded, is a check result of the host record's schema
+    check_schema = dict(schema["$defs"]["check"], **{"$defs": schema["$defs"]})
+    for host in expand_document(document)["hosts"].values():
+        for item in host["checks"]:
+            jsonschema.Draft202012Validator(check_schema).validate(item)
     broken = dict(document, hosts={"x": dict(document["hosts"]["alpha"], verdict="MAYBE")})
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(broken)
+    # a row holds indexes, never the words themselves
+    broken = dict(document, hosts={"x": dict(document["hosts"]["alpha"], checks=[["gpu.count", 0]])})
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate(broken)
 

@@ -10,6 +10,7 @@ import os
 
 from gpufleet.report import model
 from gpufleet.report.render import render_report
+from gpufleet.results.compact import expand_document
 
 
 def check(check_id, status, message, subject=None):
@@ -37,6 +38,11 @@ def test_html_lists_passes_by_id_and_keeps_every_reason_in_full(small_run):
     assert "8 GPUs, expected 8" not in html
     with open(outcome["files"]["json"], encoding="utf-8") as handle:
         text = handle.read()
-    assert "\n" not in text.rstrip("\n") and '"message":"8 GPUs, expected 8"' in text
-    assert json.loads(text)["hosts"]["bravo"]["verdict"] == "REJECT"
+    assert "\n" not in text.rstrip("\n")
+    document = json.loads(text)
+    # said once in values, however many nodes passed it, and the row of bravo's check points at it
+    assert document["values"].count("8 GPUs, expected 8") == 1
+    bravo = expand_document(document)["hosts"]["bravo"]
+    assert bravo["verdict"] == "REJECT"
+    assert [item["message"] for item in bravo["checks"] if item["id"] == "gpu.count"] == ["8 GPUs, expected 8"]
     assert os.path.getsize(outcome["files"]["json"]) == len(text.encode("utf-8"))

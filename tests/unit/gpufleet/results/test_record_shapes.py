@@ -25,15 +25,18 @@ import jsonschema
 import pytest
 
 from gpufleet.checks import engine
+from gpufleet.cli.common import load_run, run_json
 from gpufleet.checks.model import PASS, CheckResult, result
 from gpufleet.facts import FACT_GROUPS
 from gpufleet.report.render import render_report
 from gpufleet.results import shapes
 from gpufleet.results.bench import counters_record, plain_record, record_run
 from gpufleet.results.burn_in import record_burn_in
+from gpufleet.results.compact import expand_document
 from gpufleet.results.shapes import (BenchmarkRecord, BurnInRecord, CoverageCounts, CoverageItem, FleetDocument,
                                      HealthReading, HostRecord, NodeVerdict, PhaseRecord, ProfileChoice, RawEntry,
-                                     ResultsDocument, RunRecord, SlurmAction, SlurmDocument)
+                                     ReportCoverage, ReportHost, ReportReading, ResultsDocument, RunDocument,
+                                     RunRecord, SlurmAction, SlurmDocument)
 from gpufleet.results.slurm_drain import SLURM_FILE, DrainAction, action_record
 from gpufleet.results.store import (BENCHMARK_FIELDS, BENCHMARK_OPTIONAL, COVERAGE_SUMMARY_KEYS, RunDir, read_json,
                                     write_json_atomic)
@@ -59,6 +62,8 @@ OBJECTS = {
     "a raw entry": (("$defs", "raw_entry"), RawEntry),
     "a benchmark record": (("$defs", "benchmark"), BenchmarkRecord),
     "a host record": (("$defs", "host"), HostRecord),
+    "a host of results.json": (("$defs", "report_host"), ReportHost),
+    "the coverage of a host of results.json": (("$defs", "report_coverage"), ReportCoverage),
     "a phase of a host record": (("$defs", "host", "properties", "phases", "additionalProperties"), PhaseRecord),
     "the profile of a host record": (("$defs", "host", "properties", "profile", "oneOf", 1), ProfileChoice),
     "slurm.json": (("properties", "slurm"), SlurmDocument),
@@ -182,8 +187,9 @@ def _conforms(value: Any, shape: Any, where: str, seen: set) -> None:
         for key, item in value.items():
             _conforms(item, hints[key], "%s.%s" % (where, key), seen)
     elif origin in (typing.Union, types.UnionType):
-        if value is not None:
-            for arg in (arg for arg in args if arg is not type(None)):
+        # the arm the value is: a row of results.json is a list of indexes or one index
+        for arg in (arg for arg in args if arg is not type(None)):
+            if isinstance(value, dict if _is_typeddict(arg) else (typing.get_origin(arg) or arg)):
                 _conforms(value, arg, where, seen)
     elif origin is list:
         for index, item in enumerate(value):
@@ -213,8 +219,24 @@ def test_what_the_store_writes_has_the_keys_of_its_shape(judged_run):
 def test_results_json_has_the_keys_of_its_shape(judged_run, tmp_path):
     files = render_report(judged_run.path, output_dir=str(tmp_path / "out"), formats=["json"])["files"]
     seen: set = set()
-    _conforms(read_json(files["json"]), ResultsDocument, "results.json", seen)
-    assert {ResultsDocument, RunRecord, FleetDocument, HostRecord, BenchmarkRecord, SlurmDocument} <= seen
+    document = read_json(files["json"])
+    _conforms(document, ResultsDocument, "results.json", seen)
+    assert {ResultsDocument, RunRecord, FleetDocument, ReportHost, ReportCoverage, ReportReading, BenchmarkRecord,
+            SlurmDocument} <= seen
+    # its rows, expanded, are the records' check results and coverage items
+    for name, host in expand_document(document)["hosts"].items():
+        for index, item in enumerate(host["checks"]):
+            _conforms(item, CheckResult, "results.json hosts.%s.checks[%d]" % (name, index), seen)
+        for index, item in enumerate((host.get("coverage") or {}).get("items") or []):
+            _conforms(item, CoverageItem, "results.json hosts.%s.coverage.items[%d]" % (name, index), seen)
+    assert {CheckResult, CoverageItem} <= seen
+
+
+def test_the_cli_run_document_has_the_keys_of_its_shape(judged_run):
+    run, fleet, hosts = load_run(judged_run.path)
+    seen: set = set()
+    _conforms(run_json(run, fleet, hosts), RunDocument, "gpufleet report --output json", seen)
+    assert {RunDocument, HostRecord, CheckResult, RawEntry} <= seen
 
 
 def test_results_json_of_a_run_with_a_reconnected_benchmark_validates(judged_run, tmp_path):

@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""results.json as schema ``gpufleet.results/v2``: the run as one document, each value said once.
+
+A fleet's nodes repeat each other: the same check ids, statuses, messages and coverage words on every healthy node.
+Schema v1 wrote them out per node (about 50 KB a node with its facts). v2 keeps every JSON value of a check result and
+of a coverage item once, in the document's ``values`` table, and writes each check and item as a row of indexes into
+it (the row's fields: the document's ``fields``). The facts and the raw index stay in ``hosts/<host>.json`` (named by
+``record``), the raw outputs under ``raw/``. Everything else of a host record is kept as it is.
+
+- A row: one index (into ``values``) per field of ``fields[<kind>]``, in that order; ``null`` where the object has
+  no such key (a key whose value is null has the index of null). Keys beyond the declared fields make one more
+  element, the index of an object holding them. An entry that is not an object is its value's index alone.
+- :func:`expand_document` gives back v1's shapes (checks and coverage items as objects) from a v2 document.
+
+Pure: no I/O. docs/results-schema.md describes both; gpufleet/report/schemas/results.schema.json validates v2.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence, cast
+
+from gpufleet.results.shapes import ReportHost, Row
+from gpufleet.results.store import HOSTS_DIR, safe_name
+
+DOCUMENT_SCHEMA = "gpufleet.results/v2"
+
+# the fields of a row, in order, per kind of row (the document repeats them in ``fields``)
+ROW_FIELDS: dict[str, tuple[str, ...]] = {
+    "check": ("id", "status", "subject", "measured", "expected", "threshold_source", "message"),
+    "coverage_item": ("item", "label", "status", "subject", "expected", "source", "checks", "reason", "fix"),
+}
+# what of a host record stays in hosts/<host>.json alone (and what of a health re-read): facts and their raw index
+RECORD_ONLY = frozenset(("schema", "facts", "raw"))
+READING_ONLY = frozenset(("facts", "raw"))
+
+
+class ValueTable:
+    """The ``values`` of a document: each distinct JSON value once, by index."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+        self._index: dict[tuple[str, Any], int] = {}
+
+    def ref(self, value: Any) -> int:
+        """The index of ``value``, added when it is new. 1, 1.0, true and "1" are four values."""
+        if isinstance(value, (dict, list)):
+            key: tuple[str, Any] = ("json", json.dumps(value, sort_keys=True, default=str))
+        else:
+            key = (type(value).__name__, value)
+        index = self._index.get(key)
+        if index is None:
+            index = self._index[key] = len(self.values)
+            self.values.append(value)
+        return index
+
+
+def encode_row(item: Any, fields: Sequence[str], table: ValueTable) -> Row:
+    """``item`` as a row of ``fields`` (the module docstring); an entry that is no object: its value's index."""
+    if not isinstance(item, dict):
+        return table.ref(item)
+    row: list[int | None] = [table.ref(item[name]) if name in item else None for name in fields]
+    extra = {key: value for key, value in item.items() if key not in fields}
+    if extra:
+        row.append(table.ref(extra))
+    return row
+
+
+def decode_row(row: Any, fields: Sequence[str], values: Sequence[Any]) -> Any:
+    """The object (or value) a row of ``fields`` stands for."""
+    if not isinstance(row, list):
+        return values[row]
+    item = {name: values[index] for name, index in zip(fields, row) if index is not None}
+    if len(row) > len(fields):
+        item.update(values[row[len(fields)]])
+    return item
+
+
+def _encode_rows(items: Any, kind: str, table: ValueTable) -> Any:
+    # a damaged record's list that is no list is kept as it is: the report shows what the record holds
+    if not isinstance(items, list):
+        return items
+    return [encode_row(item, ROW_FIELDS[kind], table) for item in items]
+
+
+def _decode_rows(rows: Any, fields: Sequence[str], values: Sequence[Any]) -> Any:
+    if not isinstance(rows, list):
+        return rows
+    return [decode_row(row, fields, values) for row in rows]
+
+
+def _compact_coverage(coverage: Any, table: ValueTable) -> Any:
+    if not isinstance(coverage, dict):
+        return coverage
+    compact = dict(coverage)
+    if "items" in compact:
+        compact["items"] = _encode_rows(compact["items"], "coverage_item", table)
+    if isinstance(compact.get("incomplete"), list):
+        compact["incomplete"] = [table.ref(text) for text in compact["incomplete"]]
+    return compact
+
+
+def compact_host(name: str, record: Mapping[str, Any], table: ValueTable) -> ReportHost:
+    """``hosts.<name>`` of a v2 document: the host record without its facts and raw index, its checks and coverage
+    items as rows of ``table``, and ``record``: the file that holds it all, relative to the results directory."""
+    host: dict[str, Any] = {key: value for key, value in record.items() if key not in RECORD_ONLY}
+    host["record"] = "%s/%s.json" % (HOSTS_DIR, safe_name(name))
+    if "checks" in host:
+        host["checks"] = _encode_rows(host["checks"], "check", table)
+    if "coverage" in host:
+        host["coverage"] = _compact_coverage(host["coverage"], table)
+    readings = host.get("health_after")
+    if isinstance(readings, dict):
+        host["health_after"] = {phase: ({key: value for key, value in reading.items() if key not in READING_ONLY}
+                                        if isinstance(reading, dict) else reading)
+                                for phase, reading in readings.items()}
+    return cast(ReportHost, host)
+
+
+def compact_hosts(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, ReportHost], list[Any]]:
+    """Every host of ``records`` (by name, sorted) compacted, and the ``values`` they refer to."""
+    table = ValueTable()
+    hosts = {name: compact_host(name, records[name], table) for name in sorted(records)}
+    return hosts, table.values
+
+
+def _expand_coverage(coverage: Any, fields: Mapping[str, Sequence[str]], values: Sequence[Any]) -> Any:
+    if not isinstance(coverage, dict):
+        return coverage
+    expanded = dict(coverage)
+    if "items" in expanded:
+        expanded["items"] = _decode_rows(expanded["items"], fields["coverage_item"], values)
+    if isinstance(expanded.get("incomplete"), list):
+        expanded["incomplete"] = [values[index] for index in expanded["incomplete"]]
+    return expanded
+
+
+def expand_host(host: Mapping[str, Any], fields: Mapping[str, Sequence[str]], values: Sequence[Any]) -> dict[str, Any]:
+    """A host of a v2 document with its checks and coverage items as objects again (v1's shapes)."""
+    expanded = dict(host)
+    if "checks" in expanded:
+        expanded["checks"] = _decode_rows(expanded["checks"], fields["check"], values)
+    if "coverage" in expanded:
+        expanded["coverage"] = _expand_coverage(expanded["coverage"], fields, values)
+    return expanded
+
+
+def expand_document(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A v2 ``document`` with every host expanded (:func:`expand_host`), without ``fields`` and ``values``.
+    ValueError when it is no v2 document."""
+    if not isinstance(document, Mapping) or document.get("schema") != DOCUMENT_SCHEMA:
+        raise ValueError("not a %s document (schema %r)" % (
+            DOCUMENT_SCHEMA, document.get("schema") if isinstance(document, Mapping) else None))
+    fields, values = document["fields"], document["values"]
+    expanded = {key: value for key, value in document.items() if key not in ("fields", "values")}
+    expanded["hosts"] = {name: expand_host(host, fields, values) for name, host in document["hosts"].items()}
+    return expanded
+
+
+def document_fields() -> dict[str, list[str]]:
+    """``fields`` of a v2 document."""
+    return {kind: list(names) for kind, names in ROW_FIELDS.items()}
+
+
+__all__ = ["DOCUMENT_SCHEMA", "ROW_FIELDS", "ValueTable", "compact_host", "compact_hosts", "decode_row",
+           "document_fields", "encode_row", "expand_document", "expand_host"]
