@@ -37,10 +37,16 @@ def _record(host, checks, **extra):
 
 def test_a_value_is_kept_once_and_values_of_other_types_apart():
     table = ValueTable()
-    refs = [table.ref(value) for value in (1, 1.0, True, "1", None, "1", {"a": 1, "b": [2]}, {"b": [2], "a": 1}, [1])]
-    assert refs == [0, 1, 2, 3, 4, 3, 5, 5, 6]
-    assert table.values == [1, 1.0, True, "1", None, {"a": 1, "b": [2]}, [1]]
+    values = (1, 1.0, True, "1", None, "1", {"a": 1, "b": [2]}, {"a": 1, "b": [2]}, [1], [1.0], ["1"], [1])
+    assert [table.ref(value) for value in values] == [0, 1, 2, 3, 4, 3, 5, 5, 6, 7, 8, 6]
+    assert table.values == [1, 1.0, True, "1", None, {"a": 1, "b": [2]}, [1], [1.0], ["1"]]
     assert [type(value) for value in table.values[:3]] == [int, float, bool]
+    assert [type(value[0]) for value in table.values[6:]] == [int, float, str]
+    # 0.0 and -0.0 are equal in Python, not in what was measured
+    assert [table.ref(0.0), table.ref(-0.0), table.ref(0.0)] == [9, 10, 9] and str(table.values[10]) == "-0.0"
+    # the same object with its keys in another order may be kept again: bytes, never a wrong value
+    again = table.ref({"b": [2], "a": 1})
+    assert table.values[again] == {"a": 1, "b": [2]}
 
 
 def test_a_check_is_a_row_of_indexes_in_the_order_of_its_fields():
