@@ -36,6 +36,9 @@ def visible(value: Any, keep_lines: bool = False) -> str:
     escaped too. Nothing is dropped, so the shown text still says what the node sent.
     """
     text = "" if value is None else str(value)
+    # printable ASCII holds none of them: the common case, without the regex (6 million calls in a 10,000-node report)
+    if text.isascii() and text.isprintable():
+        return text
     return (UNPRINTABLE_IN_LINES if keep_lines else UNPRINTABLE).sub(_escape, text)
 
 

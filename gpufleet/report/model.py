@@ -40,6 +40,7 @@ when it is a finite float (common.py :func:`finite`): a 400-digit integer is no 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from typing import Any, Callable
 
 from gpufleet.checks.profiles import load_profiles
@@ -102,7 +103,8 @@ def load_results(path: str) -> dict[str, Any]:
     """``{"path", "run", "fleet", "hosts"}`` of the run directory at ``path``.
 
     ``fleet`` is None while the run is unfinished (no ``fleet.json``); ``hosts`` maps each host
-    name to its record. ReportError when the directory has no ``run.json`` of this schema.
+    name to its record without its raw index and health re-reads. ReportError when the directory has no
+    ``run.json`` of this schema.
     """
     if not os.path.isdir(path):
         raise ReportError("%s: not a directory (expected a gpufleet results directory with run.json)" % path)
@@ -117,7 +119,9 @@ def load_results(path: str) -> dict[str, Any]:
     if os.path.exists(fleet_path) and (not isinstance(fleet, dict) or fleet.get("schema") != SCHEMA):
         raise ReportError("%s: schema %r, this gpufleet reads %s" % (fleet_path, (fleet or {}).get("schema"), SCHEMA))
     slurm = _optional_json(run_dir.path, SLURM_FILE)
-    return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": run_dir.host_records(), "slurm": slurm}
+    # the readings no view shows nor results.json keeps (the checks judged them): a sixth of 10,000 records' memory
+    hosts = run_dir.host_records(without=("raw", "health_after"))
+    return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": hosts, "slurm": slurm}
 
 
 # the per-GPU fields of results.json's gpu_throughput rows
@@ -193,11 +197,14 @@ def _complete_nodes(nodes: list[View], results: dict[str, Any], gpu_rows: dict[s
     """Each node's row completed with what the fleet-wide sections found for it: its next step, what
     ``--slurm-drain`` did, its GPU rows, how many of its GPU values are flagged, and what could not be shown."""
     where = str(results.get("path") or "RESULTS_DIR")
+    # counted and looked up once per fleet: a scan per node was N x N (11 s of a 10,000-node report's profile)
+    slurm = slurm_words(results.get("slurm"))
+    flagged_per_host = Counter(item["host"] for item in flagged)
     for node in nodes:
         node["next_step"] = next_step(node["verdict"], node["host"], where, node["coverage"].get("incomplete") or [])
-        node["slurm"] = slurm_words(results.get("slurm"), node["host"])
+        node["slurm"] = slurm.get(node["host"], "")
         node["gpu_rows"] = gpu_rows.get(node["host"], [])
-        node["flagged"] = sum(1 for item in flagged if item["host"] == node["host"])
+        node["flagged"] = flagged_per_host[node["host"]]
         node["error"] = "; ".join(text for text in [node["error"]] + errors.get(node["host"], []) if text)
 
 

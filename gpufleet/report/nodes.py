@@ -107,14 +107,18 @@ def _failed_node(index: int, record: Record, exc: Exception) -> View:
     }
 
 
-def slurm_words(slurm: Any, host: str) -> str:
-    """What ``--slurm-drain`` did to the host's node, with the command as run (slurm.json); "" for nothing."""
+def slurm_words(slurm: Any) -> dict[str, str]:
+    """What ``--slurm-drain`` did to each host's node, with the command as run (slurm.json), by host: a host's first
+    action; a host it did nothing to is absent. One pass over the actions: a fleet's nodes look it up, not scan it."""
+    words: dict[str, str] = {}
     for action in (slurm or {}).get("actions") or [] if isinstance(slurm, dict) else []:
-        if not isinstance(action, dict) or action.get("host") != host:
+        if not isinstance(action, dict) or not isinstance(action.get("host"), str) or action["host"] in words:
             continue
         command = action.get("command")
         if command:
             done = "" if action.get("rc") == 0 else " (failed, exit %s: %s)" % (action.get("rc"), action.get("output"))
-            return "%s: %s%s" % (cell_text(action.get("action")), shlex.join(str(word) for word in command), done)
-        return "%s: %s" % (cell_text(action.get("action")), cell_text(action.get("why")))
-    return ""
+            words[action["host"]] = "%s: %s%s" % (cell_text(action.get("action")),
+                                                  shlex.join(str(word) for word in command), done)
+        else:
+            words[action["host"]] = "%s: %s" % (cell_text(action.get("action")), cell_text(action.get("why")))
+    return words

@@ -51,7 +51,7 @@ FILE_NAMES = {"html": "report.html", "md": "report.md", "json": "results.json", 
 
 # Markdown: backslash-escape what Markdown interprets; HTML metacharacters become entities.
 _MD_BACKSLASH = re.compile(r"([\\`*_\[\]|~#])")
-_MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MD_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 # Characters XML 1.0 cannot carry at all (a node's output may hold any byte).
 _XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -63,7 +63,7 @@ def md_escape(value: Any) -> str:
     if value is None:
         return ""
     text = str(value)
-    text = "".join(_MD_ENTITIES.get(char, char) for char in text)
+    text = text.translate(_MD_ENTITIES)
     text = _MD_BACKSLASH.sub(r"\\\1", text)
     text = " ".join(text.split("\n")).replace("\r", " ")
     # last: the \xNN escapes of control and bidi characters must reach the file as typed, not backslash-escaped again
@@ -240,24 +240,37 @@ JUNIT_COUNTS = ("tests", "failures", "errors", "skipped")
 
 def render_junit(results: dict[str, Any]) -> bytes:
     """JUnit XML (gpufleet/report/schemas/junit.xsd): one testsuite per node, one testcase per check of that node."""
+    return b"".join(junit_pieces(results))
+
+
+def junit_pieces(results: dict[str, Any]) -> list[bytes]:
+    """:func:`render_junit`'s bytes in pieces, one per node. Each node's testsuite is serialized on its own and let
+    go: a 10,000-node fleet is never one tree, nor one string, in memory (written piece by piece)."""
     totals = dict.fromkeys(JUNIT_COUNTS, 0)
     run = results.get("run") or {}
-    root = ET.Element("testsuites", name=xml_text("gpufleet acceptance %s" % (run.get("run_id") or "")))
+    pieces = []
     for host in sorted(results.get("hosts") or {}):
-        counts = _host_suite(root, host, results["hosts"][host], results, run)
+        suite, counts = _host_suite(host, results["hosts"][host], results, run)
         for key, value in counts.items():
             totals[key] += value
+        ET.indent(suite, level=1)
+        pieces.append(("\n  " + ET.tostring(suite, encoding="unicode")).encode("utf-8"))
+    root = ET.Element("testsuites", name=xml_text("gpufleet acceptance %s" % (run.get("run_id") or "")))
     for key, value in totals.items():
         root.set(key, str(value))
-    ET.indent(root)
-    return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8") + b"\n"
+    head = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    if not pieces:
+        return [(head + ET.tostring(root, encoding="unicode") + "\n").encode("utf-8")]
+    # the start tag as ElementTree writes it (attributes escaped), the suites indented as ET.indent would
+    start = ET.tostring(root, encoding="unicode", short_empty_elements=False)[:-len("</testsuites>")]
+    return [(head + start).encode("utf-8")] + pieces + [b"\n</testsuites>\n"]
 
 
-def _host_suite(root: ET.Element, host: str, record: dict[str, Any], results: dict[str, Any],
-                run: dict[str, Any]) -> dict[str, int]:
-    """The node's testsuite, added to ``root``: its properties, one testcase per check (an unreachable node one
-    failed ``node.reachable``), its evidence testcases, else one skipped ``node.judged``; returns its counts."""
-    suite = ET.SubElement(root, "testsuite", name=xml_text(host))
+def _host_suite(host: str, record: dict[str, Any], results: dict[str, Any],
+                run: dict[str, Any]) -> tuple[ET.Element, dict[str, int]]:
+    """The node's testsuite and its counts: its properties, one testcase per check (an unreachable node one
+    failed ``node.reachable``), its evidence testcases, else one skipped ``node.judged``."""
+    suite = ET.Element("testsuite", name=xml_text(host))
     _suite_properties(suite, record, results, run)
     counts = dict.fromkeys(JUNIT_COUNTS, 0)
     seen: dict[str, int] = {}
@@ -277,7 +290,7 @@ def _host_suite(root: ET.Element, host: str, record: dict[str, Any], results: di
         suite.set(key, str(value))
     suite.set("time", "0")
     suite.extend(cases)
-    return counts
+    return suite, counts
 
 
 def _suite_properties(suite: ET.Element, record: dict[str, Any], results: dict[str, Any], run: dict[str, Any]) -> None:
@@ -340,7 +353,7 @@ def _write_format(name: str, path: str, results: dict[str, Any], model: dict[str
         text = json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n"
         write_bytes_atomic(path, text.encode("utf-8"))
     else:
-        write_bytes_atomic(path, render_junit(results))
+        write_bytes_atomic(path, junit_pieces(results))
 
 
 def render_report(results_dir: str, output_dir: str | None = None, formats: Sequence[str] = FORMATS,

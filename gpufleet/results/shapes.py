@@ -22,7 +22,7 @@ from gpufleet.checks.model import CheckResult
 __all__ = [
     "BenchmarkRecord", "BurnInRecord", "CheckResult", "CoverageCounts", "CoverageItem", "FactsByGroup",
     "FleetDocument", "HealthReading", "HostRecord", "NodeVerdict", "PhaseRecord", "ProfileChoice", "RawEntry",
-    "RawIndex", "ReportCoverage", "ReportHost", "ReportReading", "ResultsDocument", "ResumeState", "Row",
+    "RawIndex", "ReportCoverage", "ReportHost", "ResultsDocument", "ResumeState", "Row",
     "RunDocument", "RunRecord", "RunSlice", "SamplerSummary", "SlurmAction", "SlurmDocument",
 ]
 
@@ -332,17 +332,6 @@ class ReportCoverage(_ReportCoverageKeys, total=False):
     items: list[Row]
 
 
-class ReportReading(TypedDict):
-    """A health re-read of a host of results.json: HealthReading without its facts and raw index."""
-
-    phase: str
-    read: str
-    before: str
-    groups: list[str]
-    fact_errors: dict[str, str]
-    unreachable: str | None
-
-
 class _ReportHostKeys(TypedDict):
     host: str
     record: str  # hosts/<host>.json, relative to the results directory
@@ -357,7 +346,8 @@ class _ReportHostKeys(TypedDict):
 
 
 class ReportHost(_ReportHostKeys, total=False):
-    """``hosts.<host>`` of results.json: its host record without schema, facts and raw index (compact.py)."""
+    """``hosts.<host>`` of results.json: its host record without schema, facts, raw index and health re-reads
+    (compact.py)."""
 
     updated: str
     settings: dict[str, Any]
@@ -365,7 +355,6 @@ class ReportHost(_ReportHostKeys, total=False):
     profile: ProfileChoice | None
     coverage: ReportCoverage | None
     burn_in: list[BurnInRecord]
-    health_after: dict[str, ReportReading]
 
 
 class _ResultsDocumentKeys(TypedDict):

@@ -32,7 +32,7 @@ import os
 import re
 import shlex
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import IO, Any, Literal, cast
 
 from gpufleet.collection import collection_root
@@ -224,11 +224,13 @@ def atomic_open(path: str, binary: bool = True, root: str | None = None) -> Iter
     _fsync_dir(directory)
 
 
-def write_bytes_atomic(path: str, data: bytes, root: str | None = None) -> None:
-    """Write ``data`` to ``path`` atomically (:func:`atomic_open`); ``root``: the results directory it belongs to, for
+def write_bytes_atomic(path: str, data: bytes | Iterable[bytes], root: str | None = None) -> None:
+    """Write ``data`` to ``path`` atomically (:func:`atomic_open`): the bytes, or their pieces in order (each written
+    as it comes, so a large file need not be one bytes object too); ``root``: the results directory it belongs to, for
     the message of a failed write (:class:`ResultsWriteError`)."""
     with writing(path, root), atomic_open(path, root=root) as stream:
-        stream.write(data)
+        for piece in [data] if isinstance(data, bytes) else data:
+            stream.write(piece)
 
 
 def write_text_atomic(path: str, text: object, root: str | None = None) -> None:
@@ -792,8 +794,9 @@ class RunDir:
         write_json_atomic(self.host_file(record["host"]), record, root=self.path)
         return record
 
-    def host_records(self) -> dict[str, HostRecord]:
-        """Every host record in the directory, by host name (damaged files are skipped: see resume())."""
+    def host_records(self, without: Collection[str] = ()) -> dict[str, HostRecord]:
+        """Every host record in the directory, by host name (damaged files are skipped: see resume()); ``without``:
+        keys dropped from each record as it is read (a reader of 10,000 records that has no use for them)."""
         records: dict[str, HostRecord] = {}
         directory = os.path.join(self.path, HOSTS_DIR)
         for entry in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
@@ -804,6 +807,8 @@ class RunDir:
             except ResultsError:
                 continue
             if isinstance(record, dict) and record.get("schema") == SCHEMA and record.get("host"):
+                for key in without:
+                    record.pop(key, None)
                 records[record["host"]] = cast(HostRecord, record)
         return records
 

@@ -40,6 +40,10 @@ def test_the_helper_escapes_and_keeps_what_it_must():
     assert visible("line1\nline2") == "line1\\x0aline2"
     assert one_line("  a \x1b[0m\n b ", 80) == "a \\x1b[0m b"
     assert visible(visible("\x1b")) == "\\x1b"  # once escaped, nothing is left to escape
+    # printable ASCII passes as it is; DEL, the one control above space, does not; nor does text past ASCII
+    assert visible(" ~plain <text> & 'quotes'") == " ~plain <text> & 'quotes'" and visible("") == ""
+    assert visible("a\x7fb") == "a\\x7fb" and visible("a\x7fb", keep_lines=True) == "a\\x7fb"
+    assert visible("é\u200eü\x85") == "é\\u200eü\\x85" and visible("GPU → 8") == "GPU → 8"
 
 
 def test_markdown_report_shows_control_characters_escaped(small_run, tmp_path):

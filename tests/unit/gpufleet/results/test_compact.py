@@ -13,6 +13,7 @@ import json
 
 import pytest
 
+from gpufleet.results import compact
 from gpufleet.results.compact import (DOCUMENT_SCHEMA, ROW_FIELDS, ValueTable, compact_host, compact_hosts, decode_row,
                                       document_fields, encode_row, expand_document)
 
@@ -76,7 +77,7 @@ def test_an_absent_key_an_extra_key_and_an_entry_that_is_no_object():
     assert decode_row(encode_row(nulls, CHECK_FIELDS, table), CHECK_FIELDS, table.values) == nulls
 
 
-def test_a_host_without_facts_and_raw_named_by_its_record_file():
+def test_a_host_without_its_readings_named_by_its_record_file():
     table = ValueTable()
     reading = {"phase": "benchmarks", "read": "2026-01-31T13:00:00Z", "before": "2026-01-31T12:00:00Z",
                "groups": ["gpu"], "facts": {"gpu": {"gpu_count": 8}}, "fact_errors": {}, "unreachable": None,
@@ -88,13 +89,11 @@ def test_a_host_without_facts_and_raw_named_by_its_record_file():
     record = _record("rack 1/node:7", [_check("gpu.count", "skip", "not judged")], coverage=coverage,
                      health_after={"benchmarks": reading})
     host = compact_host("rack 1/node:7", record, table)
-    assert sorted(host) == ["benchmarks", "checks", "claim", "coverage", "fact_errors", "failed", "health_after",
-                            "host", "phases", "record", "unreachable", "verdict"]
+    # the readings (facts, raw index, health re-reads) stay in the record
+    assert sorted(host) == ["benchmarks", "checks", "claim", "coverage", "fact_errors", "failed", "host", "phases",
+                            "record", "unreachable", "verdict"]
     # the file name RunDir gives the host (store.safe_name: unsafe characters made _, 8 hex digits of its SHA-1)
     assert host["record"].startswith("hosts/rack_1_node_7-") and len(host["record"]) == len("hosts/rack_1_node_7-") + 13
-    assert host["health_after"] == {"benchmarks": {"phase": "benchmarks", "read": "2026-01-31T13:00:00Z",
-                                                   "before": "2026-01-31T12:00:00Z", "groups": ["gpu"],
-                                                   "fact_errors": {}, "unreachable": None}}
     assert host["checks"] == [[0, 1, 2, 2, 2, 2, 3]]
     # "not judged" is the check's message and the item's reason: one value; the item has no fix (null)
     assert host["coverage"]["items"] == [[0, 4, 5, 2, 6, 7, 8, 3, None]]
@@ -124,7 +123,7 @@ def test_the_document_expands_to_the_records_without_their_facts():
     expanded = expand_document(json.loads(json.dumps(document)))  # as read back from the file
     assert sorted(expanded) == ["fleet", "generated", "hosts", "run", "schema"]
     for name, record in records.items():
-        whole = {key: value for key, value in record.items() if key not in ("schema", "facts", "raw")}
+        whole = {key: value for key, value in record.items() if key not in compact.RECORD_ONLY}
         assert expanded["hosts"][name] == dict(whole, record="hosts/%s.json" % name)
     # fields are read from the document: a reader of an older order still gets each field right
     reordered = dict(document, fields={"check": list(reversed(CHECK_FIELDS)), "coverage_item": []},

@@ -35,7 +35,7 @@ from gpufleet.results.burn_in import record_burn_in
 from gpufleet.results.compact import expand_document
 from gpufleet.results.shapes import (BenchmarkRecord, BurnInRecord, CoverageCounts, CoverageItem, FleetDocument,
                                      HealthReading, HostRecord, NodeVerdict, PhaseRecord, ProfileChoice, RawEntry,
-                                     ReportCoverage, ReportHost, ReportReading, ResultsDocument, RunDocument,
+                                     ReportCoverage, ReportHost, ResultsDocument, RunDocument,
                                      RunRecord, SlurmAction, SlurmDocument)
 from gpufleet.results.slurm_drain import SLURM_FILE, DrainAction, action_record
 from gpufleet.results.store import (BENCHMARK_FIELDS, BENCHMARK_OPTIONAL, COVERAGE_SUMMARY_KEYS, RunDir, read_json,
@@ -221,7 +221,7 @@ def test_results_json_has_the_keys_of_its_shape(judged_run, tmp_path):
     seen: set = set()
     document = read_json(files["json"])
     _conforms(document, ResultsDocument, "results.json", seen)
-    assert {ResultsDocument, RunRecord, FleetDocument, ReportHost, ReportCoverage, ReportReading, BenchmarkRecord,
+    assert {ResultsDocument, RunRecord, FleetDocument, ReportHost, ReportCoverage, BenchmarkRecord, BurnInRecord,
             SlurmDocument} <= seen
     # its rows, expanded, are the records' check results and coverage items
     for name, host in expand_document(document)["hosts"].items():

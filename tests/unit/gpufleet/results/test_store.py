@@ -15,7 +15,8 @@ import textwrap
 import pytest
 
 from gpufleet.results import store as results_store
-from gpufleet.results.store import SCHEMA, ResultsError, RunDir, safe_name, split_fact_results, write_json_atomic
+from gpufleet.results.store import (SCHEMA, ResultsError, RunDir, safe_name, split_fact_results, write_bytes_atomic,
+                                    write_json_atomic)
 
 TOPO_TEXT = "\tGPU0\tGPU1\nGPU0\t X \tNV12\nGPU1\tNV12\t X \n"
 
@@ -235,6 +236,10 @@ def test_killed_mid_run_keeps_finished_hosts_and_resumes(tmp_path):
     assert resume["complete"] == ["a", "b"] and resume["missing"] == ["c"]
     assert resume["incomplete"] == [] and resume["unreachable"] == [] and resume["damaged"] == []
     assert sorted(RunDir(str(run_dir)).host_records()) == ["a", "b"]
+    # a reader may leave keys out as each record is read; the files keep them
+    light = RunDir(str(run_dir)).host_records(without=("raw", "facts", "no_such_key"))
+    assert "raw" not in light["a"] and "facts" not in light["b"] and light["a"]["host"] == "a"
+    assert json.loads((run_dir / "hosts" / "a.json").read_text())["raw"]["topology"]["topo_m"]["path"]
 
 
 def test_resume_sorts_hosts_by_what_is_left(tmp_path):
@@ -328,3 +333,17 @@ class _FixedNow(results_store.datetime.datetime):
     @classmethod
     def now(cls, tz=None):
         return cls(2026, 1, 31, 12, 0, 0, tzinfo=tz)
+
+
+def test_an_atomic_write_takes_pieces_and_one_that_fails_leaves_the_old_file(tmp_path):
+    path = tmp_path / "junit.xml"
+    write_bytes_atomic(str(path), [b"<a>", b"", b"</a>\n"])
+    assert path.read_bytes() == b"<a></a>\n"
+
+    def pieces():
+        yield b"<b>"
+        raise ValueError("a node's testsuite could not be built")
+
+    with pytest.raises(ValueError, match="could not be built"):
+        write_bytes_atomic(str(path), pieces())
+    assert path.read_bytes() == b"<a></a>\n" and sorted(os.listdir(tmp_path)) == ["junit.xml"]
