@@ -6,9 +6,9 @@
 A fleet's nodes repeat each other: the same check ids, statuses, messages and coverage words on every healthy node.
 Schema v1 wrote them out per node (about 50 KB a node with its facts). v2 keeps every JSON value of a check result and
 of a coverage item once, in the document's ``values`` table, and writes each check and item as a row of indexes into
-it (the row's fields: the document's ``fields``). The readings (facts, the raw index, the health re-reads) stay in
-``hosts/<host>.json`` (named by ``record``), the raw outputs under ``raw/``. Everything else of a host record is kept
-as it is.
+it (the row's fields: the document's ``fields``). The readings (facts, the raw index, the health re-reads, each
+benchmark's parsed output) stay in ``hosts/<host>.json`` (named by ``record``), the raw outputs under ``raw/``.
+Everything else of a host record is kept as it is.
 
 - A row: one index (into ``values``) per field of ``fields[<kind>]``, in that order; ``null`` where the object has
   no such key (a key whose value is null has the index of null). Keys beyond the declared fields make one more
@@ -33,8 +33,9 @@ ROW_FIELDS: dict[str, tuple[str, ...]] = {
     "coverage_item": ("item", "label", "status", "subject", "expected", "source", "checks", "reason", "fix"),
 }
 # what of a host record stays in hosts/<host>.json alone: the readings (facts, their raw index, the health re-reads
-# after a stress phase); the checks judged them (after_stress.<phase>)
+# after a stress phase; the checks judged them), and of each benchmark the parser's output (the checks hold its figure)
 RECORD_ONLY = ("schema", "facts", "raw", "health_after")
+BENCHMARK_ONLY = ("parsed",)
 
 
 class ValueTable:
@@ -103,14 +104,18 @@ def _compact_coverage(coverage: Any, table: ValueTable) -> Any:
 
 
 def compact_host(name: str, record: Mapping[str, Any], table: ValueTable) -> ReportHost:
-    """``hosts.<name>`` of a v2 document: the host record without its readings (RECORD_ONLY), its checks and coverage
-    items as rows of ``table``, and ``record``: the file that holds it all, relative to the results directory."""
+    """``hosts.<name>`` of a v2 document: the host record without its readings (RECORD_ONLY, BENCHMARK_ONLY), its
+    checks and coverage items as rows of ``table``, and ``record``: the file that holds it all, relative to the results
+    directory."""
     host: dict[str, Any] = {key: value for key, value in record.items() if key not in RECORD_ONLY}
     host["record"] = "%s/%s.json" % (HOSTS_DIR, safe_name(name))
     if "checks" in host:
         host["checks"] = _encode_rows(host["checks"], "check", table)
     if "coverage" in host:
         host["coverage"] = _compact_coverage(host["coverage"], table)
+    if isinstance(host.get("benchmarks"), list):
+        host["benchmarks"] = [{key: value for key, value in bench.items() if key not in BENCHMARK_ONLY}
+                              if isinstance(bench, dict) else bench for bench in host["benchmarks"]]
     return cast(ReportHost, host)
 
 

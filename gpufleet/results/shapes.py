@@ -22,7 +22,7 @@ from gpufleet.checks.model import CheckResult
 __all__ = [
     "BenchmarkRecord", "BurnInRecord", "CheckResult", "CoverageCounts", "CoverageItem", "FactsByGroup",
     "FleetDocument", "HealthReading", "HostRecord", "NodeVerdict", "PhaseRecord", "ProfileChoice", "RawEntry",
-    "RawIndex", "ReportCoverage", "ReportHost", "ResultsDocument", "ResumeState", "Row",
+    "RawIndex", "ReportBenchmark", "ReportCoverage", "ReportHost", "ResultsDocument", "ResumeState", "Row",
     "RunDocument", "RunRecord", "RunSlice", "SamplerSummary", "SlurmAction", "SlurmDocument",
 ]
 
@@ -111,21 +111,19 @@ class CoverageCounts(_CoverageCountsKeys, total=False):
     items: list[CoverageItem]
 
 
-class _BenchmarkRecordKeys(TypedDict):
+class _ReportBenchmarkKeys(TypedDict):
     name: str
     command: list[str]
     environment: dict[str, str]
     message_size_bytes: int | None
     algorithm: str | None
     raw_output_path: str | None
-    parsed: Any  # the parser's result: a dict, a list or None
     started: str
     duration_s: float | None
 
 
-class BenchmarkRecord(_BenchmarkRecordKeys, total=False):
-    """One benchmark run of a host record's ``benchmarks`` (gpufleet/results/bench.py builds it,
-    RunDir.add_benchmark checks it against store.BENCHMARK_FIELDS)."""
+class ReportBenchmark(_ReportBenchmarkKeys, total=False):
+    """A benchmark run as results.json keeps it: its record without the parser's output (compact.py)."""
 
     kind: str | None
     hosts: list[str]
@@ -139,6 +137,13 @@ class BenchmarkRecord(_BenchmarkRecordKeys, total=False):
     stderr_path: str | None
     samples: list[dict[str, Any]] | None  # the NVML sampler's per-GPU summary of the run
     reconnected: str | None  # the run was started again after one reconnect, and why
+
+
+class BenchmarkRecord(ReportBenchmark):
+    """One benchmark run of a host record's ``benchmarks`` (gpufleet/results/bench.py builds it,
+    RunDir.add_benchmark checks it against store.BENCHMARK_FIELDS)."""
+
+    parsed: Any  # the parser's result: a dict, a list or None
 
 
 class SamplerSummary(TypedDict):
@@ -342,7 +347,7 @@ class _ReportHostKeys(TypedDict):
     checks: list[Row]
     failed: list[str]
     verdict: str | None
-    benchmarks: list[BenchmarkRecord]
+    benchmarks: list[ReportBenchmark]
 
 
 class ReportHost(_ReportHostKeys, total=False):

@@ -78,10 +78,14 @@ def test_every_file_is_written_and_results_json_holds_the_node(absurd_run, tmp_p
     markdown = open(files["md"], encoding="utf-8").read()
     assert "Not shown: " + OVERFLOW in markdown
     document = json.load(open(files["json"], encoding="utf-8"))
-    # the figure no float holds is kept as it was measured; the facts stay in the record results.json names
+    # the node is there, judged; its readings (the facts, the parsed benchmark with the figure no float holds) stay in
+    # the record results.json names, as they were measured
     echo = document["hosts"]["echo"]
-    assert echo["benchmarks"][0]["parsed"]["max_busbw_gbs"] == 10 ** 400 and echo["record"] == "hosts/echo.json"
-    assert "facts" not in echo
+    assert echo["verdict"] == "REJECT" and echo["record"] == "hosts/echo.json"
+    assert "facts" not in echo and echo["benchmarks"][0]["name"] == "all_reduce_perf"
+    assert "parsed" not in echo["benchmarks"][0]
+    record = json.load(open(os.path.join(absurd_run, echo["record"]), encoding="utf-8"))
+    assert record["benchmarks"][0]["parsed"]["max_busbw_gbs"] == 10 ** 400
 
 
 def test_a_file_that_cannot_be_written_costs_no_other(small_run, tmp_path):

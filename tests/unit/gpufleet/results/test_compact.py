@@ -18,6 +18,9 @@ from gpufleet.results.compact import (DOCUMENT_SCHEMA, ROW_FIELDS, ValueTable, c
                                       document_fields, encode_row, expand_document)
 
 CHECK_FIELDS = ROW_FIELDS["check"]
+BENCH = {"name": "all_reduce_perf", "command": ["all_reduce_perf", "-b", "8"], "environment": {},
+         "message_size_bytes": 8, "algorithm": None, "raw_output_path": "raw/a/benchmarks/all_reduce_perf.txt",
+         "parsed": {"rows": [{"size": 8, "busbw": 0.01}]}, "started": "2026-01-31T12:00:00Z", "duration_s": 1.5}
 
 
 def _check(check_id, status, message, measured=None, expected=None, source=None, subject=None):
@@ -115,7 +118,8 @@ def test_the_document_expands_to_the_records_without_their_facts():
     records = {"b": _record("b", [_check("gpu.count", "fail", "7 GPUs, expected 8", 7, 8, "claim")], verdict="REJECT",
                             failed=["gpu.count"]),
                "a": _record("a", [_check("gpu.count", "pass", "8 GPUs, expected 8", 8, 8, "claim"),
-                                  dict(_check("burn_in.clock", "warn", "GPU1 drifts", 1800, 1980), gpu={"index": 1})])}
+                                  dict(_check("burn_in.clock", "warn", "GPU1 drifts", 1800, 1980), gpu={"index": 1})],
+                            benchmarks=[BENCH])}
     hosts, values = compact_hosts(records)
     assert list(hosts) == ["a", "b"]
     document = {"schema": DOCUMENT_SCHEMA, "generated": None, "run": {}, "fleet": None, "fields": document_fields(),
@@ -124,7 +128,15 @@ def test_the_document_expands_to_the_records_without_their_facts():
     assert sorted(expanded) == ["fleet", "generated", "hosts", "run", "schema"]
     for name, record in records.items():
         whole = {key: value for key, value in record.items() if key not in compact.RECORD_ONLY}
+        whole["benchmarks"] = [{key: value for key, value in bench.items() if key != "parsed"}
+                               for bench in record["benchmarks"]]
         assert expanded["hosts"][name] == dict(whole, record="hosts/%s.json" % name)
+    # the benchmark's figures are the checks'; its parsed output stays in the record
+    assert expanded["hosts"]["a"]["benchmarks"] == [{
+        "name": "all_reduce_perf", "command": ["all_reduce_perf", "-b", "8"], "environment": {}, "message_size_bytes": 8,
+        "algorithm": None, "raw_output_path": "raw/a/benchmarks/all_reduce_perf.txt", "started": "2026-01-31T12:00:00Z",
+        "duration_s": 1.5}]
+    assert records["a"]["benchmarks"][0]["parsed"] == {"rows": [{"size": 8, "busbw": 0.01}]}  # the record keeps it
     # fields are read from the document: a reader of an older order still gets each field right
     reordered = dict(document, fields={"check": list(reversed(CHECK_FIELDS)), "coverage_item": []},
                      hosts={"a": dict(hosts["a"], checks=[list(reversed(hosts["a"]["checks"][0]))])})

@@ -35,7 +35,7 @@ from gpufleet.results.burn_in import record_burn_in
 from gpufleet.results.compact import expand_document
 from gpufleet.results.shapes import (BenchmarkRecord, BurnInRecord, CoverageCounts, CoverageItem, FleetDocument,
                                      HealthReading, HostRecord, NodeVerdict, PhaseRecord, ProfileChoice, RawEntry,
-                                     ReportCoverage, ReportHost, ResultsDocument, RunDocument,
+                                     ReportBenchmark, ReportCoverage, ReportHost, ResultsDocument, RunDocument,
                                      RunRecord, SlurmAction, SlurmDocument)
 from gpufleet.results.slurm_drain import SLURM_FILE, DrainAction, action_record
 from gpufleet.results.store import (BENCHMARK_FIELDS, BENCHMARK_OPTIONAL, COVERAGE_SUMMARY_KEYS, RunDir, read_json,
@@ -63,6 +63,7 @@ OBJECTS = {
     "a benchmark record": (("$defs", "benchmark"), BenchmarkRecord),
     "a host record": (("$defs", "host"), HostRecord),
     "a host of results.json": (("$defs", "report_host"), ReportHost),
+    "a benchmark of results.json": (("$defs", "report_benchmark"), ReportBenchmark),
     "the coverage of a host of results.json": (("$defs", "report_coverage"), ReportCoverage),
     "a phase of a host record": (("$defs", "host", "properties", "phases", "additionalProperties"), PhaseRecord),
     "the profile of a host record": (("$defs", "host", "properties", "profile", "oneOf", 1), ProfileChoice),
@@ -221,7 +222,7 @@ def test_results_json_has_the_keys_of_its_shape(judged_run, tmp_path):
     seen: set = set()
     document = read_json(files["json"])
     _conforms(document, ResultsDocument, "results.json", seen)
-    assert {ResultsDocument, RunRecord, FleetDocument, ReportHost, ReportCoverage, BenchmarkRecord, BurnInRecord,
+    assert {ResultsDocument, RunRecord, FleetDocument, ReportHost, ReportCoverage, ReportBenchmark, BurnInRecord,
             SlurmDocument} <= seen
     # its rows, expanded, are the records' check results and coverage items
     for name, host in expand_document(document)["hosts"].items():
