@@ -191,30 +191,38 @@ class HealthReading(TypedDict):
     raw: dict[str, RawIndex]
 
 
-class _HostRecordKeys(TypedDict):
-    schema: str
+class _HostKeys(TypedDict):
     host: str
     unreachable: str | None
     phases: dict[str, PhaseRecord]
-    facts: FactsByGroup
     fact_errors: dict[str, str]
-    raw: dict[str, RawIndex]
     claim: dict[str, Any] | None
-    checks: list[CheckResult]
     failed: list[str]
     verdict: str | None
-    benchmarks: list[BenchmarkRecord]
 
 
-class HostRecord(_HostRecordKeys, total=False):
-    """``hosts/<host>.json`` (gpufleet/results/store.py RunDir), and ``hosts.<host>`` of results.json."""
+class _Host(_HostKeys, total=False):
+    """What a host record and a host of results.json hold alike (compact.py copies it as it is)."""
 
     updated: str
     settings: dict[str, Any]
     profile_request: dict[str, Any] | None
     profile: ProfileChoice | None
-    coverage: CoverageCounts | None
     burn_in: list[BurnInRecord]
+
+
+class _HostRecordKeys(_Host):
+    schema: str
+    facts: FactsByGroup
+    raw: dict[str, RawIndex]
+    checks: list[CheckResult]
+    benchmarks: list[BenchmarkRecord]
+
+
+class HostRecord(_HostRecordKeys, total=False):
+    """``hosts/<host>.json`` (gpufleet/results/store.py RunDir); results.json holds it as a ReportHost."""
+
+    coverage: CoverageCounts | None
     health_after: dict[str, HealthReading]
 
 
@@ -337,29 +345,17 @@ class ReportCoverage(_ReportCoverageKeys, total=False):
     items: list[Row]
 
 
-class _ReportHostKeys(TypedDict):
-    host: str
+class _ReportHostKeys(_Host):
     record: str  # hosts/<host>.json, relative to the results directory
-    unreachable: str | None
-    phases: dict[str, PhaseRecord]
-    fact_errors: dict[str, str]
-    claim: dict[str, Any] | None
     checks: list[Row]
-    failed: list[str]
-    verdict: str | None
     benchmarks: list[ReportBenchmark]
 
 
 class ReportHost(_ReportHostKeys, total=False):
-    """``hosts.<host>`` of results.json: its host record without schema, facts, raw index and health re-reads
-    (compact.py)."""
+    """``hosts.<host>`` of results.json: its host record without schema, facts, raw index and health re-reads, its
+    checks and coverage items as rows (compact.py)."""
 
-    updated: str
-    settings: dict[str, Any]
-    profile_request: dict[str, Any] | None
-    profile: ProfileChoice | None
     coverage: ReportCoverage | None
-    burn_in: list[BurnInRecord]
 
 
 class _ResultsDocumentKeys(TypedDict):
