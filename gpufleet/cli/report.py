@@ -36,8 +36,8 @@ from gpufleet.cli.common import (
     terminal_text,
 )
 from gpufleet.cli.playbook_options import OptionsError, add_reference_job_argument, reference_job_option
-from gpufleet.results.exit_codes import EXIT_INPUT
 from gpufleet.results.compact import DOCUMENT_SCHEMA
+from gpufleet.results.exit_codes import EXIT_INPUT
 from gpufleet.results.merge import merge_slices
 from gpufleet.results.store import RUN_FILE, SCHEMA, ResultsError, foreign_contents, read_json
 

@@ -128,38 +128,30 @@ def load_results(path: str) -> dict[str, Any]:
 THROUGHPUT_FIELDS = ("host", "gpu", "name", "bus_id", "gemm_tflops", "hbm_gbs", "outlier", "findings")
 
 
-def run_document(results: dict[str, Any], generated: str | None = None) -> dict[str, Any]:
-    """The run in full as one JSON document (schema ``gpufleet.results/v1``: the CLI's ``--output json``): run,
-    fleet, every host record as ``hosts/<host>.json`` holds it, and slurm.json when there is one."""
-    document = {
-        "schema": SCHEMA,
-        "generated": generated,
-        "run": results["run"],
-        "fleet": results["fleet"],
-        "hosts": {name: results["hosts"][name] for name in sorted(results["hosts"])},
-    }
+def _document(results: dict[str, Any], schema: str, generated: str | None, **parts: Any) -> dict[str, Any]:
+    """The run as one JSON document of ``schema``: run, fleet, ``parts`` (its hosts), and slurm.json when there is
+    one."""
+    document = {"schema": schema, "generated": generated, "run": results["run"], "fleet": results["fleet"], **parts}
     if results.get("slurm") is not None:
         document["slurm"] = results["slurm"]
     return document
 
 
+def run_document(results: dict[str, Any], generated: str | None = None) -> dict[str, Any]:
+    """The run in full as one JSON document (schema ``gpufleet.results/v1``: the CLI's ``--output json``): run,
+    fleet, every host record as ``hosts/<host>.json`` holds it, and slurm.json when there is one."""
+    hosts = {name: results["hosts"][name] for name in sorted(results["hosts"])}
+    return _document(results, SCHEMA, generated, hosts=hosts)
+
+
 def results_document(results: dict[str, Any], generated: str | None = None,
                      model: View | None = None) -> dict[str, Any]:
     """``results.json`` (schema ``gpufleet.results/v2``, gpufleet/results/compact.py): run, fleet, and every host
-    record without its facts and raw index, its checks and coverage items as rows of ``values``; with the render
-    ``model``, also ``cost_to_train`` (report/cost.py :func:`cost_document`) and ``gpu_throughput`` (per-GPU rows)."""
+    record without its readings (facts, raw index, health re-reads, parsed benchmark outputs), its checks and coverage
+    items as rows of ``values``; with the render ``model``, also ``cost_to_train`` (report/cost.py
+    :func:`cost_document`) and ``gpu_throughput`` (per-GPU rows)."""
     hosts, values = compact_hosts(results["hosts"])
-    document = {
-        "schema": DOCUMENT_SCHEMA,
-        "generated": generated,
-        "run": results["run"],
-        "fleet": results["fleet"],
-        "fields": document_fields(),
-        "values": values,
-        "hosts": hosts,
-    }
-    if results.get("slurm") is not None:
-        document["slurm"] = results["slurm"]
+    document = _document(results, DOCUMENT_SCHEMA, generated, fields=document_fields(), values=values, hosts=hosts)
     if model is not None:
         document["cost_to_train"] = cost_document(model.get("cost"))
         throughput = model.get("throughput") or {}

@@ -18,7 +18,7 @@ Controller side, re-renderable at any time from the directory alone (nothing is 
 - in both, control and bidi characters from a node (terminal escape sequences, U+202E, NUL) are
   shown as ``\\x1b``-style escapes (gpufleet/text.py), never passed on raw nor dropped;
 - ``results.json``: the run as one document (schema ``gpufleet.results/v2``: run, fleet, the hosts without their
-  facts, each value of a check once: gpufleet/results/compact.py);
+  readings, each value of a check once: gpufleet/results/compact.py);
 - ``junit.xml``: one testcase per node x check (``classname`` = node), fail -> ``<failure>``,
   skip -> ``<skipped>``, error -> ``<error>``; an unreachable node is one failed testcase; each
   required item not verified is an ``evidence.<item>`` testcase ``<skipped>`` with its reason, and an
