@@ -39,7 +39,7 @@ import sys
 
 import yaml
 
-from replay_tool import BIN_PLACEHOLDER, REPO_ROOT, load_node, recording_path  # pylint: disable=import-error
+from replay_tool import BIN_PLACEHOLDER, NO_OUTPUT, REPO_ROOT, load_node, recording_path  # pylint: disable=import-error
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "fixtures", "sysfs"))
@@ -129,7 +129,7 @@ def wrapper_text(tool, node, node_file, bin_dir):
     if cases:
         lines += ['case "$line" in'] + cases + ["esac"]
     if every_plain:
-        lines += ["printf '%%s: no output for `%%s`\\n' %s \"$line\" >&2" % name, "exit 127"]
+        lines += ["printf %s %s \"$line\" >&2" % (shlex.quote(NO_OUTPUT.replace("\n", "\\n")), name), "exit 127"]
     else:
         lines.append('exec %s "$@"' % " ".join(shlex.quote(part) for part in argv))
     return "\n".join(lines) + "\n"

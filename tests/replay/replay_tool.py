@@ -58,6 +58,9 @@ def read_recording(relative):
 
 
 BIN_PLACEHOLDER = "{bin}"
+# what a command the node has no recording for prints on stderr (TOOL, the command line); a printf format as well:
+# build_fleet.py's shell wrappers print it with the same words
+NO_OUTPUT = "%s: no output for `%s`\n"
 
 
 def find_entry(commands, command, bin_dir=None):
@@ -107,7 +110,7 @@ def main(argv):
     command = " ".join([tool] + args)
     entry = find_entry(node["commands"], command, bin_dir)
     if entry is None:
-        sys.stderr.write("%s: no output for `%s`\n" % (tool, command))
+        sys.stderr.write(NO_OUTPUT % (tool, command))
         return 127
     entry = answer_of(entry, bin_dir, command)
     if entry.get("stdout"):
