@@ -99,3 +99,23 @@ def test_same_verdicts_and_checks(name, shipped, tmp_path, simulated_fleet):
     for host, (verdict, failed) in EXPECTED.items():
         assert (judged[host]["verdict"], judged[host]["failed"]) == (verdict, failed), (name, host)
         assert judged[host]["checks"] == shipped[host]["checks"], (name, host)
+
+
+@pytest.mark.parametrize("pipelining, steps", [(None, 1), ("False", 5)])
+def test_the_shipped_cfg_pipelines_the_local_connection(tmp_path, pipelining, steps):
+    """With the shipped ansible.cfg one module run over the local connection (the controller's own tasks, a fleet of
+    ``ansible_connection: local``) is one step: the module piped to the interpreter. Without pipelining Ansible takes
+    five: mkdir, the module copied, chmod, run, rm."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
+    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+                "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
+                "ANSIBLE_LOCAL_TEMP": str(tmp_path / "local"), "ANSIBLE_REMOTE_TEMP": str(tmp_path / "remote")})
+    if pipelining:
+        env["ANSIBLE_PIPELINING"] = pipelining
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible"), "localhost", "-c", "local", "-e",
+           "ansible_python_interpreter=" + sys.executable, "-m", "ansible.builtin.command", "-a", "true", "-vvv"]
+    proc = subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert len([line for line in lines if line.startswith(("<127.0.0.1> EXEC ", "<127.0.0.1> PUT "))]) == steps, \
+        proc.stdout[-3000:]

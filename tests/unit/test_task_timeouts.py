@@ -81,4 +81,5 @@ def test_the_shipped_ansible_cfg_keeps_ssh_alive_checks_and_control_persist():
     assert options["ServerAliveInterval"] == "15" and options["ServerAliveCountMax"] == "4"
     # setting ssh_args replaces Ansible's default: its connection reuse stays
     assert options["ControlMaster"] == "auto" and options["ControlPersist"] == "60s"
-    assert config.getboolean("ssh_connection", "pipelining")
+    # [connection]: ssh and the local connection alike (tests/playbooks/test_speed_options.py runs the latter)
+    assert config.getboolean("connection", "pipelining") and not config.has_option("ssh_connection", "pipelining")
