@@ -35,16 +35,21 @@ together take no longer than the one combined run may.
 
 from __future__ import annotations
 
+import os
 import time
 
 from ansible.errors import AnsibleConnectionFailure
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
+from ansible.vars.clean import remove_internal_keys
 
 from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import phase_budget
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_run import argument_spec
 from gpufleet.adapter.connection import with_one_reconnect
 from gpufleet.adapter.node_facts import separate_results
+from gpufleet.adapter.node_program import program
 from gpufleet.facts.node import COLLECTORS, CONTROLLER_OPTIONS, GROUPS, MODULE, group_results
 from gpufleet.facts.raw import TASK_TIMED_OUT
 from gpufleet.results.store import (
@@ -59,6 +64,12 @@ from gpufleet.results.store import (
 # after: the stress phase this reading follows (the health re-read): recorded beside the first reading, not over it
 RECORD_KEYS = ("run_dir", "claim", "profile", "profile_overrides", "settings", "after")
 # group -> the options its own module takes (collector: separate passes each module only its own)
+# node_run.py and the collectors, sent to the node by _collect
+MODULE_UTILS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "module_utils")
+# the module's options as the controller checks them: a path is expanded on the node (node_run.expand_paths), where
+# ~ and $HOME are the node's
+CONTROLLER_CHECKED_SPEC = dict((key, dict(option, type="str") if option.get("type") == "path" else option)
+                               for key, option in argument_spec().items())
 MODULE_OPTIONS = {"topology": topology_collect.ARGUMENT_SPEC, "gpu": gpu_collect.ARGUMENT_SPEC, "nic": nic_collect.ARGUMENT_SPEC,
                   "host": host_collect.ARGUMENT_SPEC}
 
@@ -97,6 +108,13 @@ def separate_budget(args, requested):
     if args.get("phase_timeout") is not None and phase_timeout is None:
         return None
     return phase_budget(timeouts or [0], phase_timeout)
+
+
+def _under_mitogen(action):
+    """Whether Mitogen's strategy runs this action: it mixes its own module execution into the action's class and
+    connection (and refuses some of ActionBase's methods)."""
+    classes = type(action).__mro__ + type(action._connection).__mro__  # pylint: disable=protected-access
+    return any(kind.__module__.startswith("ansible_mitogen") for kind in classes)
 
 
 def task_timeout_of(exc):
@@ -192,8 +210,9 @@ class ActionModule(ActionBase):
             if collector == "separate":
                 return {}, separate_results(host, requested, args, execute, MODULE_OPTIONS)
             # the first attempt as asked; a second one after a lost connection gets what is left of the budget
-            module_result = execute(MODULE, args) if retry else self._execute_module(
-                module_name=MODULE, module_args=args, task_vars=task_vars)
+            module_args = dict(args, phase_timeout=max(1, int(deadline - time.monotonic()))) \
+                if retry and deadline is not None else args
+            module_result = self._collect(module_args, task_vars)
             return module_result, group_results(host, requested, module_result)
 
         try:
@@ -236,6 +255,28 @@ class ActionModule(ActionBase):
         if record is not None:
             self._record(host, groups, record, result)
         return result
+
+    def _collect(self, args, task_vars):
+        """node_facts' result from the node: with pipelining, its collection as one program on the interpreter's stdin
+        (gpufleet/adapter/node_program.py, the options checked here as AnsibleModule would); else, and under Mitogen
+        (whose interpreters stay up, the wrapper's imports paid once), the module through Ansible."""
+        if self._task.async_val or _under_mitogen(self) or not self._is_pipelining_enabled("new"):
+            return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
+        checked = ArgumentSpecValidator(CONTROLLER_CHECKED_SPEC).validate(args)
+        if checked.error_messages:
+            return {"changed": False, "failed": True, "msg": "; ".join(checked.error_messages)}
+        # the node's interpreter as Ansible finds it (ansible_python_interpreter, else discovery)
+        module_bits, _path = self._configure_module(module_name=MODULE, module_args=dict(args), task_vars=task_vars)
+        self._used_interpreter = module_bits.shebang
+        command = self._connection._shell.build_module_command(
+            self._compute_environment_string(), module_bits.shebang, "").strip()
+        response = self._low_level_execute_command(
+            command, sudoable=True, in_data=program(MODULE_UTILS_DIR, checked.validated_parameters))
+        data = self._parse_returned_data(response, module_bits.serialization_profile)
+        remove_internal_keys(data)
+        if self._discovered_interpreter_key:
+            data.setdefault("ansible_facts", {})[self._discovered_interpreter_key] = self._discovered_interpreter
+        return data
 
     @staticmethod
     def _record(host, groups, record, result):
