@@ -134,7 +134,9 @@ def _node_facts_action(tmp_path, execute):
                                  async_val=0, check_mode=False, action="gpufleet.acceptance.node_facts")
     connection = types.SimpleNamespace(_shell=types.SimpleNamespace(tmpdir=None))
     action = node_facts.ActionModule(task, connection, None, None, None)
-    action._execute_module = execute  # pylint: disable=protected-access
+    # the node's run (_collect: the program on the node's interpreter, or the module through Ansible) is ``execute``
+    # pylint: disable-next=protected-access
+    action._collect = lambda module_args, task_vars: execute(module_args=module_args, task_vars=task_vars)
     return action
 
 
