@@ -119,3 +119,32 @@ def test_the_shipped_cfg_pipelines_the_local_connection(tmp_path, pipelining, st
     lines = proc.stdout.splitlines()
     assert len([line for line in lines if line.startswith(("<127.0.0.1> EXEC ", "<127.0.0.1> PUT "))]) == steps, \
         proc.stdout[-3000:]
+
+
+@pytest.mark.parametrize("pipelining", [None, "False"])
+def test_node_facts_runs_its_program_when_pipelining_and_the_module_when_not(tmp_path, pipelining):
+    """With the shipped ansible.cfg node_facts' action feeds the node's interpreter its own program (one step, no
+    module file: gpufleet/adapter/node_program.py); without pipelining Ansible runs the module. The same facts."""
+    topo = os.path.join(REPO_ROOT, "tests", "fixtures", "topo", "gengwg-dgx-a100-nv12-12xmlx5-tabs-numa.txt")
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text('#!/bin/sh\n[ "$*" = "topo -m" ] && exec cat %s\nexit 127\n' % topo)
+    fake.chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
+    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+                "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
+                "ANSIBLE_LOCAL_TEMP": str(tmp_path / "local"), "ANSIBLE_REMOTE_TEMP": str(tmp_path / "remote")})
+    if pipelining:
+        env["ANSIBLE_PIPELINING"] = pipelining
+    args = json.dumps({"groups": ["topology"], "nvidia_smi_path": str(fake)})
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible"), "localhost", "-c", "local", "-e",
+           "ansible_python_interpreter=" + sys.executable, "-m", "gpufleet.acceptance.node_facts", "-a", args, "-vvv"]
+    proc = subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    steps = [line for line in proc.stdout.splitlines() if line.startswith(("<127.0.0.1> EXEC ", "<127.0.0.1> PUT "))]
+    module_file = [line for line in proc.stdout.splitlines() if line.startswith("Using module file")]
+    if pipelining is None:
+        assert (len(steps), module_file) == (1, []), proc.stdout[-3000:]
+    else:
+        assert len(steps) == 5 and module_file[0].endswith("plugins/modules/node_facts.py"), proc.stdout[-3000:]
+    # the matrix as recorded, read by the topology group's parser on the controller: 8 GPUs
+    assert '"gpu_count": 8' in proc.stdout, proc.stdout[-3000:]
