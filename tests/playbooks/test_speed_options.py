@@ -101,11 +101,9 @@ def test_same_verdicts_and_checks(name, shipped, tmp_path, simulated_fleet):
         assert judged[host]["checks"] == shipped[host]["checks"], (name, host)
 
 
-@pytest.mark.parametrize("pipelining, steps", [(None, 1), ("False", 5)])
-def test_the_shipped_cfg_pipelines_the_local_connection(tmp_path, pipelining, steps):
-    """With the shipped ansible.cfg one module run over the local connection (the controller's own tasks, a fleet of
-    ``ansible_connection: local``) is one step: the module piped to the interpreter. Without pipelining Ansible takes
-    five: mkdir, the module copied, chmod, run, rm."""
+def _ad_hoc(tmp_path, pipelining, module, args):
+    """``ansible localhost -c local -m MODULE -a ARGS -vvv`` with the shipped ansible.cfg (``pipelining``: its
+    ANSIBLE_PIPELINING, None to keep the file's); ``(the run's stdout, the steps it took: its EXEC and PUT lines)``."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
     env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
                 "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
@@ -113,12 +111,20 @@ def test_the_shipped_cfg_pipelines_the_local_connection(tmp_path, pipelining, st
     if pipelining:
         env["ANSIBLE_PIPELINING"] = pipelining
     cmd = [os.path.join(os.path.dirname(sys.executable), "ansible"), "localhost", "-c", "local", "-e",
-           "ansible_python_interpreter=" + sys.executable, "-m", "ansible.builtin.command", "-a", "true", "-vvv"]
+           "ansible_python_interpreter=" + sys.executable, "-m", module, "-a", args, "-vvv"]
     proc = subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    lines = proc.stdout.splitlines()
-    assert len([line for line in lines if line.startswith(("<127.0.0.1> EXEC ", "<127.0.0.1> PUT "))]) == steps, \
-        proc.stdout[-3000:]
+    steps = [line for line in proc.stdout.splitlines() if line.startswith(("<127.0.0.1> EXEC ", "<127.0.0.1> PUT "))]
+    return proc.stdout, steps
+
+
+@pytest.mark.parametrize("pipelining, steps", [(None, 1), ("False", 5)])
+def test_the_shipped_cfg_pipelines_the_local_connection(tmp_path, pipelining, steps):
+    """With the shipped ansible.cfg one module run over the local connection (the controller's own tasks, a fleet of
+    ``ansible_connection: local``) is one step: the module piped to the interpreter. Without pipelining Ansible takes
+    five: mkdir, the module copied, chmod, run, rm."""
+    stdout, taken = _ad_hoc(tmp_path, pipelining, "ansible.builtin.command", "true")
+    assert len(taken) == steps, stdout[-3000:]
 
 
 @pytest.mark.parametrize("pipelining", [None, "False"])
@@ -129,22 +135,12 @@ def test_node_facts_runs_its_program_when_pipelining_and_the_module_when_not(tmp
     fake = tmp_path / "nvidia-smi"
     fake.write_text('#!/bin/sh\n[ "$*" = "topo -m" ] && exec cat %s\nexit 127\n' % topo)
     fake.chmod(0o755)
-    env = {key: value for key, value in os.environ.items() if not key.startswith("ANSIBLE_")}
-    env.update({"ANSIBLE_CONFIG": os.path.join(REPO_ROOT, "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
-                "ANSIBLE_COLLECTIONS_PATH": os.path.join(REPO_ROOT, "collections"),
-                "ANSIBLE_LOCAL_TEMP": str(tmp_path / "local"), "ANSIBLE_REMOTE_TEMP": str(tmp_path / "remote")})
-    if pipelining:
-        env["ANSIBLE_PIPELINING"] = pipelining
     args = json.dumps({"groups": ["topology"], "nvidia_smi_path": str(fake)})
-    cmd = [os.path.join(os.path.dirname(sys.executable), "ansible"), "localhost", "-c", "local", "-e",
-           "ansible_python_interpreter=" + sys.executable, "-m", "gpufleet.acceptance.node_facts", "-a", args, "-vvv"]
-    proc = subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    steps = [line for line in proc.stdout.splitlines() if line.startswith(("<127.0.0.1> EXEC ", "<127.0.0.1> PUT "))]
-    module_file = [line for line in proc.stdout.splitlines() if line.startswith("Using module file")]
+    stdout, steps = _ad_hoc(tmp_path, pipelining, "gpufleet.acceptance.node_facts", args)
+    module_file = [line for line in stdout.splitlines() if line.startswith("Using module file")]
     if pipelining is None:
-        assert (len(steps), module_file) == (1, []), proc.stdout[-3000:]
+        assert (len(steps), module_file) == (1, []), stdout[-3000:]
     else:
-        assert len(steps) == 5 and module_file[0].endswith("plugins/modules/node_facts.py"), proc.stdout[-3000:]
+        assert len(steps) == 5 and module_file[0].endswith("plugins/modules/node_facts.py"), stdout[-3000:]
     # the matrix as recorded, read by the topology group's parser on the controller: 8 GPUs
-    assert '"gpu_count": 8' in proc.stdout, proc.stdout[-3000:]
+    assert '"gpu_count": 8' in stdout, stdout[-3000:]
