@@ -3,6 +3,10 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Controller half of gpufleet.acceptance.node_facts: one module run, then each group parsed as its own action would.
 
+The module run: with pipelining, the module's work (module_utils/node_run.py) as one program on the node
+interpreter's stdin, without Ansible's module wrapper (``_collect``, gpufleet/adapter/node_program.py,
+docs/facts/node_facts.md "How it runs on the node"); without it, under Mitogen or async, the module itself.
+
 The groups are built by the library (``gpufleet.facts.node``): each group's raw output goes through
 that group's builder, so the facts and the failure messages are the ones the four single-group
 tasks would have produced. ``groups`` in the result holds, per group, what that group's own task
