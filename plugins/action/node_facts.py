@@ -48,8 +48,8 @@ from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.vars.clean import remove_internal_keys
 
-from ansible_collections.gpufleet.acceptance.plugins.module_utils import gpu_collect, host_collect, nic_collect, topology_collect
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_collect import phase_budget
+from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_run import COLLECTORS as NODE_COLLECTORS
 from ansible_collections.gpufleet.acceptance.plugins.module_utils.node_run import argument_spec
 from gpufleet.adapter.connection import with_one_reconnect
 from gpufleet.adapter.node_facts import separate_results
@@ -68,14 +68,13 @@ from gpufleet.results.store import (
 # after: the stress phase this reading follows (the health re-read): recorded beside the first reading, not over it
 RECORD_KEYS = ("run_dir", "claim", "profile", "profile_overrides", "settings", "after")
 # group -> the options its own module takes (collector: separate passes each module only its own)
+MODULE_OPTIONS = dict((name, collector.ARGUMENT_SPEC) for name, collector in NODE_COLLECTORS)
 # node_run.py and the collectors, sent to the node by _collect
 MODULE_UTILS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "module_utils")
 # the module's options as the controller checks them: a path is expanded on the node (node_run.expand_paths), where
 # ~ and $HOME are the node's
 CONTROLLER_CHECKED_SPEC = dict((key, dict(option, type="str") if option.get("type") == "path" else option)
                                for key, option in argument_spec().items())
-MODULE_OPTIONS = {"topology": topology_collect.ARGUMENT_SPEC, "gpu": gpu_collect.ARGUMENT_SPEC, "nic": nic_collect.ARGUMENT_SPEC,
-                  "host": host_collect.ARGUMENT_SPEC}
 
 
 def check_record(record):
@@ -204,19 +203,20 @@ class ActionModule(ActionBase):
         budget = separate_budget(args, requested)
         deadline = None if budget is None else time.monotonic() + budget
 
+        def within_budget(module_args):
+            # what is left of the one budget: the four runs together (and a second attempt) stay within it
+            if deadline is None:
+                return module_args
+            return dict(module_args, phase_timeout=max(1, int(deadline - time.monotonic())))
+
         def execute(module, module_args):
-            if deadline is not None:
-                # what is left of the one budget: the four runs together (and a second attempt) stay within it
-                module_args = dict(module_args, phase_timeout=max(1, int(deadline - time.monotonic())))
-            return self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)
+            return self._execute_module(module_name=module, module_args=within_budget(module_args), task_vars=task_vars)
 
         def gather(retry):
             if collector == "separate":
                 return {}, separate_results(host, requested, args, execute, MODULE_OPTIONS)
             # the first attempt as asked; a second one after a lost connection gets what is left of the budget
-            module_args = dict(args, phase_timeout=max(1, int(deadline - time.monotonic()))) \
-                if retry and deadline is not None else args
-            module_result = self._collect(module_args, task_vars)
+            module_result = self._collect(within_budget(args) if retry else args, task_vars)
             return module_result, group_results(host, requested, module_result)
 
         try:
