@@ -22,7 +22,7 @@ Controller side, re-renderable at any time from the directory alone (nothing is 
 - ``junit.xml``: one testcase per node x check (``classname`` = node), fail -> ``<failure>``,
   skip -> ``<skipped>``, error -> ``<error>``; an unreachable node is one failed testcase; each
   required item not verified is an ``evidence.<item>`` testcase ``<skipped>`` with its reason, and an
-  INCOMPLETE node one failed ``node.evidence`` testcase.
+  INCOMPLETE node one failed ``node.evidence`` testcase (junit.py).
 
 Every file is written atomically (gpufleet.results.store.write_bytes_atomic).
 """
@@ -32,14 +32,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import xml.etree.ElementTree as ET
 from typing import Any, Sequence
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from gpufleet.checks.model import ACCEPTED
 from gpufleet.report.cost import ReferenceJobError, validate_job
+from gpufleet.report.junit import junit_pieces
 from gpufleet.report.model import (ReportError, build_model, error_words, load_profile_thresholds, load_results,
                                    results_document)
 from gpufleet.results.store import utc_now, write_bytes_atomic, write_text_atomic
@@ -52,8 +51,6 @@ FILE_NAMES = {"html": "report.html", "md": "report.md", "json": "results.json", 
 # Markdown: backslash-escape what Markdown interprets; HTML metacharacters become entities.
 _MD_BACKSLASH = re.compile(r"([\\`*_\[\]|~#])")
 _MD_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-# Characters XML 1.0 cannot carry at all (a node's output may hold any byte).
-_XML_INVALID = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def md_escape(value: Any) -> str:
@@ -68,19 +65,6 @@ def md_escape(value: Any) -> str:
     text = " ".join(text.split("\n")).replace("\r", " ")
     # last: the \xNN escapes of control and bidi characters must reach the file as typed, not backslash-escaped again
     return visible(text, keep_lines=True)
-
-
-def xml_text(value: Any) -> str:
-    """Text for junit.xml, shown as report.md and report.html show it: control, separator and bidi characters from a
-    node (ESC, NUL, U+202E) become ``\\x1b``, ``\\x00``, ``\\u202e`` (gpufleet/text.py ``visible``; newlines and tabs
-    kept), and so does what else XML 1.0 cannot carry (a lone surrogate, U+FFFE); ElementTree escapes the rest."""
-    return _XML_INVALID.sub(_xml_escape, visible(value, keep_lines=True))
-
-
-def _xml_escape(match: re.Match[str]) -> str:
-    """A character XML 1.0 cannot carry as ``\\xNN`` (below 256) or ``\\uNNNN``."""
-    code = ord(match.group(0))
-    return "\\x%02x" % code if code < 256 else "\\u%04x" % code
 
 
 def html_visible(value: Any) -> Any:
@@ -185,159 +169,6 @@ def _write_html(path: str, model: dict[str, Any], templates_dir: str | None) -> 
 
 def render_markdown(model: dict[str, Any], templates_dir: str | None = None) -> str:
     return markdown_environment(templates_dir).get_template("report.md.j2").render(report=model)
-
-
-def _case_name(item: dict[str, Any], seen: dict[str, int]) -> str:
-    name = str(item.get("id"))
-    if item.get("subject"):
-        name = "%s [%s]" % (name, item["subject"])
-    seen[name] = seen.get(name, 0) + 1
-    if seen[name] > 1:
-        name = "%s #%d" % (name, seen[name])
-    return name
-
-
-def _check_text(item: dict[str, Any]) -> str:
-    parts = [str(item.get("message") or "")]
-    for key in ("measured", "expected", "threshold_source"):
-        if item.get(key) is not None:
-            value = item[key]
-            shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-            parts.append("%s: %s" % (key, shown))
-    return "\n".join(parts)
-
-
-def _evidence_cases(host: str, record: dict[str, Any], counts: dict[str, int]) -> list[ET.Element]:
-    """The node's required evidence as testcases: each unverified item ``<skipped>`` with its reason, and an
-    INCOMPLETE node one failed ``node.evidence`` testcase naming every unverified item (docs/report.md)."""
-    coverage = record.get("coverage") if isinstance(record.get("coverage"), dict) else None
-    if coverage is None:
-        return []
-    cases = []
-    for item in coverage.get("items") or []:
-        if not isinstance(item, dict) or item.get("status") != "unverified":
-            continue
-        name = xml_text("evidence.%s" % item.get("item"))
-        case = ET.Element("testcase", classname=xml_text(host), name=name, time="0")
-        why = "not verified: %s: %s" % (item.get("label"), item.get("reason"))
-        ET.SubElement(case, "skipped", message=xml_text(why))
-        counts["skipped"] += 1
-        cases.append(case)
-    if record.get("verdict") == "INCOMPLETE":
-        reasons = [str(reason) for reason in coverage.get("incomplete") or []]
-        case = ET.Element("testcase", classname=xml_text(host), name="node.evidence", time="0")
-        message = xml_text("INCOMPLETE: %d required item(s) not verified" % len(reasons))
-        failure = ET.SubElement(case, "failure", message=message, type="incomplete")
-        failure.text = xml_text("\n".join(reasons))
-        counts["failures"] += 1
-        cases.append(case)
-    return cases
-
-
-# the counters of a testsuite and of the testsuites, in the order junit.xml carries them
-JUNIT_COUNTS = ("tests", "failures", "errors", "skipped")
-
-
-def render_junit(results: dict[str, Any]) -> bytes:
-    """JUnit XML (gpufleet/report/schemas/junit.xsd): one testsuite per node, one testcase per check of that node."""
-    return b"".join(junit_pieces(results))
-
-
-def junit_pieces(results: dict[str, Any]) -> list[bytes]:
-    """:func:`render_junit`'s bytes in pieces, one per node. Each node's testsuite is serialized on its own and let
-    go: a 10,000-node fleet is never one tree, nor one string, in memory (written piece by piece)."""
-    totals = dict.fromkeys(JUNIT_COUNTS, 0)
-    run = results.get("run") or {}
-    pieces = []
-    for host in sorted(results.get("hosts") or {}):
-        suite, counts = _host_suite(host, results["hosts"][host], results, run)
-        for key, value in counts.items():
-            totals[key] += value
-        ET.indent(suite, level=1)
-        pieces.append(("\n  " + ET.tostring(suite, encoding="unicode")).encode("utf-8"))
-    root = ET.Element("testsuites", name=xml_text("gpufleet acceptance %s" % (run.get("run_id") or "")))
-    for key, value in totals.items():
-        root.set(key, str(value))
-    head = '<?xml version="1.0" encoding="UTF-8"?>\n'
-    if not pieces:
-        return [(head + ET.tostring(root, encoding="unicode") + "\n").encode("utf-8")]
-    # the start tag as ElementTree writes it (attributes escaped), the suites indented as ET.indent would
-    start = ET.tostring(root, encoding="unicode", short_empty_elements=False)[:-len("</testsuites>")]
-    return [(head + start).encode("utf-8")] + pieces + [b"\n</testsuites>\n"]
-
-
-def _host_suite(host: str, record: dict[str, Any], results: dict[str, Any],
-                run: dict[str, Any]) -> tuple[ET.Element, dict[str, int]]:
-    """The node's testsuite and its counts: its properties, one testcase per check (an unreachable node one
-    failed ``node.reachable``), its evidence testcases, else one skipped ``node.judged``."""
-    suite = ET.Element("testsuite", name=xml_text(host))
-    _suite_properties(suite, record, results, run)
-    counts = dict.fromkeys(JUNIT_COUNTS, 0)
-    seen: dict[str, int] = {}
-    cases = []
-    if record.get("unreachable"):
-        cases.append(_unreachable_case(host, record["unreachable"], counts))
-    for item in record.get("checks") or []:
-        cases.append(_check_case(host, item, seen, counts))
-    cases.extend(_evidence_cases(host, record, counts))
-    if not cases:
-        case = ET.Element("testcase", classname=xml_text(host), name="node.judged", time="0")
-        ET.SubElement(case, "skipped", message="not judged yet: the run has no checks for this node")
-        counts["skipped"] += 1
-        cases.append(case)
-    counts["tests"] = len(cases)
-    for key, value in counts.items():
-        suite.set(key, str(value))
-    suite.set("time", "0")
-    suite.extend(cases)
-    return suite, counts
-
-
-def _suite_properties(suite: ET.Element, record: dict[str, Any], results: dict[str, Any], run: dict[str, Any]) -> None:
-    """The node's verdict, profile and level as testsuite properties, and the label of an ACCEPT that rests on
-    facts alone."""
-    props = ET.SubElement(suite, "properties")
-    coverage = record.get("coverage")
-    if not isinstance(coverage, dict):
-        coverage = {}
-    # the level the node was judged at (its coverage), else the run's (fleet.json, run.json settings)
-    level = (coverage.get("level") or (results.get("fleet") or {}).get("level")
-             or (run.get("settings") or {}).get("level"))
-    for key, value in (("verdict", record.get("verdict")), ("profile", (record.get("profile") or {}).get("name")),
-                       ("level", level)):
-        ET.SubElement(props, "property", name=key, value=xml_text(value or ""))
-    if coverage.get("label") and record.get("verdict") in ACCEPTED:
-        # "static checks only": an ACCEPT that rests on facts alone, for CI to tell from a measured one
-        ET.SubElement(props, "property", name="label", value=xml_text(coverage["label"]))
-
-
-def _unreachable_case(host: str, unreachable: Any, counts: dict[str, int]) -> ET.Element:
-    """The failed ``node.reachable`` testcase of a node ssh could not reach."""
-    case = ET.Element("testcase", classname=xml_text(host), name="node.reachable", time="0")
-    failure = ET.SubElement(case, "failure", message=xml_text("UNREACHABLE: %s" % unreachable), type="unreachable")
-    failure.text = xml_text(unreachable)
-    counts["failures"] += 1
-    return case
-
-
-def _check_case(host: str, item: dict[str, Any], seen: dict[str, int], counts: dict[str, int]) -> ET.Element:
-    """One check as a testcase: fail -> ``<failure>``, error -> ``<error>``, skip -> ``<skipped>``, warn -> its text
-    in ``<system-out>``, pass -> a bare testcase."""
-    case = ET.Element("testcase", classname=xml_text(host), name=xml_text(_case_name(item, seen)), time="0")
-    status = item.get("status")
-    message = xml_text(item.get("message") or "")
-    if status == "fail":
-        ET.SubElement(case, "failure", message=message, type="fail").text = xml_text(_check_text(item))
-        counts["failures"] += 1
-    elif status == "error":
-        ET.SubElement(case, "error", message=message, type="error").text = xml_text(_check_text(item))
-        counts["errors"] += 1
-    elif status == "skip":
-        ET.SubElement(case, "skipped", message=message)
-        counts["skipped"] += 1
-    elif status == "warn":
-        ET.SubElement(case, "system-out").text = xml_text("WARN: " + _check_text(item))
-    return case
 
 
 def _write_format(name: str, path: str, results: dict[str, Any], model: dict[str, Any],

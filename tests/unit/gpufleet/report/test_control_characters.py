@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from gpufleet.report.render import html_visible, md_escape, render_report, xml_text
+from gpufleet.report.junit import xml_text
+from gpufleet.report.render import html_visible, md_escape, render_report
 from gpufleet.results.store import RunDir
 from gpufleet.text import one_line, visible
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from gpufleet.report.model import build_model, figure_text, gpu_ranges
-from gpufleet.report.render import render_html, render_junit, render_markdown
+from gpufleet.report.junit import render_junit
+from gpufleet.report.render import render_html, render_markdown
 
 SLOW = ["hw_slowdown"]
 

@@ -18,7 +18,8 @@ import pytest
 import xmlschema
 
 from gpufleet.report.model import ReportError
-from gpufleet.report.render import md_escape, render_report, xml_text
+from gpufleet.report.junit import xml_text
+from gpufleet.report.render import md_escape, render_report
 from gpufleet.results.compact import expand_document
 from gpufleet.results.store import safe_name
 
