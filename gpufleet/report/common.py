@@ -36,6 +36,8 @@ REASON_STATUSES = ("fail", "error", "warn")
 
 def cell_text(value: Any) -> str:
     """A JSON value as short text for a table cell (None -> empty)."""
+    if type(value) is str:  # pylint: disable=unidiomatic-typecheck  # most cells: as they are, no other test
+        return value
     if value is None:
         return ""
     if isinstance(value, bool):

@@ -17,7 +17,7 @@ from gpufleet.report.common import (REASON_STATUSES, VERDICT_CLASS, Record, View
                                     status_rank)
 from gpufleet.report.cost import verdict_of
 from gpufleet.report.coverage import coverage_view
-from gpufleet.report.reasons import other_checks, reason_row, reason_rows
+from gpufleet.report.reasons import other_checks, reason_rows
 from gpufleet.text import one_line
 
 
@@ -67,7 +67,6 @@ def _node(index: int, record: Record) -> View:
         "claim_note": "" if coverage["claim"] else "judged against no claim",
         # level quick: an ACCEPT rests on the facts alone ("static checks only", gpufleet/plan/levels.py)
         "level_label": coverage.get("label") or "" if verdict in ACCEPTED else "",
-        "checks": [reason_row(item) for item in sorted(checks, key=lambda item: status_rank(item.get("status")))],
         "other_checks": other_checks(checks),
         "status_counts": dict(Counter(str(item.get("status")) for item in checks)),
         "fact_errors": [{"group": str(group), "message": cell_text(message)}
