@@ -70,10 +70,11 @@ def encode_row(item: Any, fields: Sequence[str], table: ValueTable) -> Row:
     """``item`` as a row of ``fields`` (the module docstring); an entry that is no object: its value's index."""
     if not isinstance(item, dict):
         return table.ref(item)
-    row: list[int | None] = [table.ref(item[name]) if name in item else None for name in fields]
-    extra = {key: value for key, value in item.items() if key not in fields}
-    if extra:
-        row.append(table.ref(extra))
+    ref = table.ref
+    row: list[int | None] = [ref(item[name]) if name in item else None for name in fields]
+    # an item with no key beyond the fields (most) is not searched for one
+    if len(item) > len(row) - row.count(None):
+        row.append(ref({key: value for key, value in item.items() if key not in fields}))
     return row
 
 

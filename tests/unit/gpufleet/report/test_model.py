@@ -57,7 +57,7 @@ def test_gpu_values_unlike_the_majority_are_flagged(small_run):
                                      "majority": "96.00.74.00.0D", "scope": "fleet"}]
     bravo = model["nodes"][0]
     vbios_column = model["gpu_columns"].index("VBIOS")
-    assert [row[vbios_column]["flag"] for row in bravo["gpu_rows"]] == [False, False, False, True, False, False, False, False]
+    assert [row[vbios_column].flag for row in bravo["gpu_rows"]] == [False, False, False, True, False, False, False, False]
     assert bravo["flagged"] == 1
 
 

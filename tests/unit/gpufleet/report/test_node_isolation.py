@@ -140,4 +140,4 @@ def test_a_gpu_name_of_another_type_is_shown_as_text(small_run):
     results["hosts"]["alpha"] = alpha
     model = build_model(results)
     alpha_row = next(node for node in model["nodes"] if node["host"] == "alpha")["gpu_rows"][0]
-    assert alpha_row[1]["text"] == '["not", "text"]' and model["problems"] == []
+    assert alpha_row[1].text == '["not", "text"]' and model["problems"] == []

@@ -9,6 +9,7 @@ product name replaced by markup and a script tag, parsed by the real parser, und
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -18,6 +19,7 @@ import pytest
 import xmlschema
 
 from gpufleet.report.model import ReportError
+from gpufleet.report import render
 from gpufleet.report.junit import xml_text
 from gpufleet.report.render import md_escape, render_report
 from gpufleet.results.compact import expand_document
@@ -147,3 +149,28 @@ def test_no_multi_node_section_without_a_multi_node_run(small_run, tmp_path):
     files = render_report(small_run, output_dir=str(tmp_path / "out"), formats=["html", "md"])["files"]
     assert "multi-node all-reduce busbw per run" not in open(files["html"], encoding="utf-8").read()
     assert "## Multi-node all-reduce" not in open(files["md"], encoding="utf-8").read()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_spares_the_records_while_files_are_written_and_is_given_back(
+        small_run, tmp_path, monkeypatch, enabled):
+    """render.py _long_lived: while a file is written the collector runs (as the caller had it) over what is new, the
+    records and the model frozen out of it; after the render, and after one that fails, it is as the caller had it."""
+    seen = []
+    write_format = render._write_format  # pylint: disable=protected-access
+
+    def recording(name, *args):
+        seen.append((name, gc.isenabled(), gc.get_freeze_count() > 0))
+        return write_format(name, *args)
+
+    monkeypatch.setattr(render, "_write_format", recording)
+    (gc.enable if enabled else gc.disable)()
+    try:
+        render_report(small_run, output_dir=str(tmp_path / "out"))
+        assert seen == [(name, enabled, True) for name in render.FORMATS]
+        assert (gc.isenabled(), gc.get_freeze_count()) == (enabled, 0)
+        with pytest.raises(ReportError):
+            render_report(str(tmp_path / "no-such-run"))
+        assert (gc.isenabled(), gc.get_freeze_count()) == (enabled, 0)
+    finally:
+        gc.enable()
