@@ -70,8 +70,8 @@ def md_escape(value: Any) -> str:
 
 def html_visible(value: Any) -> Any:
     """The HTML environment's ``finalize``: control and bidi characters of a printed string shown as ``\\xNN``
-    (gpufleet/text.py), newlines and tabs kept. Already-escaped text (``|e``) is treated alike: the escapes
-    hold no HTML metacharacter, so the markup stays what it was."""
+    (gpufleet/text.py), newlines and tabs kept. Markup (a macro's output, already escaped) is treated alike: the
+    escapes hold no HTML metacharacter, so the markup stays what it was."""
     if isinstance(value, Markup):
         return Markup(visible(str(value), keep_lines=True))
     if isinstance(value, str):
