@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from gpufleet.checks.model import ACCEPTED
 from gpufleet.text import visible
@@ -77,26 +77,41 @@ def render_junit(results: dict[str, Any]) -> bytes:
 
 
 def junit_pieces(results: dict[str, Any]) -> list[bytes]:
-    """:func:`render_junit`'s bytes in pieces: the head, one per node, the end (written piece by piece: a 10,000-node
-    fleet is never one string in memory)."""
+    """:func:`render_junit`'s bytes in pieces: the head, one per node, the end."""
     totals = dict.fromkeys(JUNIT_COUNTS, 0)
-    run = results.get("run") or {}
-    pieces = []
+    suites = []
     for host in sorted(results.get("hosts") or {}):
-        suite, counts = _host_suite(host, results["hosts"][host], results, run)
-        for key in JUNIT_COUNTS:
-            totals[key] += counts[key]
-        pieces.append(suite.encode("utf-8"))
+        suite, counts = host_suite(host, results["hosts"][host], results)
+        add_counts(totals, counts)
+        suites.append(suite)
+    return list(junit_document(results, totals, suites))
+
+
+def add_counts(totals: dict[str, int], counts: dict[str, int]) -> None:
+    """Add a testsuite's ``counts`` to the ``totals`` of the testsuites (JUNIT_COUNTS)."""
+    for key in JUNIT_COUNTS:
+        totals[key] += counts[key]
+
+
+def junit_document(results: dict[str, Any], totals: dict[str, int], suites: Iterable[bytes]) -> Iterator[bytes]:
+    """The file, piece by piece (a 10,000-node fleet's is never one string in memory): the head with ``totals``, the
+    ``suites`` (:func:`host_suite`'s, in order of host), the end. Every node has a testcase (``node.judged`` at least),
+    so no tests is no node: one empty ``<testsuites />``."""
+    run = results.get("run") or {}
     root = [("name", xml_text("gpufleet acceptance %s" % (run.get("run_id") or "")))]
     root += [(key, str(totals[key])) for key in JUNIT_COUNTS]
-    if not pieces:
-        return [(HEAD + _element("testsuites", root, None) + "\n").encode("utf-8")]
-    return [(HEAD + "<testsuites%s>" % _attributes(root)).encode("utf-8")] + pieces + [b"\n</testsuites>\n"]
+    if not totals["tests"]:
+        yield (HEAD + _element("testsuites", root, None) + "\n").encode("utf-8")
+        return
+    yield (HEAD + "<testsuites%s>" % _attributes(root)).encode("utf-8")
+    yield from suites
+    yield b"\n</testsuites>\n"
 
 
-def _host_suite(host: str, record: dict[str, Any], results: dict[str, Any],
-                run: dict[str, Any]) -> tuple[str, dict[str, int]]:
-    """The node's testsuite as text (a newline and two spaces before it) and its counts."""
+def host_suite(host: str, record: dict[str, Any], results: dict[str, Any]) -> tuple[bytes, dict[str, int]]:
+    """The node's testsuite (a newline and two spaces before it) in UTF-8, and its counts; ``results``: the run's
+    ``run`` and ``fleet`` (for the level a node was judged at)."""
+    run = results.get("run") or {}
     counts = dict.fromkeys(JUNIT_COUNTS, 0)
     cases = list(_cases(host, record, counts))
     counts["tests"] = len(cases)
@@ -115,7 +130,7 @@ def _host_suite(host: str, record: dict[str, Any], results: dict[str, Any],
         else:
             lines.append("%s>\n      %s\n    </testcase>" % (start, _element(*child)))
     lines.append("\n  </testsuite>")
-    return "".join(lines), counts
+    return "".join(lines).encode("utf-8"), counts
 
 
 def _properties(record: dict[str, Any], results: dict[str, Any], run: dict[str, Any]) -> list[tuple[str, str]]:

@@ -47,8 +47,8 @@ from gpufleet.checks.profiles import load_profiles
 from gpufleet.report.benchmark_view import NO_BENCHMARKS, benchmark_views, classify_benchmark
 from gpufleet.report.charts_series import burn_in_view
 from gpufleet.report.common import (ACCEPT, ACCEPT_WITH_WARNINGS, INCOMPLETE, NOT_JUDGED, REJECT, UNREACHABLE,
-                                    VERDICT_CLASS, VERDICT_ORDER, VERDICTS, NodeErrors, View, cell_text, error_words,
-                                    finite)
+                                    VERDICT_CLASS, VERDICT_ORDER, VERDICTS, NodeErrors, Record, View, cell_text,
+                                    error_words, finite)
 from gpufleet.report.cost import cost_document, verdict_of
 from gpufleet.report.cost_chart import cost_chart_view, reference_job
 from gpufleet.report.coverage import coverage_view
@@ -99,13 +99,9 @@ def _optional_json(directory: str, name: str) -> Any:
         raise ReportError(str(exc)) from None
 
 
-def load_results(path: str) -> dict[str, Any]:
-    """``{"path", "run", "fleet", "hosts"}`` of the run directory at ``path``.
-
-    ``fleet`` is None while the run is unfinished (no ``fleet.json``); ``hosts`` maps each host
-    name to its record without its raw index and health re-reads. ReportError when the directory has no
-    ``run.json`` of this schema.
-    """
+def load_run(path: str) -> dict[str, Any]:
+    """``{"path", "run", "fleet", "slurm", "hosts": {}}`` of the run directory at ``path``: :func:`load_results`
+    without the host records (report/digest.py reads them one at a time)."""
     if not os.path.isdir(path):
         raise ReportError("%s: not a directory (expected a gpufleet results directory with run.json)" % path)
     try:
@@ -119,9 +115,20 @@ def load_results(path: str) -> dict[str, Any]:
     if os.path.exists(fleet_path) and (not isinstance(fleet, dict) or fleet.get("schema") != SCHEMA):
         raise ReportError("%s: schema %r, this gpufleet reads %s" % (fleet_path, (fleet or {}).get("schema"), SCHEMA))
     slurm = _optional_json(run_dir.path, SLURM_FILE)
+    return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": {}, "slurm": slurm}
+
+
+def load_results(path: str) -> dict[str, Any]:
+    """``{"path", "run", "fleet", "hosts", "slurm"}`` of the run directory at ``path``.
+
+    ``fleet`` is None while the run is unfinished (no ``fleet.json``); ``hosts`` maps each host
+    name to its record without its raw index and health re-reads. ReportError when the directory has no
+    ``run.json`` of this schema.
+    """
+    results = load_run(path)
     # the readings no view shows nor results.json keeps (the checks judged them): a sixth of 10,000 records' memory
-    hosts = run_dir.host_records(without=("raw", "health_after"))
-    return {"path": run_dir.path, "run": run, "fleet": fleet, "hosts": hosts, "slurm": slurm}
+    results["hosts"] = RunDir.open(results["path"]).host_records(without=("raw", "health_after"))
+    return results
 
 
 # the per-GPU fields of results.json's gpu_throughput rows
@@ -144,13 +151,14 @@ def run_document(results: dict[str, Any], generated: str | None = None) -> dict[
     return _document(results, SCHEMA, generated, hosts=hosts)
 
 
-def results_document(results: dict[str, Any], generated: str | None = None,
-                     model: View | None = None) -> dict[str, Any]:
+def results_document(results: dict[str, Any], generated: str | None = None, model: View | None = None,
+                     compacted: tuple[dict[str, Any], list[Any]] | None = None) -> dict[str, Any]:
     """``results.json`` (schema ``gpufleet.results/v2``, gpufleet/results/compact.py): run, fleet, and every host
     record without its readings (facts, raw index, health re-reads, parsed benchmark outputs), its checks and coverage
     items as rows of ``values``; with the render ``model``, also ``cost_to_train`` (report/cost.py
-    :func:`cost_document`) and ``gpu_throughput`` (per-GPU rows)."""
-    hosts, values = compact_hosts(results["hosts"])
+    :func:`cost_document`) and ``gpu_throughput`` (per-GPU rows); ``compacted``: the hosts and values already
+    compacted (report/digest.py: ``results["hosts"]`` then holds cut-down records)."""
+    hosts, values = compacted or compact_hosts(results["hosts"])
     document = _document(results, DOCUMENT_SCHEMA, generated, fields=document_fields(), values=values, hosts=hosts)
     if model is not None:
         document["cost_to_train"] = cost_document(model.get("cost"))
@@ -200,17 +208,29 @@ def _complete_nodes(nodes: list[View], results: dict[str, Any], gpu_rows: dict[s
         node["error"] = "; ".join(text for text in [node["error"]] + errors.get(node["host"], []) if text)
 
 
+def _node_rows(ordered: list[Record], rows: dict[str, View] | None) -> list[View]:
+    """Each node's row (nodes.py ``node_row``), in order: those already made (report/digest.py) or made here; its
+    anchor by its place."""
+    if rows is None:
+        return [node_row(index, record) for index, record in enumerate(ordered)]
+    nodes = [rows[record["host"]] for record in ordered]
+    for index, node in enumerate(nodes):
+        node["anchor"] = "node-%d" % index
+    return nodes
+
+
 def build_model(results: dict[str, Any], profiles: dict[str, Any] | None = None, title: str | None = None,
-                job: Any = None) -> View:
+                job: Any = None, rows: dict[str, View] | None = None) -> View:
     """The render model of ``results`` (from :func:`load_results`); ``job``: the reference job of the cost view
     (report/cost.py), else run.json ``settings.reference_job``, else the defaults. ``problems`` names a view left
-    out; a node's ``error`` what of it could not be shown (the module docstring)."""
+    out; a node's ``error`` what of it could not be shown (the module docstring). ``rows``: each host's row made as
+    its record was read (report/digest.py), ``results["hosts"]`` then holding the records as the views read them."""
     run = results.get("run") or {}
     records = [results["hosts"][name] for name in sorted(results.get("hosts") or {})]
     ordered = sorted(records, key=lambda record: (VERDICT_ORDER[verdict_of(record)], str(record.get("host"))))
     errors: NodeErrors = {}
     problems: list[str] = []
-    nodes = [node_row(index, record) for index, record in enumerate(ordered)]
+    nodes = _node_rows(ordered, rows)
     gpu_rows, flagged = _section(problems, "GPU table", lambda: gpu_table(ordered, errors), ({}, []))
     benchmarks = _section(problems, "benchmark charts", lambda: benchmark_views(ordered, profiles, errors),
                           dict(NO_BENCHMARKS))

@@ -351,8 +351,9 @@ def _interrupted(tmp_path, ready, args, inventory, env_extra=None):
     return Interrupted(rc, stdout, stderr, _ansible_playbooks_naming(inventory), judged)
 
 
-def _ansible_playbook_main(text):
-    """The pid of the ansible-playbook process (not one of its forked workers) whose command line holds ``text``."""
+def _ansible_playbook_processes(text):
+    """``{pid: parent pid}`` of the ansible-playbook processes (the main one and its forked workers) whose command
+    line holds ``text``."""
     found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -364,6 +365,12 @@ def _ansible_playbook_main(text):
             continue
         if any(os.path.basename(arg) == "ansible-playbook" for arg in argv[:2]) and any(text in arg for arg in argv):
             found[int(pid)] = ppid
+    return found
+
+
+def _ansible_playbook_main(text):
+    """The pid of the ansible-playbook process (not one of its forked workers) whose command line holds ``text``."""
+    found = _ansible_playbook_processes(text)
     mains = [pid for pid, ppid in found.items() if ppid not in found]
     return mains[0] if len(mains) == 1 else None
 
@@ -398,8 +405,14 @@ def facts_killed_fixture(tmp_path_factory):
     if main_pid is None or proc.poll() is not None:
         proc.kill()
         raise AssertionError("the run was not held where it is killed:\n" + "".join(proc.communicate(timeout=60)))
+    workers = [pid for pid, ppid in _ansible_playbook_processes(inventory).items() if ppid == main_pid]
     os.kill(main_pid, signal.SIGKILL)
-    flag.unlink()  # the orphaned worker finishes its module
+    # and its forked workers: the one in h100-a's fact task would record h100-a once its tool is let go, before or
+    # after gpufleet says what is on disk (a race the run's machine decides), and the resume would not gather it again
+    for pid in workers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    flag.unlink()  # the held nvidia-smi, in a session of its own, runs its recording and ends
     stdout, stderr = proc.communicate(timeout=120)
     started.unlink()  # the next hold of h100-a's nvidia-smi marks it again
     return base, inventory, flag, subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)

@@ -1,0 +1,163 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""report/digest.py: the report read in one pass over the host records is the report of the whole records.
+
+The runs are conftest.py's hand-built ones, and ``views_run`` here: small_run plus SYNTHETIC nodes (written in the
+test) that give every fleet-wide view something to read: an INCOMPLETE priced node, a gpu_compute record with a
+fleet-relative finding and a burn-in record with a finding, and a node whose record has the wrong shapes."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from gpufleet.report import render
+from gpufleet.report.digest import SuiteSpool, digest_run, view_record
+from gpufleet.report.junit import junit_document, render_junit
+from gpufleet.report.model import ReportError, build_model, load_results, load_run, results_document
+from gpufleet.report.render import render_report
+from gpufleet.results.store import RunDir
+
+FORMATS = ("json", "junit")
+
+
+def compute_record(slow_gpu):
+    """A gpu_compute record in the gpubench parser's shape: 2 GPUs, ``slow_gpu`` at 500 bf16 TFLOP/s, the other 700."""
+    gpus = [{"index": index, "name": "NVIDIA H100 80GB HBM3", "bus_id": "00000000:%02X:00.0" % index,
+             "gemm_tflops": {"bf16": 500.0 if index == slow_gpu else 700.0}, "hbm_gbs": {"copy": 2900.0}}
+            for index in range(2)]
+    return {"name": "gpubench", "kind": "gpu_compute", "parsed": {"tool": "gpubench", "gpus": gpus, "errors": []}}
+
+
+def add_node(run, host, **fields):
+    record = run.new_host_record(host)
+    record.update(fields)
+    run.write_host(record)
+
+
+@pytest.fixture(name="views_run")
+def views_run_fixture(small_run):
+    run = RunDir.open(small_run)
+    claim = {"price_per_node_hour": 12.0, "gpu_count": 8}
+    add_node(run, "echo", verdict="INCOMPLETE", claim=claim,
+             checks=[{"id": "gpu.count", "status": "pass", "message": "8 GPUs"},
+                     {"id": "nvlink.errors", "status": "error", "message": "nvlink counters unreadable"}],
+             coverage={"incomplete": ["benchmarks.allreduce_single: not run"], "items": [], "label": "x"})
+    add_node(run, "foxtrot", verdict="ACCEPT WITH WARNINGS", claim=claim, benchmarks=[compute_record(1)],
+             checks=[{"id": "benchmarks.gpu_compute.fleet", "status": "warn", "subject": "GPU1",
+                      "message": "GPU1 bf16 500 TFLOP/s, 29 % under the fleet's median"},
+                     {"id": "burn_in.temperature", "status": "fail", "gpu": {"index": 0}, "message": "GPU0 at 91 C"}],
+             burn_in=[{"name": "burn-in", "samples_path": None, "load": {"tool": "gpubench"},
+                       "gpus": [{"index": 0, "uuid": "GPU-0", "name": "NVIDIA H100 80GB HBM3"}]}])
+    add_node(run, "golf", verdict="REJECT", facts={"gpu": "not a mapping", "topology": ["a list"], "nic": None},
+             checks=[{"id": "host.xid", "status": "fail", "message": "Xid 79"}], coverage="broken")
+    return small_run
+
+
+def whole(path):
+    """model, results.json document and junit.xml of the whole records."""
+    results = load_results(path)
+    model = build_model(results)
+    return model, results_document(results, generated="now", model=model), render_junit(results)
+
+
+def digested(path, tmp_path):
+    """The same from the one pass."""
+    results = load_run(path)
+    digest = digest_run(results, FORMATS, str(tmp_path))
+    try:
+        model = build_model(results, rows=digest.rows)
+        document = results_document(results, generated="now", model=model,
+                                    compacted=(digest.compact, digest.table.values))
+        junit = b"".join(junit_document(results, digest.spool.totals(), digest.spool.suites()))
+    finally:
+        digest.close()
+    return model, document, junit
+
+
+@pytest.mark.parametrize("fixture", ["small_run", "hostile_run", "multi_run", "views_run"])
+def test_the_one_pass_gives_the_report_of_the_whole_records(fixture, request, tmp_path):
+    path = request.getfixturevalue(fixture)
+    model, document, junit = digested(path, tmp_path)
+    assert (model, document, junit) == whole(path)
+
+
+def test_every_view_had_something_to_read(views_run, tmp_path):
+    """views_run is worth comparing: each view the cut-down records feed has rows from them."""
+    model = digested(views_run, tmp_path)[0]
+    # the priced nodes not accepted, failing first (foxtrot, accepted with warnings, is an offer)
+    assert [row["host"] for row in model["cost"]["not_offers"]] == ["bravo", "golf", "delta", "echo"]
+    reasons = {row["host"]: row["reason"] for row in model["cost"]["not_offers"]}
+    assert reasons["echo"] == "not verified: benchmarks.allreduce_single: not run"
+    assert reasons["golf"] == "Xid 79"
+    assert [(row["host"], row["gpu"], row["outlier"]) for row in model["throughput"]["rows"]] == [
+        ("foxtrot", 0, False), ("foxtrot", 1, True)]
+    assert [node["host"] for node in model["burn_in"]["nodes"]] == ["foxtrot"]
+    assert model["benchmarks"]["single"]["sources"] == ["claim"]
+    assert len(model["topology_groups"]) == 2
+
+
+def test_a_record_is_cut_down_to_what_the_views_read():
+    record = {
+        "host": "n1", "verdict": "REJECT", "claim": {"price_per_node_hour": 9.5}, "benchmarks": [{"name": "b"}],
+        "facts": {"gpu": {"gpus": [{"index": 0, "name": "H100", "serial": "S1", "uuid": "GPU-x", "memory_total_mib": 80,
+                                    "pcie_link_gen_max": 5, "clock_event_reasons": {"idle": True}}, "no mapping"],
+                          "driver_version": "550.54", "gpu_count": 1, "cuda_version": "12.4", "warnings": ["w"]},
+                  "topology": {"names": ["GPU0"], "links": {"GPU0": {"GPU0": "X"}}, "summary": {"gpu_count": 1},
+                               "legend": "long", "gpu_pairs": []},
+                  "nic": {"interfaces": [{"name": "ib0"}]}, "host": {"kernel": "6.8"}},
+        "checks": [{"id": "gpu.count", "status": "pass"}, {"id": "host.xid", "status": "fail"},
+                   {"id": "nvlink.state", "status": "warn"},
+                   {"id": "benchmark.allreduce_single_node", "status": "pass"},
+                   {"id": "benchmarks.gpu_compute.fleet", "status": "warn"}, {"id": "burn_in.clocks", "status": "pass"},
+                   {"id": "host.dmesg", "status": "error"}, 7],
+        "coverage": {"incomplete": ["a"], "items": [{"item": "a"}], "label": "static checks only"},
+    }
+    assert view_record(record) == {
+        "host": "n1", "verdict": "REJECT", "claim": {"price_per_node_hour": 9.5}, "benchmarks": [{"name": "b"}],
+        "facts": {"gpu": {"gpus": [{"index": 0, "name": "H100", "serial": "S1", "memory_total_mib": 80,
+                                    "pcie_link_gen_max": 5}, "no mapping"],
+                          "driver_version": "550.54", "gpu_count": 1},
+                  "topology": {"names": ["GPU0"], "links": {"GPU0": {"GPU0": "X"}}, "summary": {"gpu_count": 1}}},
+        "checks": [{"id": "host.xid", "status": "fail"}, {"id": "benchmark.allreduce_single_node", "status": "pass"},
+                   {"id": "benchmarks.gpu_compute.fleet", "status": "warn"}, {"id": "burn_in.clocks", "status": "pass"},
+                   {"id": "host.dmesg", "status": "error"}, 7],
+        "coverage": {"incomplete": ["a"]},
+    }
+
+
+def test_wrong_shapes_are_kept_as_they_are():
+    """The views find a broken record as it was (and name it on the node's row): the cut never raises."""
+    record = {"host": "n2", "facts": ["not", "a", "mapping"], "checks": "not a list", "coverage": None}
+    assert view_record(record) == record
+    record = {"host": "n3", "facts": {"gpu": {"gpus": "none"}, "topology": 5}}
+    assert view_record(record) == record
+
+
+def test_a_host_read_twice_keeps_its_last_testsuite(tmp_path):
+    spool = SuiteSpool(str(tmp_path))
+    try:
+        spool.add("b", b"<b1/>", {"tests": 2, "failures": 1, "errors": 0, "skipped": 0})
+        spool.add("a", b"<a/>", {"tests": 1, "failures": 0, "errors": 0, "skipped": 1})
+        spool.add("b", b"<b2/>", {"tests": 3, "failures": 0, "errors": 1, "skipped": 0})
+        assert list(spool.suites()) == [b"<a/>", b"<b2/>"]
+        assert spool.totals() == {"tests": 4, "failures": 0, "errors": 1, "skipped": 1}
+    finally:
+        spool.close()
+    # the spool is an unnamed file: nothing is left in the output directory
+    assert os.listdir(str(tmp_path)) == []
+
+
+@pytest.mark.parametrize("broken, name", [("compact_host", "results.json"), ("host_suite", "junit.xml")])
+def test_a_file_the_pass_cannot_make_costs_no_other(small_run, tmp_path, monkeypatch, broken, name):
+    def fails(*_args):
+        raise ValueError("no space left for %s" % broken)
+
+    monkeypatch.setattr("gpufleet.report.digest.%s" % broken, fails)
+    out = tmp_path / "out"
+    with pytest.raises(ReportError) as raised:
+        render_report(small_run, output_dir=str(out))
+    assert str(raised.value).startswith("not written: %s: ValueError: no space left for %s; written: " % (name, broken))
+    assert sorted(os.listdir(str(out))) == sorted(set(render.FILE_NAMES.values()) - {name})
