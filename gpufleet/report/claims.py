@@ -20,6 +20,7 @@ CLAIM_CHECKS = {
     "nvlinks_per_pair": ("topology.gpu_pairs", "nvlink.link_active"),
     "nics": ("network.nic_speed", "network.rdma_port_state"),
 }
+CLAIM_CHECK_IDS = frozenset(check_id for ids in CLAIM_CHECKS.values() for check_id in ids)
 # the claim keys shown, in this order
 CLAIM_KEYS = ("gpu_model", "gpu_count", "gpu_memory_gb", "interconnect", "nvlinks_per_pair", "nics",
               "price_per_node_hour", "rack")
@@ -30,11 +31,15 @@ def claim_rows(record: Record) -> list[dict[str, Any]]:
     claim = record.get("claim")
     if not isinstance(claim, dict):
         return []
-    checks = record.get("checks") or []
+    keys = [key for key in CLAIM_KEYS if key in claim]
+    if not keys:
+        return []
+    # the checks that judge a claim, found once: a node has 80 and more checks, and a claim up to 8 keys
+    checks = [item for item in record.get("checks") or [] if item.get("id") in CLAIM_CHECK_IDS]
     measured = _measured(record)
     return [{"key": key, "claimed": _claimed_text(key, claim[key]), "measured": cell_text(measured.get(key)),
              "status": worst_status(checks, CLAIM_CHECKS.get(key, ()))}
-            for key in CLAIM_KEYS if key in claim]
+            for key in keys]
 
 
 def _measured(record: Record) -> dict[str, Any]:
