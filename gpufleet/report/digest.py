@@ -21,16 +21,19 @@ model.py ``results_document``), which the tests hold them to.
 
 from __future__ import annotations
 
+import functools
+import os
 import tempfile
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Sequence, cast
 
+from gpufleet.report.beside import Beside, BesideError, can_fork, usable_cpus
 from gpufleet.report.common import Record, View, error_words
 from gpufleet.report.gpu_view import GPU_COLUMNS
 from gpufleet.report.junit import JUNIT_COUNTS, add_counts, host_suite
 from gpufleet.report.nodes import node_row
 from gpufleet.report.throughput import FLEET_RULE_PREFIX
-from gpufleet.results.compact import ValueTable, compact_host
+from gpufleet.results.compact import ValueTable, compact_host, remap_host
 from gpufleet.results.shapes import ReportHost
 from gpufleet.results.store import RunDir
 
@@ -91,34 +94,46 @@ def view_record(record: Record) -> Record:
 
 
 class SuiteSpool:
-    """The junit.xml testsuites of the pass, in an unnamed file of the output directory, read back in order of host
-    when junit.xml is written (a 10,000-node fleet's are 170 MB). A host read twice (two files name it) keeps its last
-    testsuite, as a run's records keep the last file's record."""
+    """The junit.xml testsuites of the pass, in unnamed files of the output directory (one per share of the records),
+    read back in order of host when junit.xml is written (a 10,000-node fleet's are 170 MB). A host read twice (two
+    files name it) keeps its last testsuite, as a run's records keep the last file's record."""
 
-    def __init__(self, directory: str) -> None:
-        self.file: IO[bytes] = tempfile.TemporaryFile(prefix=".junit-", dir=directory)
-        self.where: dict[str, tuple[int, int, dict[str, int]]] = {}
+    def __init__(self, directory: str, parts: int = 1) -> None:
+        self.files: list[IO[bytes]] = []
+        try:
+            for _part in range(parts):
+                self.files.append(tempfile.TemporaryFile(prefix=".junit-", dir=directory))
+        except OSError:
+            self.close()
+            raise
+        # host -> (file, offset, size, counts)
+        self.where: dict[str, tuple[int, int, int, dict[str, int]]] = {}
 
-    def add(self, host: str, suite: bytes, counts: dict[str, int]) -> None:
-        self.where[host] = (self.file.tell(), len(suite), counts)
-        self.file.write(suite)
+    def add(self, part: int, host: str, suite: bytes, counts: dict[str, int], where: dict[str, Any]) -> None:
+        """Write ``suite`` at the end of file ``part``, and note where in ``where`` (this spool's, or a share's)."""
+        stream = self.files[part]
+        stream.seek(0, os.SEEK_END)
+        where[host] = (part, stream.tell(), len(suite), counts)
+        stream.write(suite)
 
     def totals(self) -> dict[str, int]:
         totals = dict.fromkeys(JUNIT_COUNTS, 0)
-        for _offset, _size, counts in self.where.values():
+        for _part, _offset, _size, counts in self.where.values():
             add_counts(totals, counts)
         return totals
 
     def suites(self) -> Iterator[bytes]:
         """Each host's testsuite, in order of host."""
-        self.file.flush()
+        for stream in self.files:
+            stream.flush()
         for host in sorted(self.where):
-            offset, size, _counts = self.where[host]
-            self.file.seek(offset)
-            yield self.file.read(size)
+            part, offset, size, _counts = self.where[host]
+            self.files[part].seek(offset)
+            yield self.files[part].read(size)
 
     def close(self) -> None:
-        self.file.close()
+        for stream in self.files:
+            stream.close()
 
 
 @dataclass
@@ -135,46 +150,128 @@ class Digest:
     def close(self) -> None:
         if self.spool is not None:
             self.spool.close()
+            self.spool = None
+
+
+@dataclass
+class Share:
+    """What one reader kept of its share of the host files: as :class:`Digest`, with its own value table (``values``)
+    and where its testsuites are (``suites``)."""
+
+    rows: dict[str, View] = field(default_factory=dict)
+    views: dict[str, Record] = field(default_factory=dict)
+    compact: dict[str, ReportHost] = field(default_factory=dict)
+    values: list[Any] = field(default_factory=list)
+    suites: dict[str, Any] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+# Past this many host records the pass is shared among copies of this process (beside.py), a share each, the first
+# read here: at 10,000 nodes reading the records is half the report's time. Below it one process reads them all.
+SHARED_PASS_NODES = 1000
+MAX_SHARES = 8
+
+
+def shares_of(files: list[str], processes: int) -> list[list[str]]:
+    """``files`` cut in up to ``processes`` runs of files in a row (the value table's order is the files' order),
+    each of SHARED_PASS_NODES // 2 files at least; one share below SHARED_PASS_NODES files or for one process."""
+    count = min(processes, MAX_SHARES, max(1, len(files) // max(1, SHARED_PASS_NODES // 2)))
+    if len(files) < SHARED_PASS_NODES or count < 2:
+        return [files]
+    size = -(-len(files) // count)
+    return [files[start:start + size] for start in range(0, len(files), size)]
 
 
 def digest_run(results: dict[str, Any], formats: Sequence[str], out: str) -> Digest:
     """Read each host record of ``results["path"]`` once (model.py ``load_run``'s results) and keep what the report
     shows of it (the module docstring): ``results["hosts"]`` gets the view records; results.json's entries when
     ``formats`` has ``json``, junit.xml's testsuites (spooled in ``out``) when it has ``junit``. A format the pass
-    cannot make is named in ``failed`` with why, and the pass goes on without it: one file never costs the others."""
+    cannot make is named in ``failed`` with why, and the pass goes on without it: one file never costs the others.
+    A large run is read in shares by copies of this process (:func:`shares_of`); a copy that fails has its share read
+    here again."""
+    run_dir = RunDir.open(results["path"])
+    shares = shares_of(run_dir.host_files(), usable_cpus() if can_fork() else 1)
     digest = Digest()
-    results["hosts"] = {}
     wanted = [name for name in ("json", "junit") if name in formats]
     if "junit" in wanted:
         try:
-            digest.spool = SuiteSpool(out)
+            digest.spool = SuiteSpool(out, len(shares))
         except OSError as exc:
             digest.failed["junit"] = error_words(exc)
-    run_dir = RunDir.open(results["path"])
-    for stored in run_dir.each_host_record(run_dir.host_files(), without=("raw", "health_after")):
-        # read as plain data: a record on disk may have any shape, and the report shows what it holds
-        record = cast(Record, stored)
-        host = record["host"]
-        digest.rows[host] = node_row(0, record)
-        for name in wanted:
-            if name not in digest.failed:
-                _keep(name, digest, host, record, results)
-        results["hosts"][host] = view_record(record)
+            wanted.remove("junit")
+    reader = _Reader(results, run_dir, wanted, digest.spool)
+    copies = [Beside(functools.partial(reader.read, part, files)) for part, files in enumerate(shares) if part]
+    results["hosts"] = {}
+    try:
+        _merge(digest, results, reader.read(0, shares[0]))
+        while copies:
+            part, copy = len(shares) - len(copies), copies.pop(0)
+            try:
+                share = copy.result()
+            except BesideError:
+                share = reader.read(part, shares[part])  # read here again: a copy's end never costs the report
+            _merge(digest, results, share)
+    except BaseException:
+        for copy in copies:
+            copy.stop()
+        digest.close()
+        raise
     return digest
 
 
-def _keep(name: str, digest: Digest, host: str, record: Record, results: dict[str, Any]) -> None:
-    """Keep the host's part of results.json (``json``) or junit.xml (``junit``); when it cannot be made, the format
-    is failed and what it kept let go."""
-    try:
-        if name == "json":
-            digest.compact[host] = compact_host(host, record, digest.table)
-        elif digest.spool is not None:
-            digest.spool.add(host, *host_suite(host, record, results))
-    except Exception as exc:  # pylint: disable=broad-exception-caught  # the other files are still written
-        digest.failed[name] = error_words(exc)
-        if name == "json":
-            digest.compact = {}
-        else:
-            digest.close()
-            digest.spool = None
+class _Reader:
+    """Reads a share of the host files (here or in a copy of this process) into a :class:`Share`."""
+
+    def __init__(self, results: dict[str, Any], run_dir: RunDir, wanted: list[str], spool: SuiteSpool | None) -> None:
+        self.results, self.run_dir, self.wanted, self.spool = results, run_dir, wanted, spool
+
+    def read(self, part: int, files: list[str]) -> Share:
+        share = Share()
+        table = ValueTable()
+        for stored in self.run_dir.each_host_record(files, without=("raw", "health_after")):
+            # read as plain data: a record on disk may have any shape, and the report shows what it holds
+            record = cast(Record, stored)
+            host = record["host"]
+            share.rows[host] = node_row(0, record)
+            for name in self.wanted:
+                if name not in share.failed:
+                    self._keep(name, share, table, part, host, record)
+            share.views[host] = view_record(record)
+        share.values = table.values
+        if self.spool is not None:
+            self.spool.files[part].flush()  # a copy ends with os._exit: nothing left in its buffer
+        return share
+
+    def _keep(self, name: str, share: Share, table: ValueTable, part: int, host: str, record: Record) -> None:
+        """Keep the host's part of results.json (``json``) or junit.xml (``junit``); when it cannot be made, the
+        format is failed and what it kept let go."""
+        try:
+            if name == "json":
+                share.compact[host] = compact_host(host, record, table)
+            elif self.spool is not None:
+                self.spool.add(part, host, *host_suite(host, record, self.results), where=share.suites)
+        except Exception as exc:  # pylint: disable=broad-exception-caught  # the other files are still written
+            share.failed[name] = error_words(exc)
+            if name == "json":
+                share.compact = {}
+            else:
+                share.suites = {}
+
+
+def _merge(digest: Digest, results: dict[str, Any], share: Share) -> None:
+    """Add a share to the digest, in the files' order: its values into the digest's table (each value once, numbered
+    in the order first met, as one reader would have), its entries' indexes made the table's."""
+    digest.rows.update(share.rows)
+    results["hosts"].update(share.views)
+    for name, why in share.failed.items():
+        digest.failed.setdefault(name, why)
+    mapping = [digest.table.ref(value) for value in share.values]
+    same = all(index == place for place, index in enumerate(mapping))
+    for host, entry in share.compact.items():
+        digest.compact[host] = entry if same else remap_host(entry, mapping)
+    if digest.spool is not None:
+        digest.spool.where.update(share.suites)
+    if "json" in digest.failed:
+        digest.compact = {}
+    if "junit" in digest.failed:
+        digest.close()

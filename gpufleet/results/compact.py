@@ -128,6 +128,30 @@ def compact_host(name: str, record: Mapping[str, Any], table: ValueTable) -> Rep
     return cast(ReportHost, host)
 
 
+def _remap_rows(rows: Any, mapping: Sequence[int]) -> Any:
+    if not isinstance(rows, list):
+        return rows
+    return [mapping[row] if not isinstance(row, list) else [None if index is None else mapping[index] for index in row]
+            for row in rows]
+
+
+def remap_host(host: ReportHost, mapping: Sequence[int]) -> ReportHost:
+    """``host`` (:func:`compact_host`'s, with the indexes of one table) with each index ``i`` made ``mapping[i]``:
+    the index of the same value in another table (the tables of several readers made one: report/digest.py)."""
+    entry: dict[str, Any] = dict(host)
+    if "checks" in entry:
+        entry["checks"] = _remap_rows(entry["checks"], mapping)
+    coverage = entry.get("coverage")
+    if isinstance(coverage, dict):
+        coverage = dict(coverage)
+        if "items" in coverage:
+            coverage["items"] = _remap_rows(coverage["items"], mapping)
+        if isinstance(coverage.get("incomplete"), list):
+            coverage["incomplete"] = [mapping[index] for index in coverage["incomplete"]]
+        entry["coverage"] = coverage
+    return cast(ReportHost, entry)
+
+
 def compact_hosts(records: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, ReportHost], list[Any]]:
     """Every host of ``records`` (by name, sorted) compacted, and the ``values`` they refer to."""
     table = ValueTable()

@@ -13,8 +13,9 @@ import os
 
 import pytest
 
+from gpufleet.report import digest as digest_module
 from gpufleet.report import render
-from gpufleet.report.digest import SuiteSpool, digest_run, view_record
+from gpufleet.report.digest import SuiteSpool, digest_run, shares_of, view_record
 from gpufleet.report.junit import junit_document, render_junit
 from gpufleet.report.model import ReportError, build_model, load_results, load_run, results_document
 from gpufleet.report.render import render_report
@@ -137,11 +138,11 @@ def test_wrong_shapes_are_kept_as_they_are():
 
 
 def test_a_host_read_twice_keeps_its_last_testsuite(tmp_path):
-    spool = SuiteSpool(str(tmp_path))
+    spool = SuiteSpool(str(tmp_path), parts=2)
     try:
-        spool.add("b", b"<b1/>", {"tests": 2, "failures": 1, "errors": 0, "skipped": 0})
-        spool.add("a", b"<a/>", {"tests": 1, "failures": 0, "errors": 0, "skipped": 1})
-        spool.add("b", b"<b2/>", {"tests": 3, "failures": 0, "errors": 1, "skipped": 0})
+        spool.add(0, "b", b"<b1/>", {"tests": 2, "failures": 1, "errors": 0, "skipped": 0}, spool.where)
+        spool.add(1, "a", b"<a/>", {"tests": 1, "failures": 0, "errors": 0, "skipped": 1}, spool.where)
+        spool.add(1, "b", b"<b2/>", {"tests": 3, "failures": 0, "errors": 1, "skipped": 0}, spool.where)
         assert list(spool.suites()) == [b"<a/>", b"<b2/>"]
         assert spool.totals() == {"tests": 4, "failures": 0, "errors": 1, "skipped": 1}
     finally:
@@ -161,3 +162,92 @@ def test_a_file_the_pass_cannot_make_costs_no_other(small_run, tmp_path, monkeyp
         render_report(small_run, output_dir=str(out))
     assert str(raised.value).startswith("not written: %s: ValueError: no space left for %s; written: " % (name, broken))
     assert sorted(os.listdir(str(out))) == sorted(set(render.FILE_NAMES.values()) - {name})
+
+
+@pytest.mark.parametrize("files, cpus, sizes", [
+    (999, 4, [999]),                    # under SHARED_PASS_NODES: one reader
+    (1000, 2, [500, 500]),
+    (1000, 1, [1000]),                  # no second CPU
+    (1500, 4, [500, 500, 500]),         # 500 files a share at least
+    (10000, 16, [1250] * 8),            # MAX_SHARES
+    (10001, 2, [5001, 5000]),
+])
+def test_the_files_are_cut_in_runs_in_a_row(files, cpus, sizes):
+    names = ["h%05d.json" % number for number in range(files)]
+    shares = shares_of(names, cpus)
+    assert [len(share) for share in shares] == sizes
+    assert [name for share in shares for name in share] == names
+
+
+@pytest.fixture(name="shared")
+def shared_fixture(monkeypatch):
+    """The pass shared by 3 readers on runs of a few hosts (a share of a file at least), whatever the machine's CPUs."""
+    monkeypatch.setattr(digest_module, "SHARED_PASS_NODES", 2)
+    monkeypatch.setattr(digest_module, "usable_cpus", lambda: 3)
+    monkeypatch.setattr(digest_module, "can_fork", lambda: True)
+
+
+@pytest.mark.parametrize("fixture", ["hostile_run", "views_run"])
+def test_the_pass_shared_among_processes_gives_the_same_report(fixture, request, tmp_path, shared):
+    path = request.getfixturevalue(fixture)
+    assert len(shares_of(RunDir.open(path).host_files(), 3)) == 3
+    assert digested(path, tmp_path) == whole(path)
+
+
+def test_a_share_whose_process_dies_is_read_here_again(views_run, tmp_path, shared, monkeypatch):
+    here = os.getpid()
+    read = digest_module._Reader.read  # pylint: disable=protected-access
+
+    def dies_in_a_copy(self, part, files):
+        if os.getpid() != here:
+            os._exit(9)  # pylint: disable=protected-access
+        return read(self, part, files)
+
+    monkeypatch.setattr(digest_module._Reader, "read", dies_in_a_copy)  # pylint: disable=protected-access
+    assert digested(views_run, tmp_path) == whole(views_run)
+
+
+@pytest.fixture(name="written_beside")
+def written_beside_fixture(monkeypatch):
+    """report.md, results.json and junit.xml written by a copy of the process, however few the nodes."""
+    monkeypatch.setattr(render, "BESIDE_NODES", 1)
+    monkeypatch.setattr(render, "can_fork", lambda: True)
+
+
+def files_of(folder):
+    return {name: (folder / name).read_bytes() for name in sorted(os.listdir(str(folder)))}
+
+
+def test_files_written_beside_are_those_written_here(views_run, tmp_path, monkeypatch):
+    monkeypatch.setattr(render, "utc_now", lambda: "2026-12-07T00:00:00Z")
+    render_report(views_run, output_dir=str(tmp_path / "here"))
+    with monkeypatch.context() as patched:
+        patched.setattr(render, "BESIDE_NODES", 1)
+        patched.setattr(render, "can_fork", lambda: True)
+        outcome = render_report(views_run, output_dir=str(tmp_path / "beside"))
+    assert list(outcome["files"]) == list(render.FORMATS)
+    assert files_of(tmp_path / "beside") == files_of(tmp_path / "here")
+
+
+def test_files_a_dead_copy_did_not_write_are_written_here(small_run, tmp_path, written_beside, monkeypatch):
+    here = os.getpid()
+    write = render._write_serially  # pylint: disable=protected-access
+
+    def dies_in_a_copy(*args):
+        if os.getpid() != here:
+            os._exit(9)  # pylint: disable=protected-access
+        return write(*args)
+
+    monkeypatch.setattr(render, "_write_serially", dies_in_a_copy)
+    outcome = render_report(small_run, output_dir=str(tmp_path / "out"))
+    assert sorted(os.listdir(str(tmp_path / "out"))) == sorted(render.FILE_NAMES.values())
+    assert list(outcome["files"]) == list(render.FORMATS)
+
+
+def test_a_file_the_copy_cannot_write_is_named_in_order(small_run, tmp_path, written_beside, monkeypatch):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "results.json").mkdir()  # a directory where results.json goes: it cannot be replaced
+    with pytest.raises(ReportError) as raised:
+        render_report(small_run, output_dir=str(tmp_path / "out"))
+    assert str(raised.value).startswith("not written: results.json: ")
+    assert str(raised.value).endswith("; written: report.html, report.md, junit.xml")

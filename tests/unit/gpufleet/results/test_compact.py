@@ -15,7 +15,7 @@ import pytest
 
 from gpufleet.results import compact
 from gpufleet.results.compact import (DOCUMENT_SCHEMA, ROW_FIELDS, ValueTable, compact_host, compact_hosts, decode_row,
-                                      document_fields, encode_row, expand_document)
+                                      document_fields, encode_row, expand_document, remap_host)
 
 CHECK_FIELDS = ROW_FIELDS["check"]
 BENCH = {"name": "all_reduce_perf", "command": ["all_reduce_perf", "-b", "8"], "environment": {},
@@ -148,3 +148,19 @@ def test_a_document_of_another_schema_is_refused():
         expand_document({"schema": "gpufleet.results/v1", "hosts": {}})
     with pytest.raises(ValueError, match=r"\(schema None\)"):
         expand_document([])
+
+
+def test_an_entry_is_renumbered_into_another_table():
+    """remap_host: every index of a host's rows (checks, coverage items, incomplete items) becomes mapping[index];
+    what holds no index (nulls, other keys, a damaged list kept as it was) is left alone."""
+    entry = {"host": "n1", "record": "hosts/n1.json", "verdict": "REJECT",
+             "checks": [[0, 1, None, 2], 3, [0, 1, None, 2, 1]],
+             "coverage": {"items": [[1, None]], "incomplete": [2, 0], "label": "static checks only"}}
+    mapping = [5, 6, 7, 8]
+    assert remap_host(entry, mapping) == {
+        "host": "n1", "record": "hosts/n1.json", "verdict": "REJECT",
+        "checks": [[5, 6, None, 7], 8, [5, 6, None, 7, 6]],
+        "coverage": {"items": [[6, None]], "incomplete": [7, 5], "label": "static checks only"}}
+    assert entry["checks"][0] == [0, 1, None, 2]  # the entry given is not changed
+    damaged = {"host": "n2", "checks": "not a list", "coverage": {"items": {"a": 1}, "incomplete": "x"}}
+    assert remap_host(damaged, mapping) == damaged

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufleet engineers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""report/beside.py: work in a forked copy of this process, and what the caller learns when the copy fails."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import pytest
+
+from gpufleet.report import beside
+from gpufleet.report.beside import Beside, BesideError
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copies fork on Linux alone")
+
+
+def test_the_copy_returns_what_its_work_returned_and_changes_nothing_here():
+    here = {"n": 1}
+
+    def work():
+        here["n"] = 2  # the copy's memory, not this process's
+        return {"pid": os.getpid(), "made": (1, "two", [3.0])}
+
+    answer = Beside(work).result()
+    assert answer["made"] == (1, "two", [3.0])
+    assert answer["pid"] != os.getpid() and here == {"n": 1}
+
+
+def test_work_that_raises_is_named():
+    def work():
+        raise ValueError("no such file: x.json")
+
+    with pytest.raises(BesideError, match=r"failed: ValueError: no such file: x\.json$"):
+        Beside(work).result()
+
+
+def test_a_copy_that_ends_without_a_result_is_named_with_how_it_ended():
+    with pytest.raises(BesideError, match=r"ended with exit 7 and no result$"):
+        Beside(lambda: os._exit(7)).result()  # pylint: disable=protected-access
+    with pytest.raises(BesideError, match=r"ended with signal 9 and no result$"):
+        Beside(lambda: os.kill(os.getpid(), signal.SIGKILL)).result()
+
+
+def test_an_interrupt_ends_the_copy_not_the_callers_handler():
+    """A Ctrl-C reaches the whole process group: the copy ends by it, whatever handler the caller set."""
+    previous = signal.signal(signal.SIGINT, lambda *_args: None)  # the caller's handler: ignores it
+    try:
+        with pytest.raises(BesideError, match=r"ended with signal 2 and no result$"):
+            Beside(lambda: os.kill(os.getpid(), signal.SIGINT) or "handled").result()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_stop_ends_a_copy_still_at_work():
+    copy = Beside(lambda: signal.pause())
+    copy.stop()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(copy.pid, os.WNOHANG)
+
+
+@pytest.mark.parametrize("platform, cpus, threads, expected", [
+    ("linux", 2, 1, True), ("linux", 1, 1, False), ("linux", 4, 2, False), ("darwin", 8, 1, False)])
+def test_a_fork_only_where_it_is_safe_and_can_help(monkeypatch, platform, cpus, threads, expected):
+    monkeypatch.setattr(beside.sys, "platform", platform)
+    monkeypatch.setattr(beside, "usable_cpus", lambda: cpus)
+    monkeypatch.setattr(beside.threading, "active_count", lambda: threads)
+    assert beside.can_fork() is expected
