@@ -39,8 +39,6 @@ import os
 import re
 from typing import Any, TypedDict, cast
 
-import yaml
-
 from gpufleet.checks.benchmarks import VOTE_SETTING
 from gpufleet.checks.compute_figures import (GpuFigures, fact_gpu, fact_gpus, figure_words, gpu_compute_records,
                                              gpu_errors, gpu_label, number_text, per_gpu_figures, sag, same_gpu,
@@ -49,6 +47,7 @@ from gpufleet.checks.fleet import median
 from gpufleet.checks.registry import fleet_check, node_check
 from gpufleet.checks.model import FAIL, PASS, SKIP, CheckResult, NodeContext, result
 from gpufleet.checks.profiles import PROFILE_DIR
+from gpufleet.yamlfile import load_yaml
 
 # Re-exported (__all__ below): read here before they moved to compute_figures.py with the reading of the records.
 from gpufleet.checks.compute_figures import FP8_SOURCE_FAST_ACCUM, KIND
@@ -119,7 +118,7 @@ Peak = dict[str, Any]
 @functools.lru_cache(maxsize=4)
 def _peak_table(path: str = PEAKS_FILE) -> tuple[tuple[re.Pattern[str], Peak], ...]:
     with open(path, "r", encoding="utf-8") as handle:
-        data = yaml.safe_load(handle)
+        data = load_yaml(handle)
     parts = []
     for entry in data["parts"]:
         parts.append(

@@ -31,6 +31,7 @@ import yaml
 from gpufleet.checks.model import NodeContext
 from gpufleet.checks.profile_schema import (applicable_fields, as_mapping, known_keys, non_empty_str, refuse,
                                             threshold_entry)
+from gpufleet.yamlfile import load_yaml
 
 # Re-exported (__all__ below): other modules and the tests import these from here; they live in profile_schema.py.
 from gpufleet.checks.profile_schema import (GPU_FIELDS, NOT_READ, SCHEMA, THRESHOLD_APPLIES, THRESHOLD_DIMENSIONS,
@@ -139,7 +140,7 @@ def load_profile_file(path: str) -> Profile:
     """Read and validate one profile file."""
     try:
         with open(path, "r", encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+            data = load_yaml(handle)
     except (OSError, yaml.YAMLError) as exc:
         raise ProfileError("%s: cannot read: %s" % (path, exc)) from None
     profile = validate_profile(data, origin=path)

@@ -16,7 +16,7 @@ import os
 from functools import lru_cache
 from typing import Any, TypedDict
 
-import yaml
+from gpufleet.yamlfile import load_yaml
 
 CATALOG_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "xid_catalog.yml")
 FAIL, WARN, RECOVERY_ACTION = "fail", "warn", "recovery_action"
@@ -36,7 +36,7 @@ class XidEntry(TypedDict):
 @lru_cache(maxsize=None)
 def _data() -> dict[str, Any]:
     with open(CATALOG_PATH, "r", encoding="utf-8") as handle:
-        data: dict[str, Any] = yaml.safe_load(handle)
+        data: dict[str, Any] = load_yaml(handle)
     return data
 
 
