@@ -17,6 +17,10 @@ The rest of the record (most of its facts, its checks and coverage) is let go be
 the records whole were 1.4 GB in memory, and what is kept of them is a fraction. The files are the same as those made
 from the whole records (report/model.py ``load_results`` and ``build_model``, junit.py ``junit_pieces``,
 model.py ``results_document``), which the tests hold them to.
+
+A large run is read in shares (:func:`shares_of`): runs of files in a row, the first read by this process and each
+other by a forked copy of it (beside.py), which sends back what it kept; the shares are taken in in the files' order,
+their values numbered into the one table as a single reader would have numbered them.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from gpufleet.results.store import RunDir
 VIEW_GPU_FIELDS = frozenset(name for name, _label in GPU_COLUMNS) | {"memory_total_mib", "pcie_link_gen_max"}
 VIEW_GPU_GROUP = ("gpus", "driver_version", "gpu_count")
 VIEW_TOPOLOGY = ("names", "links", "summary")
-# the parts of a record the views never read (the node's row and the files written in the pass hold them)
+# the parts of a record cut down for the views (the node's row and the files written in the pass hold them whole)
 NOT_VIEWED = ("facts", "checks", "coverage")
 
 
