@@ -173,6 +173,8 @@ def _cases(host: str, record: dict[str, Any], counts: dict[str, int]) -> Iterato
                                              ("type", "unreachable")], xml_text(unreachable))
     seen: dict[str, int] = {}
     for item in record.get("checks") or []:
+        if not isinstance(item, dict):
+            continue  # no check result (a damaged record): the report's node row leaves it out alike (nodes.py)
         judged = True
         yield _name_text(_case_name(item, seen)), _check_child(item, counts)
     for case in _evidence_cases(record, counts):

@@ -53,7 +53,7 @@ def views_run_fixture(small_run):
              burn_in=[{"name": "burn-in", "samples_path": None, "load": {"tool": "gpubench"},
                        "gpus": [{"index": 0, "uuid": "GPU-0", "name": "NVIDIA H100 80GB HBM3"}]}])
     add_node(run, "golf", verdict="REJECT", facts={"gpu": "not a mapping", "topology": ["a list"], "nic": None},
-             checks=[{"id": "host.xid", "status": "fail", "message": "Xid 79"}], coverage="broken")
+             checks=["a bare string", {"id": "host.xid", "status": "fail", "message": "Xid 79"}], coverage="broken")
     return small_run
 
 

@@ -106,3 +106,18 @@ def test_an_unreachable_node_and_a_node_without_checks():
     assert (case.get("name"), case.find("skipped").get("message")) == (
         "node.judged", "not judged yet: the run has no checks for this node")
     assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("2", "1", "1")
+
+
+def test_what_is_no_check_result_is_left_out_not_the_file():
+    """A damaged record's checks list holding other things: the node's check results are its testcases, the rest is
+    left out (as its row of the report leaves it out), and every other node is in the file."""
+    results = {"run": {}, "hosts": {
+        "bad": _record("bad", ["a bare string", 7, _check("gpu.count", "fail", "4 GPUs")]),
+        "odd": _record("odd", ["only a string"], verdict=None),
+        "ok": _record("ok", [_check("gpu.count", "pass", "8 GPUs")], verdict="ACCEPT")}}
+    root = ET.fromstring(render_junit(results))
+    bad, odd, ok = root.findall("testsuite")
+    assert [case.get("name") for case in bad.findall("testcase")] == ["gpu.count"]
+    assert [case.get("name") for case in odd.findall("testcase")] == ["node.judged"]
+    assert [case.get("name") for case in ok.findall("testcase")] == ["gpu.count"]
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("3", "1", "1")
