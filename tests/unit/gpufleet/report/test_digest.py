@@ -251,3 +251,33 @@ def test_a_file_the_copy_cannot_write_is_named_in_order(small_run, tmp_path, wri
         render_report(small_run, output_dir=str(tmp_path / "out"))
     assert str(raised.value).startswith("not written: results.json: ")
     assert str(raised.value).endswith("; written: report.html, report.md, junit.xml")
+
+
+@pytest.mark.skipif(not digest_module.can_fork(), reason="no second CPU here: the report reads and writes alone")
+def test_a_thousand_nodes_are_shared_with_copies_by_default(small_run, tmp_path, monkeypatch):
+    """The shipped thresholds, nothing overridden: 1,000 nodes (small_run's four records, each cloned 250 times) are
+    read by this process and a copy, and three of the files written by another; the files are those of one process."""
+    run = RunDir.open(small_run)
+    records = list(load_results(small_run)["hosts"].values())
+    for number in range(1000):
+        record = dict(records[number % 4], host="n%04d" % number)
+        run.write_host(record)
+    for record in records:
+        os.remove(run.host_file(record["host"]))
+    monkeypatch.setattr(render, "utc_now", lambda: "2026-12-07T00:00:00Z")
+    copies = []
+    start = digest_module.Beside.__init__
+
+    def counted(self, work):
+        copies.append(work)
+        start(self, work)
+
+    monkeypatch.setattr(digest_module.Beside, "__init__", counted)
+    render_report(small_run, output_dir=str(tmp_path / "shared"))
+    assert len(copies) == 2  # one reads the second 500 files, one writes report.md, results.json and junit.xml
+    with monkeypatch.context() as alone:
+        alone.setattr(digest_module, "can_fork", lambda: False)
+        alone.setattr(render, "can_fork", lambda: False)
+        render_report(small_run, output_dir=str(tmp_path / "alone"))
+    assert len(copies) == 2
+    assert files_of(tmp_path / "shared") == files_of(tmp_path / "alone")
