@@ -55,7 +55,7 @@ def test_an_interrupt_ends_the_copy_not_the_callers_handler():
 
 
 def test_stop_ends_a_copy_still_at_work():
-    copy = Beside(lambda: signal.pause())
+    copy = Beside(signal.pause)
     copy.stop()
     with pytest.raises(ChildProcessError):
         os.waitpid(copy.pid, os.WNOHANG)
