@@ -798,23 +798,21 @@ class RunDir:
     def host_records(self, without: Collection[str] = ()) -> dict[str, HostRecord]:
         """Every host record in the directory, by host name (damaged files are skipped: see resume()); ``without``:
         keys dropped from each record as it is read (a reader of 10,000 records that has no use for them)."""
-        entries = sorted(os.listdir(self._hosts_dir())) if os.path.isdir(self._hosts_dir()) else []
-        return {record["host"]: record for record in self.each_host_record(entries, without)}
+        return {record["host"]: record for record in self.each_host_record(sorted(self.host_files()), without)}
 
     def host_files(self) -> list[str]:
-        """The host record files' names, by the name they hold (``a.json`` before ``a-b.json``)."""
+        """The host record files' names (``*.json`` of hosts/, no hidden one), by the name they hold (``a.json``
+        before ``a-b.json``)."""
         directory = self._hosts_dir()
         entries = os.listdir(directory) if os.path.isdir(directory) else []
         return sorted((entry for entry in entries if entry.endswith(".json") and not entry.startswith(".")),
                       key=lambda entry: entry[:-len(".json")])
 
     def each_host_record(self, entries: Iterable[str], without: Collection[str] = ()) -> Iterator[HostRecord]:
-        """The host record of each file of ``entries`` (names in hosts/) that holds one, read one at a time: a reader
-        keeps of each only what it needs. Damaged files and files of another schema are skipped."""
+        """The host record of each file of ``entries`` (of :meth:`host_files`) that holds one, read one at a time: a
+        reader keeps of each only what it needs. Damaged files and files of another schema are skipped."""
         directory = self._hosts_dir()
         for entry in entries:
-            if not entry.endswith(".json") or entry.startswith("."):
-                continue
             try:
                 record = read_json(os.path.join(directory, entry))
             except ResultsError:
