@@ -21,9 +21,13 @@ import pickle
 import signal
 import sys
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from gpufleet.report.common import error_words
+
+
+# what ends a copy at once, as it ends this process (a Ctrl-C to the process group, a stop)
+ENDING_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 class BesideError(Exception):
@@ -50,10 +54,16 @@ class Beside:
 
     def __init__(self, work: Callable[[], Any]) -> None:
         read_end, write_end = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:  # the copy: never returns
-            os.close(read_end)
-            _run_and_exit(work, write_end)
+        # SIGINT and SIGTERM held back across the fork: none may reach the copy while it still has this process's
+        # handlers (which would run this process's code in it, or let it live on past a stop)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, ENDING_SIGNALS)
+        try:
+            self.pid = os.fork()
+            if self.pid == 0:  # the copy: never returns
+                os.close(read_end)
+                _run_and_exit(work, write_end, held)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.close(write_end)
         self._read_end = read_end
 
@@ -88,13 +98,15 @@ def _ended(status: int) -> str:
     return "exit %d" % os.WEXITSTATUS(status)
 
 
-def _run_and_exit(work: Callable[[], Any], write_end: int) -> None:
+def _run_and_exit(work: Callable[[], Any], write_end: int, held: Iterable[int]) -> None:
     """In the copy: run ``work``, send ``{"returned": ...}`` or ``{"raised": "..."}`` and end, whatever happens. An
-    interrupt ends the copy at once (the caller's handlers are the caller's: the caller is told by the copy's end)."""
+    interrupt ends the copy at once (the caller's handlers are the caller's: the caller is told by the copy's end);
+    ``held``: the signal mask to take back once the ending signals are the default again."""
     code = 1
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for number in ENDING_SIGNALS:
+            signal.signal(number, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         try:
             answer = {"returned": work()}
         except Exception as exc:  # pylint: disable=broad-exception-caught  # sent to the caller, which reports it

@@ -54,6 +54,23 @@ def test_an_interrupt_ends_the_copy_not_the_callers_handler():
         signal.signal(signal.SIGINT, previous)
 
 
+def test_a_stop_ends_the_copy_even_at_once_and_with_the_callers_handler_set():
+    """SIGTERM sent the moment a copy is made ends it, whatever handler the caller set (pytest's worker has one):
+    the copy never runs with the caller's handlers. Bounded: a copy that lived on would hold stop() past the alarm."""
+    def overdue(*_args):
+        raise AssertionError("a stopped copy lived on")
+
+    previous = signal.signal(signal.SIGTERM, lambda *_args: None), signal.signal(signal.SIGALRM, overdue)
+    signal.alarm(60)
+    try:
+        for _copy in range(200):
+            Beside(signal.pause).stop()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGTERM, previous[0])
+        signal.signal(signal.SIGALRM, previous[1])
+
+
 def test_stop_ends_a_copy_still_at_work():
     copy = Beside(signal.pause)
     copy.stop()
