@@ -67,7 +67,8 @@ from gpufleet.results.store import FLEET_FILE, SCHEMA, ResultsError, RunDir, rea
 # the model's entry points, and each section's builder where it now lives.
 __all__ = [
     "ACCEPT", "ACCEPT_WITH_WARNINGS", "INCOMPLETE", "NOT_JUDGED", "REJECT", "UNREACHABLE", "VERDICTS", "VERDICT_ORDER",
-    "VERDICT_CLASS", "ReportError", "build_model", "load_results", "results_document", "load_profile_thresholds",
+    "VERDICT_CLASS", "ReportError", "build_model", "document_views", "load_results", "results_document",
+    "load_profile_thresholds",
     "error_words", "finite", "figure_text", "fold_gpus", "gpu_ranges", "coverage_view", "node_row", "not_measured",
     "slurm_words", "gpu_table", "topology_groups", "topology_fingerprint", "link_class", "benchmark_views",
     "classify_benchmark", "cost_chart_view", "throughput_view", "reference_job",
@@ -219,6 +220,24 @@ def _node_rows(ordered: list[Record], rows: dict[str, View] | None) -> list[View
     return nodes
 
 
+def _ordered(results: dict[str, Any]) -> list[Record]:
+    """The host records, failing first (by verdict, then host)."""
+    records = [results["hosts"][name] for name in sorted(results.get("hosts") or {})]
+    return sorted(records, key=lambda record: (VERDICT_ORDER[verdict_of(record)], str(record.get("host"))))
+
+
+def document_views(results: dict[str, Any], job: Any = None, problems: list[str] | None = None,
+                   ordered: list[Record] | None = None) -> View:
+    """The views of the model results.json keeps (:func:`results_document`), ``cost`` and ``throughput``, made from
+    the records alone: results.json can be written before the rest of the model is built (report/writers.py).
+    ``problems``: where a view left out is named."""
+    ordered = _ordered(results) if ordered is None else ordered
+    job, _problem = reference_job(results, job)
+    problems = [] if problems is None else problems
+    return {"cost": _section(problems, "cost to train", lambda: cost_chart_view(ordered, job)),
+            "throughput": _section(problems, "GPU throughput table", lambda: throughput_view(ordered))}
+
+
 def build_model(results: dict[str, Any], profiles: dict[str, Any] | None = None, title: str | None = None,
                 job: Any = None, rows: dict[str, View] | None = None) -> View:
     """The render model of ``results`` (from :func:`load_results`); ``job``: the reference job of the cost view
@@ -226,8 +245,7 @@ def build_model(results: dict[str, Any], profiles: dict[str, Any] | None = None,
     out; a node's ``error`` what of it could not be shown (the module docstring). ``rows``: each host's row made as
     its record was read (report/digest.py), ``results["hosts"]`` then holding the records as the views read them."""
     run = results.get("run") or {}
-    records = [results["hosts"][name] for name in sorted(results.get("hosts") or {})]
-    ordered = sorted(records, key=lambda record: (VERDICT_ORDER[verdict_of(record)], str(record.get("host"))))
+    ordered = _ordered(results)
     errors: NodeErrors = {}
     problems: list[str] = []
     nodes = _node_rows(ordered, rows)
@@ -235,6 +253,7 @@ def build_model(results: dict[str, Any], profiles: dict[str, Any] | None = None,
     benchmarks = _section(problems, "benchmark charts", lambda: benchmark_views(ordered, profiles, errors),
                           dict(NO_BENCHMARKS))
     topology = _section(problems, "topology matrices", lambda: topology_groups(ordered, errors), [])
+    kept = document_views(results, job, problems, ordered)
     job, cost_problem = reference_job(results, job)
     _complete_nodes(nodes, results, gpu_rows, flagged, errors)
     fleet = fleet_view(results.get("fleet"), run, nodes)
@@ -251,9 +270,9 @@ def build_model(results: dict[str, Any], profiles: dict[str, Any] | None = None,
         "gpu_columns": [label for _field, label in GPU_COLUMNS],
         "gpu_flagged": flagged,
         "benchmarks": benchmarks,
-        "cost": _section(problems, "cost to train", lambda: cost_chart_view(ordered, job)),
+        "cost": kept["cost"],
         "cost_problem": cost_problem,
-        "throughput": _section(problems, "GPU throughput table", lambda: throughput_view(ordered)),
+        "throughput": kept["throughput"],
         # the burn-in section (report/charts_series.py): None when the run has no burn-in record and no history
         "burn_in": _section(problems, "burn-in charts", lambda: burn_in_view(results)),
         "problems": problems,

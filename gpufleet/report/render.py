@@ -26,7 +26,9 @@ Controller side, re-renderable at any time from the directory alone (nothing is 
 
 Each host record is read once (report/digest.py): its row, its results.json entry and its junit.xml testsuite are made
 as it is read, and of the rest only what the fleet-wide views read is kept, so a 10,000-node run is never in memory
-whole. Every file is written atomically (gpufleet.results.store.write_bytes_atomic).
+whole. Every file is written atomically (gpufleet.results.store.write_bytes_atomic). Past APART_NODES nodes the report
+is made in a copy of this process, and past writers.py's BESIDE_NODES its files are written by this process and copies
+of it meanwhile (report/writers.py), the same files either way.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import gc
 import json
 import os
 import re
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, cast
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
@@ -46,14 +48,16 @@ from gpufleet.report.beside import Beside, BesideError, can_fork
 from gpufleet.report.cost import ReferenceJobError, validate_job
 from gpufleet.report.digest import Digest, digest_run
 from gpufleet.report.junit import junit_document
-from gpufleet.report.model import (ReportError, build_model, error_words, load_profile_thresholds, load_run,
+from gpufleet.report.model import (ReportError, build_model, document_views, load_profile_thresholds, load_run,
                                    results_document)
-from gpufleet.results.store import utc_now, write_bytes_atomic, write_text_atomic
+from gpufleet.report.writers import FILE_NAMES, FORMATS, Page, Writing
+from gpufleet.results.store import RunDir, utc_now, write_bytes_atomic, write_text_atomic
 from gpufleet.text import visible
 
+__all__ = ["FILE_NAMES", "FORMATS", "ReportError", "html_environment", "html_visible", "markdown_environment",
+           "md_escape", "node_pages", "render_html", "render_html_pages", "render_markdown", "render_report"]
+
 TEMPLATES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
-FORMATS = ("html", "md", "json", "junit")
-FILE_NAMES = {"html": "report.html", "md": "report.md", "json": "results.json", "junit": "junit.xml"}
 
 # Markdown, in one pass: HTML metacharacters become entities (which hold no character escaped next), what Markdown
 # interprets is backslash-escaped, a line break becomes a space (a regex with a group template expanded each match in
@@ -148,23 +152,37 @@ def node_pages(total: int, page_size: int = NODES_PER_PAGE) -> list[dict[str, An
             for number, first in enumerate(range(0, total, page_size), start=1)]
 
 
-def render_html_pages(model: dict[str, Any], templates_dir: str | None = None,
-                      page_size: int = NODES_PER_PAGE) -> list[tuple[str, str]]:
-    """``[(file name, HTML)]``: report.html alone up to ``page_size`` nodes; past it report.html with the fleet's
-    sections and the per-node rows of the first ``page_size`` nodes, and one further page per ``page_size`` more
-    (_page_view: which rows are a node's)."""
-    nodes = model["nodes"]
-    if len(nodes) <= page_size:
-        return [("report.html", render_html(model, templates_dir))]
-    environment = html_environment(templates_dir)
-    pages = node_pages(len(nodes), page_size)
-    rendered = []
-    for page in pages:
-        view = _page_view(model, nodes[page["first"] - 1:page["last"]])
-        view["pager"] = {"pages": pages, "current": page["index"], "total": len(nodes)}
+class HtmlPages:
+    """report.html alone up to ``page_size`` nodes; past it report.html with the fleet's sections and the per-node rows
+    of the first ``page_size`` nodes, and one further page per ``page_size`` more (_page_view: which rows are a
+    node's). Each page is rendered on its own (:meth:`render`), by whichever process takes it (writers.py)."""
+
+    def __init__(self, model: dict[str, Any], templates_dir: str | None = None,
+                 page_size: int = NODES_PER_PAGE) -> None:
+        self.model = model
+        self.environment = html_environment(templates_dir)
+        nodes = model["nodes"]
+        self.pages = node_pages(len(nodes), page_size) if len(nodes) > page_size else []
+
+    def __len__(self) -> int:
+        return len(self.pages) or 1
+
+    def render(self, index: int) -> Page:
+        """``(file name, HTML)`` of page ``index`` (0: report.html)."""
+        if not self.pages:
+            return "report.html", self.environment.get_template("report.html.j2").render(report=self.model)
+        page = self.pages[index]
+        view = _page_view(self.model, self.model["nodes"][page["first"] - 1:page["last"]])
+        view["pager"] = {"pages": self.pages, "current": page["index"], "total": len(self.model["nodes"])}
         template = "report.html.j2" if page["index"] == 1 else "report_nodes.html.j2"
-        rendered.append((page["file"], environment.get_template(template).render(report=view)))
-    return rendered
+        return page["file"], self.environment.get_template(template).render(report=view)
+
+
+def render_html_pages(model: dict[str, Any], templates_dir: str | None = None,
+                      page_size: int = NODES_PER_PAGE) -> list[Page]:
+    """``[(file name, HTML)]`` of every page (:class:`HtmlPages`)."""
+    pages = HtmlPages(model, templates_dir, page_size)
+    return [pages.render(index) for index in range(len(pages))]
 
 
 def _page_view(model: dict[str, Any], nodes: list[dict[str, Any]]) -> dict[str, Any]:
@@ -178,11 +196,11 @@ def _page_view(model: dict[str, Any], nodes: list[dict[str, Any]]) -> dict[str, 
     return view
 
 
-def _write_html(path: str, model: dict[str, Any], templates_dir: str | None) -> None:
+def write_html_pages(path: str, pages: list[Page]) -> None:
     """report.html at ``path`` and the further pages beside it; a page an earlier, longer render left is removed."""
     folder = os.path.dirname(path)
     written = set()
-    for name, text in render_html_pages(model, templates_dir, NODES_PER_PAGE):
+    for name, text in pages:
         target = path if name == "report.html" else os.path.join(folder, name)
         write_text_atomic(target, text)
         written.add(os.path.basename(target))
@@ -195,23 +213,54 @@ def render_markdown(model: dict[str, Any], templates_dir: str | None = None) -> 
     return markdown_environment(templates_dir).get_template("report.md.j2").render(report=model)
 
 
-def _write_format(name: str, path: str, results: dict[str, Any], model: dict[str, Any],
-                  templates_dir: str | None, digest: Digest) -> None:
-    """Write one of the report's files (``name`` of FORMATS) at ``path``."""
-    if name == "html":
-        _write_html(path, model, templates_dir)
-    elif name == "md":
-        write_text_atomic(path, render_markdown(model, templates_dir))
-    elif name == "json":
-        document = results_document(results, generated=model["generated"], model=model,
-                                    compacted=(digest.compact, digest.table.values))
-        # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of 44 MB)
-        text = json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n"
-        write_bytes_atomic(path, text.encode("utf-8"))
-    elif digest.spool is None:
-        raise RuntimeError("the pass over the host records kept no testsuites for it")
-    else:
-        write_bytes_atomic(path, junit_document(results, digest.spool.totals(), digest.spool.suites()))
+class ReportFiles:
+    """How each of a render's files is made, and where it goes (writers.py ``FileMaker``): from the pass over the
+    records (``digest``) and, once it is set, the render ``model``."""
+
+    def __init__(self, out: str, results: dict[str, Any], digest: Digest, templates_dir: str | None,
+                 job: Any) -> None:
+        self.out, self.results, self.digest, self.templates_dir, self.job = out, results, digest, templates_dir, job
+        self.unmade = digest.failed
+        self.generated = utc_now()
+        self.model: dict[str, Any] = {}
+        self._pages: HtmlPages | None = None
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.out, FILE_NAMES[name])
+
+    def write(self, name: str) -> None:
+        if name == "html":
+            self.write_pages([self.render_page(index) for index in range(self.page_count())])
+        elif name == "md":
+            write_text_atomic(self.path(name), render_markdown(self.model, self.templates_dir))
+        elif name == "json":
+            # written before the model is built where it is shared (writers.py EARLY_FORMATS): its views made here
+            kept = self.model or document_views(self.results, self.job)
+            document = results_document(self.results, generated=self.generated, model=kept,
+                                        compacted=(self.digest.compact, self.digest.table.values))
+            # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of
+            # 44 MB)
+            text = json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n"
+            write_bytes_atomic(self.path(name), text.encode("utf-8"))
+        elif self.digest.spool is None:
+            raise RuntimeError("the pass over the host records kept no testsuites for it")
+        else:
+            write_bytes_atomic(self.path(name), junit_document(self.results, self.digest.spool.totals(),
+                                                               self.digest.spool.suites()))
+
+    def html_pages(self) -> HtmlPages:
+        if self._pages is None:
+            self._pages = HtmlPages(self.model, self.templates_dir, NODES_PER_PAGE)
+        return self._pages
+
+    def page_count(self) -> int:
+        return len(self.html_pages())
+
+    def render_page(self, index: int) -> Page:
+        return self.html_pages().render(index)
+
+    def write_pages(self, pages: list[Page]) -> None:
+        write_html_pages(self.path("html"), pages)
 
 
 @contextlib.contextmanager
@@ -236,56 +285,6 @@ def _long_lived() -> Iterator[Callable[[], None]]:
             gc.enable()
 
 
-# Past this many nodes report.md, results.json and junit.xml are written by a copy of this process (beside.py) while
-# this one writes report.html and its pages: at 10,000 nodes those three take about as long as the HTML.
-BESIDE_NODES = 1000
-BESIDE_FORMATS = ("md", "json", "junit")
-
-
-def _write_serially(formats: Sequence[str], out: str, results: dict[str, Any], model: dict[str, Any],
-                    templates_dir: str | None, digest: Digest) -> tuple[dict[str, str], list[str]]:
-    """``(files written by format, what could not be written)``: one file's failure never costs the others."""
-    files, failed = {}, []
-    for name in formats:
-        path = os.path.join(out, FILE_NAMES[name])
-        if name in digest.failed:  # the pass over the records could not make its part of it
-            failed.append("%s: %s" % (FILE_NAMES[name], digest.failed[name]))
-            continue
-        try:
-            _write_format(name, path, results, model, templates_dir, digest)
-        except Exception as exc:  # pylint: disable=broad-exception-caught  # the other files are still written
-            failed.append("%s: %s" % (FILE_NAMES[name], error_words(exc)))
-            continue
-        files[name] = path
-    return files, failed
-
-
-def _write_formats(formats: Sequence[str], out: str, results: dict[str, Any], model: dict[str, Any],
-                   templates_dir: str | None, digest: Digest) -> tuple[dict[str, str], list[str]]:
-    """:func:`_write_serially`; for BESIDE_NODES nodes or more, when a fork can help (beside.py ``can_fork``), the
-    BESIDE_FORMATS asked for beside report.html are written by a copy of this process meanwhile, and here again if the
-    copy ends without saying what it wrote. The same files either way, their failures named alike."""
-    there = [name for name in formats if name in BESIDE_FORMATS]
-    here = [name for name in formats if name not in BESIDE_FORMATS]
-    if not there or not here or len(model["nodes"]) < BESIDE_NODES or not can_fork():
-        return _write_serially(formats, out, results, model, templates_dir, digest)
-    copy = Beside(functools.partial(_write_serially, there, out, results, model, templates_dir, digest))
-    try:
-        files, failed = _write_serially(here, out, results, model, templates_dir, digest)
-    except BaseException:
-        copy.stop()
-        raise
-    try:
-        their_files, their_failed = copy.result()
-    except BesideError:
-        their_files, their_failed = _write_serially(there, out, results, model, templates_dir, digest)
-    files.update(their_files)
-    # named in the order of ``formats``, as one process would have
-    order = {FILE_NAMES[name]: place for place, name in enumerate(formats)}
-    failed = sorted(failed + their_failed, key=lambda line: order[line.split(": ", 1)[0]])
-    return {name: files[name] for name in formats if name in files}, failed
-
-
 def render_report(results_dir: str, output_dir: str | None = None, formats: Sequence[str] = FORMATS,
                   profiles_dir: str | None = None, title: str | None = None, templates_dir: str | None = None,
                   reference_job: Any = None) -> dict[str, Any]:
@@ -306,27 +305,86 @@ def render_report(results_dir: str, output_dir: str | None = None, formats: Sequ
             validate_job(reference_job)
         except ReferenceJobError as exc:
             raise ReportError(str(exc)) from None
+    results = load_run(results_dir)
+    out = os.path.abspath(output_dir or results["path"])
+    os.makedirs(out, exist_ok=True)
+    render = functools.partial(_render, results, out, formats, profiles_dir, title, templates_dir, reference_job)
+    if len(RunDir.open(results["path"]).host_files()) < APART_NODES or not can_fork():
+        return _summary(render([]))
+    return _summary(_apart(render))
+
+
+# Past this many nodes the report is made in a copy of this process (beside.py), which ends without letting go of
+# what it read one object at a time: at 10,000 nodes that took half a second, after the last file was written.
+APART_NODES = 1000
+# what :func:`_render` returns: the files written (format -> path), and the fleet's part of the model the caller is told
+Rendered = tuple[dict[str, str], dict[str, Any]]
+
+
+def _apart(render: Callable[[list[Any]], Rendered]) -> Rendered:
+    """``render()`` in a copy of this process; here again when the copy ends without a result (it was killed, or
+    failed otherwise than with a ReportError: here it fails as it would have, its traceback whole)."""
+    copy = Beside(functools.partial(_caught, render))
+    try:
+        answer = copy.result()
+    except BesideError:
+        return render([])
+    except BaseException:
+        copy.stop()
+        raise
+    if "report_error" in answer:
+        raise ReportError(answer["report_error"])
+    return cast(Rendered, answer["rendered"])
+
+
+def _caught(render: Callable[[list[Any]], Rendered]) -> dict[str, Any]:
+    """In the copy: what ``render`` returned, or the ReportError it raised; what it made is held till the copy ends."""
+    held: list[Any] = []
+    _HELD_TILL_THE_END.append(held)
+    try:
+        return {"rendered": render(held)}
+    except ReportError as exc:
+        return {"report_error": str(exc)}
+
+
+# what a copy's render made (_caught): let go by the copy's end, at once, not object by object
+_HELD_TILL_THE_END: list[Any] = []
+
+
+def _render(results: dict[str, Any], out: str, formats: Sequence[str], profiles_dir: str | None, title: str | None,
+            templates_dir: str | None, reference_job: Any, held: list[Any]) -> Rendered:
+    """The files written, and ``fleet`` and ``failing`` of the model; ReportError naming what was not written.
+    ``held``: what the render made (the records' rows, the model), let go by whoever holds the list."""
     with _long_lived() as settled:
-        results = load_run(results_dir)
-        out = os.path.abspath(output_dir or results["path"])
-        os.makedirs(out, exist_ok=True)
         # each host record read once, and only what the report shows of it kept (report/digest.py)
         digest = digest_run(results, formats, out)
+        maker = ReportFiles(out, results, digest, templates_dir, reference_job)
+        held.append(maker)
+        writing = Writing(maker, formats, len(digest.rows))
         try:
-            model = build_model(results, profiles=load_profile_thresholds(profiles_dir), title=title,
-                                job=reference_job, rows=digest.rows)
+            writing.start_early()
+            model = maker.model = build_model(results, profiles=load_profile_thresholds(profiles_dir), title=title,
+                                              job=reference_job, rows=digest.rows)
             settled()
-            model["generated"] = utc_now()
-            files, failed = _write_formats(formats, out, results, model, templates_dir, digest)
+            model["generated"] = maker.generated
+            outcome = writing.finish()
         finally:
+            writing.stop()
             digest.close()
+    files = {name: maker.path(name) for name, why in outcome.items() if why is None}
+    failed = ["%s: %s" % (FILE_NAMES[name], why) for name, why in outcome.items() if why is not None]
     if failed:
         raise ReportError("not written: %s; written: %s" % ("; ".join(failed), ", ".join(
             FILE_NAMES[name] for name in files) or "nothing"))
+    return files, {"fleet": model["fleet"], "failing": [node["host"] for node in model["failing"]]}
+
+
+def _summary(rendered: Rendered) -> dict[str, Any]:
+    files, model = rendered
     return {
         "files": files,
         "verdict": model["fleet"]["verdict"],
         "counts": {item["verdict"]: item["count"] for item in model["fleet"]["counts"]},
         "nodes": model["fleet"]["nodes"],
-        "failing": [node["host"] for node in model["failing"]],
+        "failing": model["failing"],
     }

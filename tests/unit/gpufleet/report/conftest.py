@@ -23,6 +23,10 @@ alpha + bravo, held by both host records, with a hand-written ``benchmarks.allre
 each; nccl/h100-2node-16rank-ndr-ib-allreduce-RING-PARTIAL-issue290.txt (16 ranks, 89.90 GB/s at 8 GiB) recorded as a
 run over charlie + alpha + bravo (SYNTHETIC host list) that no check judged.
 
+Fixture ``views_run`` adds SYNTHETIC nodes (written by hand here) that give every fleet-wide view something to read:
+an INCOMPLETE priced node, a gpu_compute record with a fleet-relative finding and a burn-in record with a finding, and
+a node whose record has the wrong shapes.
+
 Fixture ``hostile_run`` adds a SYNTHETIC hostile node: the recording smi/gpud-nvidia-smi-q-8x-h100-535.161.08.txt
 with its first GPU's product name replaced (here, in the test) by markup and a script tag, parsed by the real
 parser, under a hostname that carries markup too.
@@ -151,4 +155,37 @@ def multi_run_fixture(small_run, fixture_text):
         record["checks"].append(check("benchmarks.allreduce_multi", "fail", message, 155.57, 440.0,
                                       "docs/baselines.md 3b: two nodes 440 GB/s", "all_reduce_perf"))
         run.write_host(record)
+    return small_run
+
+
+def _compute_record(slow_gpu):
+    """A gpu_compute record in the gpubench parser's shape: 2 GPUs, ``slow_gpu`` at 500 bf16 TFLOP/s, the other 700."""
+    gpus = [{"index": index, "name": "NVIDIA H100 80GB HBM3", "bus_id": "00000000:%02X:00.0" % index,
+             "gemm_tflops": {"bf16": 500.0 if index == slow_gpu else 700.0}, "hbm_gbs": {"copy": 2900.0}}
+            for index in range(2)]
+    return {"name": "gpubench", "kind": "gpu_compute", "parsed": {"tool": "gpubench", "gpus": gpus, "errors": []}}
+
+
+def _add_node(run, host, **fields):
+    record = run.new_host_record(host)
+    record.update(fields)
+    run.write_host(record)
+
+
+@pytest.fixture(name="views_run")
+def views_run_fixture(small_run):
+    run = RunDir.open(small_run)
+    claim = {"price_per_node_hour": 12.0, "gpu_count": 8}
+    _add_node(run, "echo", verdict="INCOMPLETE", claim=claim,
+              checks=[{"id": "gpu.count", "status": "pass", "message": "8 GPUs"},
+                      {"id": "nvlink.errors", "status": "error", "message": "nvlink counters unreadable"}],
+              coverage={"incomplete": ["benchmarks.allreduce_single: not run"], "items": [], "label": "x"})
+    _add_node(run, "foxtrot", verdict="ACCEPT WITH WARNINGS", claim=claim, benchmarks=[_compute_record(1)],
+              checks=[{"id": "benchmarks.gpu_compute.fleet", "status": "warn", "subject": "GPU1",
+                      "message": "GPU1 bf16 500 TFLOP/s, 29 % under the fleet's median"},
+                      {"id": "burn_in.temperature", "status": "fail", "gpu": {"index": 0}, "message": "GPU0 at 91 C"}],
+              burn_in=[{"name": "burn-in", "samples_path": None, "load": {"tool": "gpubench"},
+                        "gpus": [{"index": 0, "uuid": "GPU-0", "name": "NVIDIA H100 80GB HBM3"}]}])
+    _add_node(run, "golf", verdict="REJECT", facts={"gpu": "not a mapping", "topology": ["a list"], "nic": None},
+              checks=["a bare string", {"id": "host.xid", "status": "fail", "message": "Xid 79"}], coverage="broken")
     return small_run

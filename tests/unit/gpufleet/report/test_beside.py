@@ -5,14 +5,22 @@
 
 from __future__ import annotations
 
+import collections
+import math
 import os
 import signal
+import subprocess
 import sys
+import time
 
 import pytest
 
 from gpufleet.report import beside
-from gpufleet.report.beside import Beside, BesideError
+from gpufleet.report.beside import Beside, BesideError, TakeQueue
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+# a type marshal does not carry (a tuple's subclass): its answer is pickled
+Point = collections.namedtuple("Point", "x y")
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copies fork on Linux alone")
 
@@ -27,6 +35,22 @@ def test_the_copy_returns_what_its_work_returned_and_changes_nothing_here():
     answer = Beside(work).result()
     assert answer["made"] == (1, "two", [3.0])
     assert answer["pid"] != os.getpid() and here == {"n": 1}
+
+
+def test_plain_data_crosses_marshalled_as_it_was():
+    sent = {"floats": [-0.0, 1e-300, float("inf")], "ints": [10 ** 30, -1, True], "text": "\ud800 \u202e \x1b",
+            "bytes": b"\x00\xff", "none": None, "nested": (1, [2, {"3": (4,)}])}
+    assert beside._dumps({"returned": sent})[:1] == b"M"  # pylint: disable=protected-access
+    answer = Beside(lambda: sent).result()
+    assert answer == sent
+    assert math.copysign(1.0, answer["floats"][0]) == -1.0 and answer["ints"][2] is True
+    assert isinstance(answer["nested"], tuple) and isinstance(answer["nested"][1], list)
+
+
+def test_what_marshal_cannot_carry_crosses_pickled_as_it_was():
+    assert beside._dumps({"returned": [Point(1, 2)]})[:1] == b"P"  # pylint: disable=protected-access
+    answer = Beside(lambda: [Point(1, 2)]).result()
+    assert answer == [Point(1, 2)] and type(answer[0]) is Point  # pylint: disable=unidiomatic-typecheck
 
 
 def test_work_that_raises_is_named():
@@ -85,3 +109,50 @@ def test_a_fork_only_where_it_is_safe_and_can_help(monkeypatch, platform, cpus, 
     monkeypatch.setattr(beside, "usable_cpus", lambda: cpus)
     monkeypatch.setattr(beside.threading, "active_count", lambda: threads)
     assert beside.can_fork() is expected
+
+
+def test_each_number_of_a_queue_is_taken_once_in_order_by_whoever_asks():
+    """However the two processes happen to share them: each number once, each process's in rising order."""
+    queue = TakeQueue(300)
+    copy = Beside(lambda: list(queue.taken()))
+    mine = list(queue.taken())
+    theirs = copy.result()
+    queue.close()
+    assert sorted(mine + theirs) == list(range(300))
+    assert mine == sorted(mine) and theirs == sorted(theirs)
+
+
+def test_a_queue_of_none_and_a_queue_past_its_limit():
+    empty = TakeQueue(0)
+    assert not list(empty.taken())
+    empty.close()
+    empty.close()  # closed once
+    with pytest.raises(ValueError, match="a queue holds 0 to 1024 numbers, not 1025"):
+        TakeQueue(TakeQueue.LIMIT + 1)
+
+
+def _gone(pid):
+    """Whether ``pid`` has ended (gone, or a zombie its new parent has not reaped)."""
+    try:
+        with open("/proc/%d/stat" % pid, encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_a_copy_ends_when_its_caller_is_killed():
+    """A caller killed while it waits (a timeout's SIGKILL) leaves no copy at work: the kernel ends it. Bounded: the
+    copy would wait forever (signal.pause) if it lived on."""
+    code = ("import signal, sys; sys.path.insert(0, %r)\n"
+            "from gpufleet.report.beside import Beside\n"
+            "print(Beside(signal.pause).pid, flush=True)\n"
+            "signal.pause()\n" % REPO)
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE) as caller:
+        copy = int(caller.stdout.readline())
+        assert not _gone(copy)
+        caller.kill()
+        caller.wait(timeout=60)
+    deadline = time.monotonic() + 60
+    while not _gone(copy) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(copy)

@@ -157,13 +157,13 @@ def test_the_collector_spares_the_records_while_files_are_written_and_is_given_b
     """render.py _long_lived: while a file is written the collector runs (as the caller had it) over what is new, the
     records and the model frozen out of it; after the render, and after one that fails, it is as the caller had it."""
     seen = []
-    write_format = render._write_format  # pylint: disable=protected-access
+    write = render.ReportFiles.write
 
-    def recording(name, *args):
+    def recording(files, name):
         seen.append((name, gc.isenabled(), gc.get_freeze_count() > 0))
-        return write_format(name, *args)
+        return write(files, name)
 
-    monkeypatch.setattr(render, "_write_format", recording)
+    monkeypatch.setattr(render.ReportFiles, "write", recording)
     (gc.enable if enabled else gc.disable)()
     try:
         render_report(small_run, output_dir=str(tmp_path / "out"))
