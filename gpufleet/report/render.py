@@ -42,11 +42,12 @@ import re
 from typing import Any, Callable, Iterator, Sequence, cast
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from gpufleet.report.beside import Beside, BesideError, can_fork
 from gpufleet.report.cost import ReferenceJobError, validate_job
 from gpufleet.report.digest import Digest, digest_run
+from gpufleet.report.gpu_view import GpuCell
 from gpufleet.report.junit import junit_document
 from gpufleet.report.model import (ReportError, build_model, document_views, load_profile_thresholds, load_run,
                                    results_document)
@@ -106,10 +107,28 @@ class ReportEnvironment(Environment):
         return super().getattr(obj, attribute)
 
 
+@functools.lru_cache(maxsize=65536)
+def _gpu_cell_html(cell: GpuCell) -> str:
+    """A cell of the GPU table: ``<td>`` and its text, a flagged one's majority in its title; each value shown as the
+    environment shows one (html_visible, then escaped). Once per cell: a fleet's GPUs share most of their cells."""
+    text = str(escape(html_visible(cell.text)))
+    if not cell.flag:
+        return "<td>" + text
+    return '<td class="flag" title="%s majority: %s">%s' % (escape(html_visible(cell.scope)),
+                                                            escape(html_visible(cell.majority)), text)
+
+
+def gpu_rows_html(rows: list[list[GpuCell]]) -> Markup:
+    """A node's GPU table rows (gpu_view.py ``gpu_table``), ``<tr>`` and ``<td>`` without their end tags as the other
+    per-node tables, made here rather than in a template loop: at 10,000 nodes the table has 1.2 million cells, and
+    the loop was a quarter of the HTML's time."""
+    return Markup("".join("<tr>" + "".join(_gpu_cell_html(cell) for cell in cells) for cells in rows))
+
+
 def html_environment(templates_dir: str | None = None) -> Environment:
     """The HTML environment: autoescape on for .html/.html.j2/.xml and for strings, control characters shown
-    escaped (html_visible); undefined names fail."""
-    return ReportEnvironment(
+    escaped (html_visible); undefined names fail; the GPU table's rows made by :func:`gpu_rows_html`."""
+    environment = ReportEnvironment(
         loader=FileSystemLoader(templates_dir or TEMPLATES_DIR),
         autoescape=select_autoescape(enabled_extensions=("html", "html.j2", "xml", "svg"), default_for_string=True,
                                      default=True),
@@ -118,6 +137,8 @@ def html_environment(templates_dir: str | None = None) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    environment.filters["gpu_rows"] = gpu_rows_html
+    return environment
 
 
 def markdown_environment(templates_dir: str | None = None) -> Environment:
