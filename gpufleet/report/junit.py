@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 from gpufleet.checks.model import ACCEPTED
 from gpufleet.text import visible
@@ -33,8 +33,8 @@ _ATTRIB = _CDATA + (('"', "&quot;"), ("\r", "&#13;"), ("\n", "&#10;"), ("\t", "&
 # the counters of a testsuite and of the testsuites, in the order junit.xml carries them
 JUNIT_COUNTS = ("tests", "failures", "errors", "skipped")
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
-# A testcase's child: (tag, its attributes in order, its text or None).
-Child = tuple[str, Sequence[tuple[str, str]], "str | None"]
+# A testcase's child element, as written (:func:`_element`), or None for a bare testcase.
+Child = Optional[str]
 
 
 def xml_text(value: Any) -> str:
@@ -47,15 +47,10 @@ def xml_text(value: Any) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def _name_text(name: str) -> str:
-    """:func:`xml_text` of a testcase's name, each once: a fleet's nodes share most of their check names."""
-    return xml_text(name)
-
-
-@functools.lru_cache(maxsize=65536)
-def _attribute_text(text: str) -> str:
-    """An attribute's value escaped (``text`` is XML text already), each once, as :func:`_name_text`."""
-    return _escaped(text, _ATTRIB)
+def _name_attribute(name: str) -> str:
+    """A testcase's name as its attribute's value (:func:`xml_text`, escaped), each once: a fleet's nodes share most of
+    their check names."""
+    return _escaped(xml_text(name), _ATTRIB)
 
 
 def _xml_escape(match: re.Match[str]) -> str:
@@ -137,11 +132,11 @@ def host_suite(host: str, record: dict[str, Any], results: dict[str, Any]) -> tu
                  for name, value in _properties(record, results, run))
     lines.append("\n    </properties>")
     for name, child in cases:
-        start = '\n    <testcase classname="%s" name="%s" time="0"' % (classname, _attribute_text(name))
+        start = '\n    <testcase classname="%s" name="%s" time="0"' % (classname, _name_attribute(name))
         if child is None:
             lines.append(start + " />")
         else:
-            lines.append("%s>\n      %s\n    </testcase>" % (start, _element(*child)))
+            lines.append("%s>\n      %s\n    </testcase>" % (start, child))
     lines.append("\n  </testsuite>")
     return "".join(lines).encode("utf-8"), counts
 
@@ -162,27 +157,28 @@ def _properties(record: dict[str, Any], results: dict[str, Any], run: dict[str, 
     return pairs
 
 
-def _cases(host: str, record: dict[str, Any], counts: dict[str, int]) -> Iterator[tuple[str, Child | None]]:
-    """``(name, child)`` of each of the node's testcases, counted into ``counts``."""
+def _cases(host: str, record: dict[str, Any], counts: dict[str, int]) -> Iterator[tuple[str, Child]]:
+    """``(name, child)`` of each of the node's testcases (its name as given: host_suite makes it XML text), counted
+    into ``counts``."""
     judged = False
     if record.get("unreachable"):
         judged = True
         counts["failures"] += 1
         unreachable = record["unreachable"]
-        yield "node.reachable", ("failure", [("message", xml_text("UNREACHABLE: %s" % unreachable)),
-                                             ("type", "unreachable")], xml_text(unreachable))
+        yield "node.reachable", _element("failure", [("message", xml_text("UNREACHABLE: %s" % unreachable)),
+                                                     ("type", "unreachable")], xml_text(unreachable))
     seen: dict[str, int] = {}
     for item in record.get("checks") or []:
         if not isinstance(item, dict):
             continue  # no check result (a damaged record): the report's node row leaves it out alike (nodes.py)
         judged = True
-        yield _name_text(_case_name(item, seen)), _check_child(item, counts)
+        yield _case_name(item, seen), _check_child(item, counts)
     for case in _evidence_cases(record, counts):
         judged = True
         yield case
     if not judged:
         counts["skipped"] += 1
-        yield "node.judged", ("skipped", [("message", "not judged yet: the run has no checks for this node")], None)
+        yield "node.judged", _skipped("not judged yet: the run has no checks for this node")
 
 
 def _case_name(item: dict[str, Any], seen: dict[str, int]) -> str:
@@ -206,19 +202,27 @@ def _check_text(item: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _check_child(item: dict[str, Any], counts: dict[str, int]) -> Child | None:
+def _check_child(item: dict[str, Any], counts: dict[str, int]) -> Child:
     """A check's testcase child by its status (the module docstring); None for a pass or an unknown status."""
     status = item.get("status")
     if status == "warn":
-        return "system-out", (), xml_text("WARN: " + _check_text(item))
+        return _element("system-out", (), xml_text("WARN: " + _check_text(item)))
     if status not in ("fail", "error", "skip"):
         return None
-    message = ("message", xml_text(item.get("message") or ""))
     if status == "skip":
         counts["skipped"] += 1
-        return "skipped", [message], None
+        return _skipped(str(item.get("message") or ""))
     counts["failures" if status == "fail" else "errors"] += 1
-    return ("failure" if status == "fail" else "error"), [message, ("type", status)], xml_text(_check_text(item))
+    message = ("message", xml_text(item.get("message") or ""))
+    return _element("failure" if status == "fail" else "error", [message, ("type", status)],
+                    xml_text(_check_text(item)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _skipped(message: str) -> str:
+    """``<skipped message="..." />``, each once: a fleet's nodes skip their checks for the same few reasons (a node
+    judged at level quick skips most)."""
+    return _element("skipped", [("message", xml_text(message))], None)
 
 
 def _evidence_cases(record: dict[str, Any], counts: dict[str, int]) -> Iterator[tuple[str, Child]]:
@@ -232,9 +236,10 @@ def _evidence_cases(record: dict[str, Any], counts: dict[str, int]) -> Iterator[
             continue
         counts["skipped"] += 1
         why = "not verified: %s: %s" % (item.get("label"), item.get("reason"))
-        yield xml_text("evidence.%s" % item.get("item")), ("skipped", [("message", xml_text(why))], None)
+        yield "evidence.%s" % item.get("item"), _skipped(why)
     if record.get("verdict") == "INCOMPLETE":
         reasons = [str(reason) for reason in coverage.get("incomplete") or []]
         counts["failures"] += 1
         message = xml_text("INCOMPLETE: %d required item(s) not verified" % len(reasons))
-        yield "node.evidence", ("failure", [("message", message), ("type", "incomplete")], xml_text("\n".join(reasons)))
+        yield "node.evidence", _element("failure", [("message", message), ("type", "incomplete")],
+                                        xml_text("\n".join(reasons)))

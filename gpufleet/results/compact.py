@@ -45,6 +45,8 @@ class ValueTable:
         self.values: list[Any] = []
         self._index: dict[tuple[type, Any], int] = {}
         self._plain: dict[str | None, int] = {}
+        # the index of a string or null already in the table, else None
+        self.known_plain = self._plain.get
 
     def ref(self, value: Any) -> int:
         """The index of ``value``, added when it is new. 1, 1.0, true and "1" are four values. An object or list is
@@ -70,8 +72,16 @@ def encode_row(item: Any, fields: Sequence[str], table: ValueTable) -> Row:
     """``item`` as a row of ``fields`` (the module docstring); an entry that is no object: its value's index."""
     if not isinstance(item, dict):
         return table.ref(item)
-    ref = table.ref
-    row: list[int | None] = [ref(item[name]) if name in item else None for name in fields]
+    ref, known = table.ref, table.known_plain
+    row: list[int | None] = []
+    for name in fields:
+        if name not in item:
+            row.append(None)
+            continue
+        # a string or null met before (most values): its index without a call
+        value = item[name]
+        index = known(value) if value is None or type(value) is str else None  # pylint: disable=unidiomatic-typecheck
+        row.append(ref(value) if index is None else index)
     # an item with no key beyond the fields (most) is not searched for one
     if len(item) > len(row) - row.count(None):
         row.append(ref({key: value for key, value in item.items() if key not in fields}))
