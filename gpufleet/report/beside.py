@@ -77,7 +77,7 @@ class Beside:
         message says which)."""
         with os.fdopen(self._read_end, "rb") as pipe:
             try:
-                answer = _loads(pipe.read())
+                answer = unpack(pipe.read())
             except Exception:  # pylint: disable=broad-exception-caught  # a copy killed mid-way sends half an answer
                 answer = None
         _pid, status = os.waitpid(self.pid, 0)
@@ -130,19 +130,20 @@ class TakeQueue:
             self._read_end = -1
 
 
-def _dumps(answer: Any) -> bytes:
-    """``answer`` marshalled (plain data: 5,000 records' share of a report crosses in 0.9 CPU-s instead of a pickle's
-    1.5), else pickled; the first byte says which."""
+def pack(data: Any) -> bytes:
+    """``data`` as bytes for :func:`unpack`, in this process or another copy of this program: marshalled (plain data:
+    5,000 records' share of a report crosses in 0.9 CPU-s instead of a pickle's 1.5), else pickled; the first byte says
+    which."""
     try:
-        return b"M" + marshal.dumps(answer)
+        return b"M" + marshal.dumps(data)
     except ValueError:  # a type marshal does not know (a tuple's subclass), or data nested too deep for it
-        return b"P" + pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        return b"P" + pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _loads(data: bytes) -> Any:
-    if data[:1] == b"M":
-        return marshal.loads(memoryview(data)[1:])
-    return pickle.loads(memoryview(data)[1:])
+def unpack(packed: bytes) -> Any:
+    if packed[:1] == b"M":
+        return marshal.loads(memoryview(packed)[1:])
+    return pickle.loads(memoryview(packed)[1:])
 
 
 def _ended(status: int) -> str:
@@ -180,7 +181,7 @@ def _run_and_exit(work: Callable[[], Any], write_end: int, held: Iterable[int], 
         except Exception as exc:  # pylint: disable=broad-exception-caught  # sent to the caller, which reports it
             answer = {"raised": error_words(exc)}
         with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(_dumps(answer))
+            pipe.write(pack(answer))
         code = 0
     finally:
         os._exit(code)  # pylint: disable=protected-access

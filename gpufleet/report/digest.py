@@ -31,7 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Sequence, cast
 
-from gpufleet.report.beside import Beside, BesideError, can_fork, usable_cpus
+from gpufleet.report.beside import Beside, BesideError, can_fork, pack, unpack, usable_cpus
 from gpufleet.report.common import Record, View, error_words
 from gpufleet.report.gpu_view import GPU_COLUMNS
 from gpufleet.report.junit import JUNIT_COUNTS, add_counts, host_suite
@@ -140,16 +140,37 @@ class SuiteSpool:
             stream.close()
 
 
+# results.json's part of a share: its hosts' entries and the values they index, as made (``(compact, values)``) or
+# packed as they came from a copy (beside.py ``pack``)
+CompactPart = Any
+
+
 @dataclass
 class Digest:
-    """What the pass kept besides the view records: each host's row, results.json's hosts and value table, the
-    junit.xml testsuites (these two when asked for), and the formats the pass could not make, with why."""
+    """What the pass kept besides the view records: each host's row, results.json's hosts and value table
+    (:meth:`compacted`), the junit.xml testsuites (these two when asked for), and the formats the pass could not make,
+    with why."""
 
     rows: dict[str, View] = field(default_factory=dict)
-    compact: dict[str, ReportHost] = field(default_factory=dict)
-    table: ValueTable = field(default_factory=ValueTable)
     spool: SuiteSpool | None = None
     failed: dict[str, str] = field(default_factory=dict)
+    # each share's part of results.json, in the files' order, taken in by compacted() (only results.json reads it)
+    parts: list[CompactPart] = field(default_factory=list)
+    compact: dict[str, ReportHost] = field(default_factory=dict)
+    table: ValueTable = field(default_factory=ValueTable)
+
+    def compacted(self) -> tuple[dict[str, ReportHost], list[Any]]:
+        """results.json's hosts and values: each share's values numbered into the one table in the files' order (each
+        value once, in the order first met, as one reader would have), its entries' indexes made the table's. Done
+        where results.json is written (report/writers.py: a copy, while the model is built here)."""
+        while self.parts:
+            part = self.parts.pop(0)
+            compact, values = unpack(part) if isinstance(part, bytes) else part
+            mapping = [self.table.ref(value) for value in values]
+            same = all(index == place for place, index in enumerate(mapping))
+            for host, entry in compact.items():
+                self.compact[host] = entry if same else remap_host(entry, mapping)
+        return self.compact, self.table.values
 
     def close(self) -> None:
         if self.spool is not None:
@@ -168,6 +189,8 @@ class Share:
     values: list[Any] = field(default_factory=list)
     suites: dict[str, Any] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    # ``compact`` and ``values`` packed (beside.py ``pack``) by a copy: unpacked only where results.json is written
+    packed: bytes | None = None
 
 
 # Past this many host records the pass is shared among copies of this process (beside.py), a share each, the first
@@ -252,8 +275,12 @@ class _Reader:
         return share
 
     def read_plain(self, part: int, files: list[str]) -> dict[str, Any]:
-        """:meth:`read`'s share as plain data (its fields by name), which crosses from a copy marshalled."""
-        return vars(self.read(part, files))
+        """:meth:`read`'s share as plain data (its fields by name), which crosses from a copy marshalled; its part of
+        results.json packed, for whichever process writes that file to unpack."""
+        share = self.read(part, files)
+        share.packed = pack((share.compact, share.values))
+        share.compact, share.values = {}, []
+        return vars(share)
 
     def _keep(self, name: str, share: Share, table: ValueTable, part: int, host: str, record: Record) -> None:
         """Keep the host's part of results.json (``json``) or junit.xml (``junit``); when it cannot be made, the
@@ -272,19 +299,15 @@ class _Reader:
 
 
 def _merge(digest: Digest, results: dict[str, Any], share: Share) -> None:
-    """Add a share to the digest, in the files' order: its values into the digest's table (each value once, numbered
-    in the order first met, as one reader would have), its entries' indexes made the table's."""
+    """Add a share to the digest, in the files' order (its part of results.json is taken in by Digest.compacted)."""
     digest.rows.update(share.rows)
     results["hosts"].update(share.views)
     for name, why in share.failed.items():
         digest.failed.setdefault(name, why)
-    mapping = [digest.table.ref(value) for value in share.values]
-    same = all(index == place for place, index in enumerate(mapping))
-    for host, entry in share.compact.items():
-        digest.compact[host] = entry if same else remap_host(entry, mapping)
+    digest.parts.append(share.packed if share.packed is not None else (share.compact, share.values))
     if digest.spool is not None:
         digest.spool.where.update(share.suites)
     if "json" in digest.failed:
-        digest.compact = {}
+        digest.parts = []
     if "junit" in digest.failed:
         digest.close()

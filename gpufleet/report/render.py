@@ -258,7 +258,7 @@ class ReportFiles:
             # written before the model is built where it is shared (writers.py EARLY_FORMATS): its views made here
             kept = self.model or document_views(self.results, self.job)
             document = results_document(self.results, generated=self.generated, model=kept,
-                                        compacted=(self.digest.compact, self.digest.table.values))
+                                        compacted=self.digest.compacted())
             # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of
             # 44 MB)
             text = json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n"

@@ -40,7 +40,7 @@ def test_the_copy_returns_what_its_work_returned_and_changes_nothing_here():
 def test_plain_data_crosses_marshalled_as_it_was():
     sent = {"floats": [-0.0, 1e-300, float("inf")], "ints": [10 ** 30, -1, True], "text": "\ud800 \u202e \x1b",
             "bytes": b"\x00\xff", "none": None, "nested": (1, [2, {"3": (4,)}])}
-    assert beside._dumps({"returned": sent})[:1] == b"M"  # pylint: disable=protected-access
+    assert beside.pack({"returned": sent})[:1] == b"M"
     answer = Beside(lambda: sent).result()
     assert answer == sent
     assert math.copysign(1.0, answer["floats"][0]) == -1.0 and answer["ints"][2] is True
@@ -48,7 +48,7 @@ def test_plain_data_crosses_marshalled_as_it_was():
 
 
 def test_what_marshal_cannot_carry_crosses_pickled_as_it_was():
-    assert beside._dumps({"returned": [Point(1, 2)]})[:1] == b"P"  # pylint: disable=protected-access
+    assert beside.pack({"returned": [Point(1, 2)]})[:1] == b"P"
     answer = Beside(lambda: [Point(1, 2)]).result()
     assert answer == [Point(1, 2)] and type(answer[0]) is Point  # pylint: disable=unidiomatic-typecheck
 

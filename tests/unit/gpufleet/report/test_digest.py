@@ -36,7 +36,7 @@ def digested(path, tmp_path):
     try:
         model = build_model(results, rows=digest.rows)
         document = results_document(results, generated="now", model=model,
-                                    compacted=(digest.compact, digest.table.values))
+                                    compacted=digest.compacted())
         junit = b"".join(junit_document(results, digest.spool.totals(), digest.spool.suites()))
     finally:
         digest.close()
