@@ -17,6 +17,7 @@ The copy never returns into the caller's code: it runs the work, writes its resu
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import marshal
 import os
@@ -24,6 +25,7 @@ import pickle
 import signal
 import struct
 import sys
+import tempfile
 import threading
 from typing import Any, Callable, Iterable, Iterator
 
@@ -93,8 +95,11 @@ class Beside:
             os.kill(self.pid, signal.SIGTERM)
         except OSError:
             pass
-        os.close(self._read_end)
-        os.waitpid(self.pid, 0)
+        # what result() did before it was interrupted (a Ctrl-C) is not done again
+        with contextlib.suppress(OSError):
+            os.close(self._read_end)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
 
 
 class TakeQueue:
@@ -128,6 +133,41 @@ class TakeQueue:
         if self._read_end >= 0:
             os.close(self._read_end)
             self._read_end = -1
+
+
+class Frames:
+    """What a copy sends while it works, taken here as it comes, without waiting: each piece packed (:func:`pack`) and
+    appended as a frame (its length, then it) to an unnamed file of ``directory`` made before the copy. A file, not a
+    pipe: the copy never waits for this process to read. The copy writes at the end (the file's offset, which only it
+    moves); this process reads at its own offset (``os.pread``), a frame once it is whole."""
+
+    _LENGTH = struct.Struct("<Q")
+
+    def __init__(self, directory: str) -> None:
+        self._file = tempfile.TemporaryFile(prefix=".frames-", dir=directory, buffering=0)
+        self._taken = 0
+
+    def send(self, data: Any) -> None:
+        """In the copy: ``data`` appended as a frame."""
+        packed = pack(data)
+        view = memoryview(self._LENGTH.pack(len(packed)) + packed)
+        while view:
+            view = view[os.write(self._file.fileno(), view):]
+
+    def ready(self) -> Iterator[Any]:
+        """Here: each frame sent and not yet taken, whole, unpacked, in the order sent."""
+        handle = self._file.fileno()
+        size = os.fstat(handle).st_size
+        while self._taken + self._LENGTH.size <= size:
+            (length,) = self._LENGTH.unpack(os.pread(handle, self._LENGTH.size, self._taken))
+            start = self._taken + self._LENGTH.size
+            if start + length > size:  # still being written
+                return
+            self._taken = start + length
+            yield unpack(os.pread(handle, length, start))
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def pack(data: Any) -> bytes:

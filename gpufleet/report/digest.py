@@ -29,9 +29,9 @@ import functools
 import os
 import tempfile
 from dataclasses import dataclass, field
-from typing import IO, Any, Iterator, Sequence, cast
+from typing import IO, Any, Callable, Iterator, Sequence, cast
 
-from gpufleet.report.beside import Beside, BesideError, can_fork, pack, unpack, usable_cpus
+from gpufleet.report.beside import Beside, BesideError, Frames, can_fork, pack, unpack, usable_cpus
 from gpufleet.report.common import Record, View, error_words
 from gpufleet.report.gpu_view import GPU_COLUMNS
 from gpufleet.report.junit import JUNIT_COUNTS, add_counts, host_suite
@@ -200,6 +200,8 @@ MAX_SHARES = 8
 # how much more the first share holds than each other: a copy also sends what it kept (beside.py marshals it), a tenth
 # of its time reading it, and this process waits for that (at 10,000 nodes, 5,000 records each: 0.5 s)
 FIRST_SHARE_WEIGHT = 1.1
+# a copy sends the rows and views of each run of this many records as it goes
+FRAME_RECORDS = 250
 
 
 def shares_of(files: list[str], processes: int) -> list[list[str]]:
@@ -231,24 +233,74 @@ def digest_run(results: dict[str, Any], formats: Sequence[str], out: str) -> Dig
         except OSError as exc:
             digest.failed["junit"] = error_words(exc)
             wanted.remove("junit")
-    reader = _Reader(results, run_dir, wanted, digest.spool)
-    copies = [Beside(functools.partial(reader.read_plain, part, files)) for part, files in enumerate(shares) if part]
     results["hosts"] = {}
+    readers = _Readers(_Reader(results, run_dir, wanted, digest.spool), shares, out)
     try:
-        _merge(digest, results, reader.read(0, shares[0]))
-        while copies:
-            part, copy = len(shares) - len(copies), copies.pop(0)
-            try:
-                share = Share(**copy.result())
-            except BesideError:
-                share = reader.read(part, shares[part])  # read here again: a copy's end never costs the report
+        for share in readers.shares():
             _merge(digest, results, share)
     except BaseException:
-        for copy in copies:
-            copy.stop()
         digest.close()
         raise
+    finally:
+        readers.close()
     return digest
+
+
+class _Readers:
+    """The shares of the files read: the first here, each other by a copy of this process, which sends its rows and
+    views a run of FRAME_RECORDS records at a time (beside.py Frames), taken in here between this process's own
+    records: once this process has read its share, a copy's is mostly in."""
+
+    def __init__(self, reader: _Reader, shares: list[list[str]], out: str) -> None:
+        self.reader, self.files = reader, shares
+        self.frames: list[Frames] = []
+        self.copies: list[Beside | None] = []
+        try:
+            self.frames = [Frames(out) for _copy in shares[1:]]
+        except OSError:  # no file for them (a full disk): the shares are read here, one after another
+            self.close()
+            self.frames = []
+            shares = shares[:1]
+        try:
+            for part in range(1, len(shares)):
+                work = functools.partial(reader.read_sent, part, shares[part], self.frames[part - 1])
+                self.copies.append(Beside(work))
+        except BaseException:
+            self.close()
+            raise
+        self.runs: list[list[Any]] = [[] for _copy in self.copies]
+
+    def shares(self) -> Iterator[Share]:
+        """Each share, in the files' order."""
+        yield self.reader.read(0, self.files[0], self._take)
+        for part in range(1, len(self.files)):
+            if part > len(self.copies):  # no copy reads it
+                yield self.reader.read(part, self.files[part])
+                continue
+            try:
+                answer = cast(Beside, self.copies[part - 1]).result()
+            except BesideError:  # read here again: a copy's end never costs the report
+                answer = None
+            self.copies[part - 1] = None  # waited for
+            if answer is None:
+                yield self.reader.read(part, self.files[part])
+                continue
+            share = Share(**answer)
+            for run in self.runs[part - 1] + list(self.frames[part - 1].ready()):
+                share.rows.update(run["rows"])
+                share.views.update(run["views"])
+            yield share
+
+    def close(self) -> None:
+        for copy in self.copies:
+            if copy is not None:
+                copy.stop()
+        for frames in self.frames:
+            frames.close()
+
+    def _take(self, _share: Share) -> None:
+        for part, frames in enumerate(self.frames):
+            self.runs[part].extend(frames.ready())
 
 
 class _Reader:
@@ -257,10 +309,12 @@ class _Reader:
     def __init__(self, results: dict[str, Any], run_dir: RunDir, wanted: list[str], spool: SuiteSpool | None) -> None:
         self.results, self.run_dir, self.wanted, self.spool = results, run_dir, wanted, spool
 
-    def read(self, part: int, files: list[str]) -> Share:
+    def read(self, part: int, files: list[str], each_run: Callable[[Share], None] | None = None) -> Share:
+        """The share of ``files``; ``each_run(share)`` after each FRAME_RECORDS records."""
         share = Share()
         table = ValueTable()
-        for stored in self.run_dir.each_host_record(files, without=("raw", "health_after")):
+        records = self.run_dir.each_host_record(files, without=("raw", "health_after"))
+        for count, stored in enumerate(records, start=1):
             # read as plain data: a record on disk may have any shape, and the report shows what it holds
             record = cast(Record, stored)
             host = record["host"]
@@ -269,15 +323,19 @@ class _Reader:
                 if name not in share.failed:
                     self._keep(name, share, table, part, host, record)
             share.views[host] = view_record(record)
+            if each_run is not None and count % FRAME_RECORDS == 0:
+                each_run(share)
         share.values = table.values
         if self.spool is not None:
             self.spool.files[part].flush()  # a copy ends with os._exit: nothing left in its buffer
         return share
 
-    def read_plain(self, part: int, files: list[str]) -> dict[str, Any]:
-        """:meth:`read`'s share as plain data (its fields by name), which crosses from a copy marshalled; its part of
-        results.json packed, for whichever process writes that file to unpack."""
-        share = self.read(part, files)
+    def read_sent(self, part: int, files: list[str], frames: Frames) -> dict[str, Any]:
+        """In a copy: :meth:`read`, the rows and views sent in ``frames`` a run at a time; the rest of the share
+        returned as plain data (its fields by name), its part of results.json packed, for whichever process writes
+        that file to unpack."""
+        share = self.read(part, files, functools.partial(_send_run, frames))
+        _send_run(frames, share)
         share.packed = pack((share.compact, share.values))
         share.compact, share.values = {}, []
         return vars(share)
@@ -296,6 +354,12 @@ class _Reader:
                 share.compact = {}
             else:
                 share.suites = {}
+
+
+def _send_run(frames: Frames, share: Share) -> None:
+    """The rows and views read since the last run, sent."""
+    frames.send({"rows": share.rows, "views": share.views})
+    share.rows, share.views = {}, {}
 
 
 def _merge(digest: Digest, results: dict[str, Any], share: Share) -> None:

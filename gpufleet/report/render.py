@@ -65,6 +65,7 @@ TEMPLATES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templa
 # Python: a third of report.md's time)
 _MD_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\n": " ", "\r": " ",
                              **{character: "\\" + character for character in "\\`*_[]|~#"}})
+_MD_SPECIAL = re.compile("[%s]" % re.escape("".join(chr(code) for code in _MD_ESCAPES)))
 
 
 def md_escape(value: Any) -> str:
@@ -73,7 +74,9 @@ def md_escape(value: Any) -> str:
     (gpufleet/text.py)."""
     if value is None:
         return ""
-    text = str(value).translate(_MD_ESCAPES)
+    text = str(value)
+    if _MD_SPECIAL.search(text):  # most values hold none, and a search costs less than a translate
+        text = text.translate(_MD_ESCAPES)
     # last: the \xNN escapes of control and bidi characters must reach the file as typed, not backslash-escaped again
     return visible(text, keep_lines=True)
 

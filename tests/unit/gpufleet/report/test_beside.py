@@ -9,6 +9,7 @@ import collections
 import math
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ import time
 import pytest
 
 from gpufleet.report import beside
-from gpufleet.report.beside import Beside, BesideError, TakeQueue
+from gpufleet.report.beside import Beside, BesideError, Frames, TakeQueue
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 # a type marshal does not carry (a tuple's subclass): its answer is pickled
@@ -156,3 +157,20 @@ def test_a_copy_ends_when_its_caller_is_killed():
     while not _gone(copy) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _gone(copy)
+
+
+def test_frames_a_copy_sends_are_taken_here_whole_once_in_order(tmp_path):
+    frames = Frames(str(tmp_path))
+    assert os.listdir(str(tmp_path)) == []  # an unnamed file
+    Beside(lambda: [frames.send({"run": number, "rows": ["\u202e"] * number}) for number in range(3)]).result()
+    assert list(frames.ready()) == [{"run": 0, "rows": []}, {"run": 1, "rows": ["\u202e"]},
+                                    {"run": 2, "rows": ["\u202e", "\u202e"]}]
+    assert not list(frames.ready())
+    # a frame still being written is left until it is whole
+    packed = beside.pack({"run": 3})
+    handle = frames._file.fileno()  # pylint: disable=protected-access
+    os.write(handle, struct.pack("<Q", len(packed)) + packed[:4])
+    assert not list(frames.ready())
+    os.write(handle, packed[4:])
+    assert list(frames.ready()) == [{"run": 3}]
+    frames.close()

@@ -163,10 +163,40 @@ def test_a_share_whose_process_dies_is_read_here_again(views_run, tmp_path, shar
     here = os.getpid()
     read = digest_module._Reader.read  # pylint: disable=protected-access
 
-    def dies_in_a_copy(self, part, files):
+    def dies_in_a_copy(self, part, files, *each_run):
         if os.getpid() != here:
             os._exit(9)  # pylint: disable=protected-access
-        return read(self, part, files)
+        return read(self, part, files, *each_run)
 
     monkeypatch.setattr(digest_module._Reader, "read", dies_in_a_copy)  # pylint: disable=protected-access
+    assert digested(views_run, tmp_path) == whole(views_run)
+
+
+def test_a_copy_sends_its_rows_a_run_at_a_time_and_what_a_dead_one_sent_is_let_go(
+        views_run, tmp_path, shared, monkeypatch):
+    """A run of one record: each copy's rows and views come in a frame per record, taken in as this process reads its
+    own. A copy that ends after its first frame has its whole share read here again, that frame left out: the report
+    is the same, each host once."""
+    monkeypatch.setattr(digest_module, "FRAME_RECORDS", 1)
+    (tmp_path / "sent").mkdir()
+    (tmp_path / "died").mkdir()
+    assert digested(views_run, tmp_path / "sent") == whole(views_run)
+    here, sent = os.getpid(), []
+    send = digest_module._send_run  # pylint: disable=protected-access
+
+    def dies_after_one(frames, share):
+        send(frames, share)
+        sent.append(1)
+        if os.getpid() != here and len(sent) > 1:
+            os._exit(9)  # pylint: disable=protected-access
+
+    monkeypatch.setattr(digest_module, "_send_run", dies_after_one)
+    assert digested(views_run, tmp_path / "died") == whole(views_run)
+
+
+def test_shares_are_read_here_when_there_is_no_file_to_send_them_through(views_run, tmp_path, shared, monkeypatch):
+    def no_space(_directory):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(digest_module, "Frames", no_space)
     assert digested(views_run, tmp_path) == whole(views_run)

@@ -179,7 +179,7 @@ def test_a_thousand_nodes_are_made_with_copies_by_default(small_run, tmp_path, m
     assert lines[0] == [str(os.getpid()), "_caught"]
     # all three made by the one copy the report was made in
     assert len({pid for pid, _name in lines[1:]} - {str(os.getpid())}) == 1
-    assert sorted(name for _pid, name in lines[1:]) == ["_late_copy", "read_plain", "write_each"]
+    assert sorted(name for _pid, name in lines[1:]) == ["_late_copy", "read_sent", "write_each"]
     with monkeypatch.context() as alone:
         alone.setattr(render, "can_fork", lambda: False)
         alone.setattr(writers, "can_fork", lambda: False)
