@@ -51,8 +51,9 @@ from gpufleet.report.gpu_view import GpuCell
 from gpufleet.report.junit import junit_document
 from gpufleet.report.model import (ReportError, build_model, document_views, load_profile_thresholds, load_run,
                                    results_document)
-from gpufleet.report.writers import FILE_NAMES, FORMATS, Page, Writing
-from gpufleet.results.store import RunDir, utc_now, write_bytes_atomic, write_text_atomic
+from gpufleet.report.writers import FILE_NAMES, FORMATS, Page, Staged, Writing
+from gpufleet.results.store import (RunDir, commit_staged, staged_write, utc_now, write_bytes_atomic,
+                                    write_text_atomic)
 from gpufleet.text import visible
 
 __all__ = ["FILE_NAMES", "FORMATS", "ReportError", "html_environment", "html_visible", "markdown_environment",
@@ -220,17 +221,25 @@ def _page_view(model: dict[str, Any], nodes: list[dict[str, Any]]) -> dict[str, 
     return view
 
 
-def write_html_pages(path: str, pages: list[Page]) -> None:
-    """report.html at ``path`` and the further pages beside it; a page an earlier, longer render left is removed."""
+def commit_html_pages(path: str, staged: list[Staged]) -> None:
+    """The pages staged (``(temporary file, path)``, store.py ``staged_write``) put in place: report.html at ``path``
+    and the further pages beside it; a page an earlier, longer render left is removed."""
+    commit_staged(staged)
+    written = {os.path.basename(page) for _tmp, page in staged}
     folder = os.path.dirname(path)
-    written = set()
-    for name, text in pages:
-        target = path if name == "report.html" else os.path.join(folder, name)
-        write_text_atomic(target, text)
-        written.add(os.path.basename(target))
     for name in os.listdir(folder):
         if NODE_PAGE_NAME.match(name) and name not in written:
             os.remove(os.path.join(folder, name))
+
+
+def discard_staged(staged: list[Staged]) -> None:
+    for tmp, _path in staged:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+# a page staged and not put in place (store.py staged_write's temporary name)
+STAGED_PAGE_NAME = re.compile(r"^\.report(-nodes-[0-9]{3,})?\.html\..+\.tmp$")
 
 
 def render_markdown(model: dict[str, Any], templates_dir: str | None = None) -> str:
@@ -254,7 +263,14 @@ class ReportFiles:
 
     def write(self, name: str) -> None:
         if name == "html":
-            self.write_pages([self.render_page(index) for index in range(self.page_count())])
+            staged: list[Staged] = []
+            try:
+                for index in range(self.page_count()):
+                    staged.append(self.stage_page(index))
+                self.commit_pages(staged)
+            except BaseException:
+                self.discard_pages(staged)
+                raise
         elif name == "md":
             write_text_atomic(self.path(name), render_markdown(self.model, self.templates_dir))
         elif name == "json":
@@ -280,11 +296,21 @@ class ReportFiles:
     def page_count(self) -> int:
         return len(self.html_pages())
 
-    def render_page(self, index: int) -> Page:
-        return self.html_pages().render(index)
+    def stage_page(self, index: int) -> Staged:
+        name, text = self.html_pages().render(index)
+        path = os.path.join(self.out, name)
+        return staged_write(path, text.encode("utf-8", "backslashreplace")), path
 
-    def write_pages(self, pages: list[Page]) -> None:
-        write_html_pages(self.path("html"), pages)
+    def commit_pages(self, staged: list[Staged]) -> None:
+        commit_html_pages(self.path("html"), staged)
+
+    def discard_pages(self, staged: list[Staged] | None) -> None:
+        """``staged`` removed; None: every page staged in the output directory and not put in place (a copy's that
+        ended without saying which it staged)."""
+        if staged is None:
+            staged = [(os.path.join(self.out, name), "") for name in os.listdir(self.out)
+                      if STAGED_PAGE_NAME.match(name)]
+        discard_staged(staged)
 
 
 @contextlib.contextmanager

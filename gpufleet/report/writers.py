@@ -9,8 +9,9 @@ Shared, so that neither CPU waits on the other (at 10,000 nodes the files take a
 - junit.xml needs no render model: a copy writes it while this process builds the model (EARLY_FORMATS);
 - once the model is built, a second copy writes report.md and results.json, then renders HTML pages;
 - this process renders HTML pages meanwhile. The pages are taken one at a time, in order, by whichever process is free
-  (beside.py ``TakeQueue``): report.html, the largest, first. All are written here once all are rendered, as one
-  process writes them: a page that cannot be rendered leaves the pages already there as they were.
+  (beside.py ``TakeQueue``): report.html, the largest, first. Each is written under a temporary name as it is
+  rendered, and all are put in place here once all are (results/store.py ``staged_write``), as one process puts them:
+  a page that cannot be rendered leaves the pages already there as they were.
 
 A copy that ends without a result has its part done here again. The files are the same either way, and their failures
 named alike, in the order of the formats asked for.
@@ -19,6 +20,7 @@ named alike, in the order of the formats asked for.
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any, Iterable, Protocol, Sequence
 
 from gpufleet.report.beside import Beside, BesideError, TakeQueue, can_fork
@@ -34,6 +36,8 @@ EARLY_FORMATS = ("json", "junit")
 
 # a page of the HTML: (file name, text)
 Page = tuple[str, str]
+# a file written under a temporary name, to be put in place (results/store.py staged_write): (temporary file, path)
+Staged = tuple[str, str]
 # per format asked for: None when written, else why not
 Outcome = dict[str, Any]
 
@@ -49,11 +53,14 @@ class FileMaker(Protocol):
     def page_count(self) -> int:
         """How many pages the HTML has (the model built)."""
 
-    def render_page(self, index: int) -> Page:
-        """Page ``index`` (0: report.html) rendered."""
+    def stage_page(self, index: int) -> Staged:
+        """Page ``index`` (0: report.html) rendered and written under a temporary name."""
 
-    def write_pages(self, pages: list[Page]) -> None:
-        """Write the HTML's pages, all of them, in order."""
+    def commit_pages(self, staged: list[Staged]) -> None:
+        """The HTML's pages, all of them staged, put in place."""
+
+    def discard_pages(self, staged: list[Staged] | None) -> None:
+        """Pages staged and not to be put in place removed (None: any left in the output directory)."""
 
 
 def write_each(maker: FileMaker, names: Sequence[str]) -> Outcome:
@@ -72,21 +79,22 @@ def write_each(maker: FileMaker, names: Sequence[str]) -> Outcome:
     return outcome
 
 
-def _render_pages(maker: FileMaker, indexes: Iterable[int]) -> dict[int, Page] | str:
-    """The pages of ``indexes`` (those this process takes from a queue, or all), rendered; at the first that cannot
-    be, why (the HTML is failed: nothing of it is written)."""
-    pages = {}
+def _stage_pages(maker: FileMaker, indexes: Iterable[int]) -> dict[int, Staged] | str:
+    """The pages of ``indexes`` (those this process takes from a queue, or all), rendered and staged; at the first
+    that cannot be, why (the HTML is failed: what was staged is removed, and nothing of it put in place)."""
+    pages: dict[int, Staged] = {}
     try:
         for index in indexes:
-            pages[index] = maker.render_page(index)
+            pages[index] = maker.stage_page(index)
     except Exception as exc:  # pylint: disable=broad-exception-caught  # the other files are still written
+        maker.discard_pages(list(pages.values()))
         return error_words(exc)
     return pages
 
 
 def _late_copy(maker: FileMaker, names: Sequence[str], queue: TakeQueue | None) -> tuple[Outcome, Any]:
-    """In the second copy: ``names`` written, then the pages it takes from ``queue`` rendered."""
-    return write_each(maker, names), (_render_pages(maker, queue.taken()) if queue is not None else {})
+    """In the second copy: ``names`` written, then the pages it takes from ``queue`` staged."""
+    return write_each(maker, names), (_stage_pages(maker, queue.taken()) if queue is not None else {})
 
 
 class Writing:
@@ -127,7 +135,7 @@ class Writing:
         queue = TakeQueue(count) if 1 < count <= TakeQueue.LIMIT else None
         try:
             self._late = Beside(functools.partial(_late_copy, self.maker, late, queue))
-            pages = _render_pages(self.maker, queue.taken() if queue is not None else range(count))
+            pages = _stage_pages(self.maker, queue.taken() if queue is not None else range(count))
         finally:
             if queue is not None:
                 queue.close()
@@ -135,20 +143,29 @@ class Writing:
         outcome, their_pages = answer if answer is not None else (write_each(self.maker, late), {})
         if "html" in self.formats:
             outcome["html"] = self._write_pages(count, pages, their_pages)
+        if answer is None:  # what the copy staged before it ended is not known: once the pages are in place, the rest
+            self.maker.discard_pages(None)
         return outcome
 
-    def _write_pages(self, count: int, *parts: dict[int, Page] | str) -> str | None:
-        """Write the HTML from the pages each process rendered (any none did rendered here): None, or why not."""
-        pages: dict[int, Page] = {}
+    def _write_pages(self, count: int, *parts: dict[int, Staged] | str) -> str | None:
+        """Put the HTML's pages in place, as each process staged them (any none did staged here): None, or why not
+        (then none is)."""
+        pages: dict[int, Staged] = {}
+        failed = [part for part in parts if isinstance(part, str)]
         for part in parts:
-            if isinstance(part, str):
-                return part
-            pages.update(part)
+            if not isinstance(part, str):
+                pages.update(part)
         try:
-            self.maker.write_pages([pages[index] if index in pages else self.maker.render_page(index)
-                                    for index in range(count)])
+            if failed:
+                return failed[0]
+            for index in range(count):
+                if index not in pages:
+                    pages[index] = self.maker.stage_page(index)
+            self.maker.commit_pages([pages[index] for index in range(count)])
         except Exception as exc:  # pylint: disable=broad-exception-caught  # the other files are still written
             return error_words(exc)
+        finally:
+            self.maker.discard_pages([page for page in pages.values() if os.path.exists(page[0])])
         return None
 
 

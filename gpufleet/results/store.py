@@ -224,6 +224,37 @@ def atomic_open(path: str, binary: bool = True, root: str | None = None) -> Iter
     _fsync_dir(directory)
 
 
+def staged_write(path: str, data: bytes, root: str | None = None) -> str:
+    """``data`` written and synced to a temporary file beside ``path``, whose name is returned: ``path`` is untouched
+    until :func:`commit_staged` puts the file there, so files made apart (by several processes) replace theirs together
+    or not at all. A failed write removes the temporary file and raises :class:`ResultsWriteError`."""
+    directory = os.path.dirname(os.path.abspath(path))
+    with writing(path, root):
+        handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path)[:60], suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.chmod(tmp, 0o644)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    return tmp
+
+
+def commit_staged(staged: Iterable[tuple[str, str]], root: str | None = None) -> None:
+    """Each ``(temporary file, path)`` of :func:`staged_write` put at its path, then the directories synced."""
+    directories = set()
+    for tmp, path in staged:
+        with writing(path, root):
+            os.replace(tmp, path)
+        directories.add(os.path.dirname(os.path.abspath(path)))
+    for directory in directories:
+        _fsync_dir(directory)
+
+
 def write_bytes_atomic(path: str, data: bytes | Iterable[bytes], root: str | None = None) -> None:
     """Write ``data`` to ``path`` atomically (:func:`atomic_open`): the bytes, or their pieces in order (each written
     as it comes, so a large file need not be one bytes object too); ``root``: the results directory it belongs to, for

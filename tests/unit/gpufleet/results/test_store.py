@@ -347,3 +347,25 @@ def test_an_atomic_write_takes_pieces_and_one_that_fails_leaves_the_old_file(tmp
     with pytest.raises(ValueError, match="could not be built"):
         write_bytes_atomic(str(path), pieces())
     assert path.read_bytes() == b"<a></a>\n" and sorted(os.listdir(tmp_path)) == ["junit.xml"]
+
+
+def test_a_staged_file_is_put_in_place_only_when_committed(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text("old", encoding="utf-8")
+    tmp = results_store.staged_write(str(page), b"new")
+    assert page.read_text(encoding="utf-8") == "old"
+    assert os.path.dirname(tmp) == str(tmp_path) and os.path.basename(tmp).startswith(".report.html.")
+    results_store.commit_staged([(tmp, str(page))])
+    assert page.read_text(encoding="utf-8") == "new" and sorted(os.listdir(str(tmp_path))) == ["report.html"]
+    assert oct(os.stat(str(page)).st_mode & 0o777) == "0o644"
+
+
+def test_a_staged_write_that_fails_leaves_no_file(tmp_path, monkeypatch):
+    def full(_handle):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(results_store.os, "fsync", full)
+    with pytest.raises(results_store.ResultsWriteError) as raised:
+        results_store.staged_write(str(tmp_path / "report.html"), b"new")
+    assert raised.value.errno == 28
+    assert os.listdir(str(tmp_path)) == []
