@@ -3,13 +3,12 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Work done beside this process by a forked copy of it, its result sent back through a pipe.
 
-A large report reads its host records in several processes (report/digest.py), each copy its share of the files,
-and writes report.md, results.json and junit.xml in a copy while this process writes report.html (render.py). A copy
-holds what this process held when it was made (fork copies memory on write), so only its result crosses over,
+A large report is made in a copy (render.py), reads its host records in several (report/digest.py, each copy its
+share of the files) and writes its files in several (report/writers.py). A copy holds what this process held when it
+was made (fork copies memory on write), so only its result crosses over (and what it sends as it goes: Frames),
 marshalled (pickled when it holds what marshal cannot carry): it comes from a copy of this same program, never from a
-node. Used only where a fork is safe and can help
-(:func:`can_fork`): Linux, more than one CPU to run on, and one thread (a fork of a threaded process may inherit a lock
-some other thread held).
+node. Used only where a fork is safe and can help (:func:`can_fork`): Linux, more than one CPU to run on, and one
+thread (a fork of a threaded process may inherit a lock some other thread held). A copy ends when its caller does.
 
 The copy never returns into the caller's code: it runs the work, writes its result to a pipe and ends with
 ``os._exit``, so no ``atexit`` handler, buffered output or ``finally`` of the caller runs twice.

@@ -19,8 +19,9 @@ from the whole records (report/model.py ``load_results`` and ``build_model``, ju
 model.py ``results_document``), which the tests hold them to.
 
 A large run is read in shares (:func:`shares_of`): runs of files in a row, the first read by this process and each
-other by a forked copy of it (beside.py), which sends back what it kept; the shares are taken in in the files' order,
-their values numbered into the one table as a single reader would have numbered them.
+other by a forked copy of it (beside.py), which sends what it kept a run of records at a time (_Readers); the shares
+are taken in in the files' order, their values numbered into the one table as a single reader would have numbered them
+(Digest.compacted, where results.json is written).
 """
 
 from __future__ import annotations
