@@ -263,30 +263,35 @@ class ReportFiles:
 
     def write(self, name: str) -> None:
         if name == "html":
-            staged: list[Staged] = []
-            try:
-                for index in range(self.page_count()):
-                    staged.append(self.stage_page(index))
-                self.commit_pages(staged)
-            except BaseException:
-                self.discard_pages(staged)
-                raise
+            self._write_html()
         elif name == "md":
             write_text_atomic(self.path(name), render_markdown(self.model, self.templates_dir))
         elif name == "json":
-            # written before the model is built where it is shared (writers.py EARLY_FORMATS): its views made here
-            kept = self.model or document_views(self.results, self.job)
-            document = results_document(self.results, generated=self.generated, model=kept,
-                                        compacted=self.digest.compacted())
-            # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of
-            # 44 MB)
-            text = json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n"
-            write_bytes_atomic(self.path(name), text.encode("utf-8"))
+            self._write_json()
         elif self.digest.spool is None:
             raise RuntimeError("the pass over the host records kept no testsuites for it")
         else:
             write_bytes_atomic(self.path(name), junit_document(self.results, self.digest.spool.totals(),
                                                                self.digest.spool.suites()))
+
+    def _write_html(self) -> None:
+        staged: list[Staged] = []
+        try:
+            for index in range(self.page_count()):
+                staged.append(self.stage_page(index))
+            self.commit_pages(staged)
+        except BaseException:
+            self.discard_pages(staged)
+            raise
+
+    def _write_json(self) -> None:
+        # written before the model is built where it is shared (writers.py EARLY_FORMATS): its views made here
+        kept = self.model or document_views(self.results, self.job)
+        document = results_document(self.results, generated=self.generated, model=kept,
+                                    compacted=self.digest.compacted())
+        # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of 44 MB)
+        text = json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n"
+        write_bytes_atomic(self.path("json"), text.encode("utf-8"))
 
     def html_pages(self) -> HtmlPages:
         if self._pages is None:
