@@ -229,12 +229,13 @@ def _ordered(results: dict[str, Any]) -> list[Record]:
 def document_views(results: dict[str, Any], job: Any = None, problems: list[str] | None = None,
                    ordered: list[Record] | None = None) -> View:
     """The views of the model results.json keeps (:func:`results_document`), ``cost`` and ``throughput``, made from
-    the records alone: results.json can be written before the rest of the model is built (report/writers.py).
-    ``problems``: where a view left out is named."""
+    the records alone: results.json can be written before the rest of the model is built (report/writers.py); and
+    ``cost_problem``, what was wrong with the reference job asked for. ``problems``: where a view left out is named."""
     ordered = _ordered(results) if ordered is None else ordered
-    job, _problem = reference_job(results, job)
+    job, cost_problem = reference_job(results, job)
     problems = [] if problems is None else problems
     return {"cost": _section(problems, "cost to train", lambda: cost_chart_view(ordered, job)),
+            "cost_problem": cost_problem,
             "throughput": _section(problems, "GPU throughput table", lambda: throughput_view(ordered))}
 
 
@@ -254,7 +255,6 @@ def build_model(results: dict[str, Any], profiles: dict[str, Any] | None = None,
                           dict(NO_BENCHMARKS))
     topology = _section(problems, "topology matrices", lambda: topology_groups(ordered, errors), [])
     kept = document_views(results, job, problems, ordered)
-    job, cost_problem = reference_job(results, job)
     _complete_nodes(nodes, results, gpu_rows, flagged, errors)
     fleet = fleet_view(results.get("fleet"), run, nodes)
     totals = status_totals(nodes)
@@ -271,7 +271,7 @@ def build_model(results: dict[str, Any], profiles: dict[str, Any] | None = None,
         "gpu_flagged": flagged,
         "benchmarks": benchmarks,
         "cost": kept["cost"],
-        "cost_problem": cost_problem,
+        "cost_problem": kept["cost_problem"],
         "throughput": kept["throughput"],
         # the burn-in section (report/charts_series.py): None when the run has no burn-in record and no history
         "burn_in": _section(problems, "burn-in charts", lambda: burn_in_view(results)),

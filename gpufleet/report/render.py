@@ -52,8 +52,8 @@ from gpufleet.report.junit import junit_document
 from gpufleet.report.model import (ReportError, build_model, document_views, load_profile_thresholds, load_run,
                                    results_document)
 from gpufleet.report.writers import FILE_NAMES, FORMATS, Page, Staged, Writing
-from gpufleet.results.store import (RunDir, commit_staged, staged_write, utc_now, write_bytes_atomic,
-                                    write_text_atomic)
+from gpufleet.results.store import (RunDir, commit_staged, discard_staged, staged_write, utc_now,
+                                    write_bytes_atomic, write_text_atomic)
 from gpufleet.text import visible
 
 __all__ = ["FILE_NAMES", "FORMATS", "ReportError", "html_environment", "html_visible", "markdown_environment",
@@ -230,12 +230,6 @@ def commit_html_pages(path: str, staged: list[Staged]) -> None:
     for name in os.listdir(folder):
         if NODE_PAGE_NAME.match(name) and name not in written:
             os.remove(os.path.join(folder, name))
-
-
-def discard_staged(staged: list[Staged]) -> None:
-    for tmp, _path in staged:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
 
 
 # a page staged and not put in place (store.py staged_write's temporary name)

@@ -20,7 +20,6 @@ named alike, in the order of the formats asked for.
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any, Iterable, Protocol, Sequence
 
 from gpufleet.report.beside import Beside, BesideError, TakeQueue, can_fork
@@ -155,6 +154,7 @@ class Writing:
         for part in parts:
             if not isinstance(part, str):
                 pages.update(part)
+        committed = False
         try:
             if failed:
                 return failed[0]
@@ -162,10 +162,12 @@ class Writing:
                 if index not in pages:
                     pages[index] = self.maker.stage_page(index)
             self.maker.commit_pages([pages[index] for index in range(count)])
+            committed = True
         except Exception as exc:  # pylint: disable=broad-exception-caught  # the other files are still written
             return error_words(exc)
         finally:
-            self.maker.discard_pages([page for page in pages.values() if os.path.exists(page[0])])
+            if not committed:
+                self.maker.discard_pages(list(pages.values()))
         return None
 
 

@@ -194,6 +194,33 @@ def _fsync_dir(path: str) -> None:
 
 
 @contextlib.contextmanager
+def _temporary_beside(path: str, binary: bool, root: str | None) -> Iterator[tuple[IO[Any], str]]:
+    """A stream on a new temporary file in ``path``'s directory (made when missing), and the file's name. When the block
+    ends without an exception the file is flushed, synced and made mode 0644; when that or the block fails it is
+    removed. Its own failures are :class:`ResultsWriteError` naming ``path``; what the block raises goes on as it is."""
+    directory = os.path.dirname(os.path.abspath(path))
+    with writing(path, root):
+        os.makedirs(directory, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path)[:60], suffix=".tmp", dir=directory)
+    stream: IO[Any] = os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")
+    synced = False
+    try:
+        yield stream, tmp
+        with writing(path, root):
+            stream.flush()
+            os.fsync(stream.fileno())
+            stream.close()
+            os.chmod(tmp, 0o644)
+        synced = True
+    finally:
+        if not synced:
+            # closing flushes what is buffered, which may fail again: the descriptor is closed all the same
+            with contextlib.suppress(OSError):
+                stream.close()
+            discard_staged([(tmp, path)])
+
+
+@contextlib.contextmanager
 def atomic_open(path: str, binary: bool = True, root: str | None = None) -> Iterator[IO[Any]]:
     """A stream whose content replaces ``path`` only when the block ends without an exception: a reader
     (or a crash) sees the old file or the new one, never half. Mode 0644; the directory is fsynced.
@@ -201,58 +228,43 @@ def atomic_open(path: str, binary: bool = True, root: str | None = None) -> Iter
     A write that fails (a full disk: at the flush, the fsync or the rename) leaves the old file as it was, removes the
     temporary file and raises :class:`ResultsWriteError` naming ``path`` (``root``: the results directory); what
     the block itself raises goes on as it is."""
-    directory = os.path.dirname(os.path.abspath(path))
-    with writing(path, root):
-        os.makedirs(directory, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path)[:60], suffix=".tmp", dir=directory)
-    stream: IO[Any] = os.fdopen(handle, "wb") if binary else os.fdopen(handle, "w", encoding="utf-8")
-    try:
+    with _temporary_beside(path, binary, root) as (stream, tmp):
         yield stream
-        with writing(path, root):
-            stream.flush()
-            os.fsync(stream.fileno())
-            stream.close()
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-    except BaseException:
-        # closing flushes what is buffered, which may fail again: the descriptor is closed all the same
-        with contextlib.suppress(OSError):
-            stream.close()
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(directory)
+    commit_staged([(tmp, path)], root)
 
 
 def staged_write(path: str, data: bytes, root: str | None = None) -> str:
     """``data`` written and synced to a temporary file beside ``path``, whose name is returned: ``path`` is untouched
     until :func:`commit_staged` puts the file there, so files made apart (by several processes) replace theirs together
     or not at all. A failed write removes the temporary file and raises :class:`ResultsWriteError`."""
-    directory = os.path.dirname(os.path.abspath(path))
-    with writing(path, root):
-        handle, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path)[:60], suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.chmod(tmp, 0o644)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    with writing(path, root), _temporary_beside(path, True, root) as (stream, tmp):
+        stream.write(data)
     return tmp
 
 
 def commit_staged(staged: Iterable[tuple[str, str]], root: str | None = None) -> None:
-    """Each ``(temporary file, path)`` of :func:`staged_write` put at its path, then the directories synced."""
+    """Each ``(temporary file, path)`` of :func:`staged_write` put at its path, then the directories synced. When one
+    cannot be (:class:`ResultsWriteError`), it and those after it are removed: none is left under its temporary name."""
+    staged = list(staged)
     directories = set()
-    for tmp, path in staged:
-        with writing(path, root):
-            os.replace(tmp, path)
+    for place, (tmp, path) in enumerate(staged):
+        try:
+            with writing(path, root):
+                os.replace(tmp, path)
+        except BaseException:
+            discard_staged(staged[place:])
+            raise
         directories.add(os.path.dirname(os.path.abspath(path)))
     for directory in directories:
         _fsync_dir(directory)
+
+
+def discard_staged(staged: Iterable[tuple[str, str]]) -> None:
+    """The temporary files of ``staged`` (:func:`staged_write`) removed; one already gone (put in place) is no
+    error."""
+    for tmp, _path in staged:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def write_bytes_atomic(path: str, data: bytes | Iterable[bytes], root: str | None = None) -> None:

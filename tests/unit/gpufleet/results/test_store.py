@@ -369,3 +369,13 @@ def test_a_staged_write_that_fails_leaves_no_file(tmp_path, monkeypatch):
         results_store.staged_write(str(tmp_path / "report.html"), b"new")
     assert raised.value.errno == 28
     assert os.listdir(str(tmp_path)) == []
+
+
+def test_a_commit_that_fails_leaves_no_staged_file(tmp_path):
+    (tmp_path / "b.html").mkdir()  # a directory where the second file goes: it cannot be replaced
+    staged = [(results_store.staged_write(str(tmp_path / name), name.encode()), str(tmp_path / name))
+              for name in ("a.html", "b.html", "c.html")]
+    with pytest.raises(results_store.ResultsWriteError):
+        results_store.commit_staged(staged)
+    assert (tmp_path / "a.html").read_text(encoding="utf-8") == "a.html"
+    assert sorted(os.listdir(str(tmp_path))) == ["a.html", "b.html"]  # c.html was never put in place
