@@ -41,122 +41,19 @@ import os
 import re
 from typing import Any, Callable, Iterator, Sequence, cast
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup, escape
-
 from gpufleet.report.beside import Beside, BesideError, can_fork
 from gpufleet.report.cost import ReferenceJobError, validate_job
 from gpufleet.report.digest import Digest, digest_run
-from gpufleet.report.gpu_view import GpuCell
 from gpufleet.report.junit import junit_document
 from gpufleet.report.model import (ReportError, build_model, document_views, load_profile_thresholds, load_run,
                                    results_document)
+from gpufleet.report.templating import html_environment, markdown_environment
 from gpufleet.report.writers import FILE_NAMES, FORMATS, Page, Staged, Writing
 from gpufleet.results.store import (RunDir, commit_staged, discard_staged, staged_write, utc_now,
                                     write_bytes_atomic, write_text_atomic)
-from gpufleet.text import visible
 
-__all__ = ["FILE_NAMES", "FORMATS", "ReportError", "html_environment", "html_visible", "markdown_environment",
-           "md_escape", "node_pages", "render_html", "render_html_pages", "render_markdown", "render_report"]
-
-TEMPLATES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
-
-# Markdown, in one pass: HTML metacharacters become entities (which hold no character escaped next), what Markdown
-# interprets is backslash-escaped, a line break becomes a space (a regex with a group template expanded each match in
-# Python: a third of report.md's time)
-_MD_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\n": " ", "\r": " ",
-                             **{character: "\\" + character for character in "\\`*_[]|~#"}})
-_MD_SPECIAL = re.compile("[%s]" % re.escape("".join(chr(code) for code in _MD_ESCAPES)))
-
-
-def md_escape(value: Any) -> str:
-    """``value`` as Markdown text that shows exactly as given: ``<b>`` -> ``&lt;b&gt;``, ``*`` -> ``\\*``, newlines ->
-    spaces, control and bidi characters (``ESC``, ``U+202E``, NUL) -> ``\\x1b``, ``\\u202e``, ``\\x00``
-    (gpufleet/text.py)."""
-    if value is None:
-        return ""
-    text = str(value)
-    if _MD_SPECIAL.search(text):  # most values hold none, and a search costs less than a translate
-        text = text.translate(_MD_ESCAPES)
-    # last: the \xNN escapes of control and bidi characters must reach the file as typed, not backslash-escaped again
-    return visible(text, keep_lines=True)
-
-
-def html_visible(value: Any) -> Any:
-    """The HTML environment's ``finalize``: control and bidi characters of a printed string shown as ``\\xNN``
-    (gpufleet/text.py), newlines and tabs kept. Markup (a macro's output, already escaped) is treated alike: the
-    escapes hold no HTML metacharacter, so the markup stays what it was."""
-    if isinstance(value, Markup):
-        return Markup(visible(str(value), keep_lines=True))
-    if isinstance(value, str):
-        return visible(value, keep_lines=True)
-    return value
-
-
-# what ``x.name`` means on a dict of the model when ``name`` is one of dict's own attributes (``x.get``, ``x.items``)
-_DICT_ATTRIBUTES = frozenset(dir(dict))
-
-
-class ReportEnvironment(Environment):
-    """An Environment that reads ``node.host`` of a dict of the model as its key first. Jinja's own tries the
-    attribute first and catches the AttributeError: a quarter of the HTML's time at 2,000 nodes. A dict's own methods
-    (``node.status_counts.get``) stay methods, whatever keys a node's data gives the dict, as they are in Jinja's."""
-
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:  # pylint: disable=unidiomatic-typecheck
-            try:
-                return obj[attribute]
-            except KeyError:
-                pass
-        return super().getattr(obj, attribute)
-
-
-@functools.lru_cache(maxsize=65536)
-def _gpu_cell_html(cell: GpuCell) -> str:
-    """A cell of the GPU table: ``<td>`` and its text, a flagged one's majority in its title; each value shown as the
-    environment shows one (html_visible, then escaped). Once per cell: a fleet's GPUs share most of their cells."""
-    text = str(escape(html_visible(cell.text)))
-    if not cell.flag:
-        return "<td>" + text
-    return '<td class="flag" title="%s majority: %s">%s' % (escape(html_visible(cell.scope)),
-                                                            escape(html_visible(cell.majority)), text)
-
-
-def gpu_rows_html(rows: list[list[GpuCell]]) -> Markup:
-    """A node's GPU table rows (gpu_view.py ``gpu_table``), ``<tr>`` and ``<td>`` without their end tags as the other
-    per-node tables, made here rather than in a template loop: at 10,000 nodes the table has 1.2 million cells, and
-    the loop was a quarter of the HTML's time."""
-    return Markup("".join("<tr>" + "".join(_gpu_cell_html(cell) for cell in cells) for cells in rows))
-
-
-def html_environment(templates_dir: str | None = None) -> Environment:
-    """The HTML environment: autoescape on for .html/.html.j2/.xml and for strings, control characters shown
-    escaped (html_visible); undefined names fail; the GPU table's rows made by :func:`gpu_rows_html`."""
-    environment = ReportEnvironment(
-        loader=FileSystemLoader(templates_dir or TEMPLATES_DIR),
-        autoescape=select_autoescape(enabled_extensions=("html", "html.j2", "xml", "svg"), default_for_string=True,
-                                     default=True),
-        finalize=html_visible,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    environment.filters["gpu_rows"] = gpu_rows_html
-    return environment
-
-
-def markdown_environment(templates_dir: str | None = None) -> Environment:
-    """The Markdown environment: no HTML autoescape (Markdown is not HTML); every printed value goes through
-    md_escape."""
-    return ReportEnvironment(
-        loader=FileSystemLoader(templates_dir or TEMPLATES_DIR),
-        autoescape=False,
-        finalize=md_escape,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+__all__ = ["FILE_NAMES", "FORMATS", "ReportError", "node_pages", "render_html", "render_html_pages", "render_markdown",
+           "render_report"]
 
 
 def render_html(model: dict[str, Any], templates_dir: str | None = None) -> str:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from gpufleet.report.junit import xml_text
-from gpufleet.report.render import html_environment, html_visible, md_escape, render_report
+from gpufleet.report.render import render_report
+from gpufleet.report.templating import html_environment, html_visible, md_escape
 from gpufleet.results.store import RunDir
 from gpufleet.text import one_line, visible
 
@@ -89,8 +90,8 @@ def test_junit_shows_control_characters_escaped(small_run, tmp_path):
 
 
 def test_a_key_of_node_data_never_hides_a_method_of_its_dict():
-    """The environment reads ``d.name`` of a dict as its key first (render.py ReportEnvironment); a key a node's data
-    names like a dict method (a check status "get") must not take the method's place."""
+    """The environment reads ``d.name`` of a dict as its key first (templating.py ReportEnvironment); a key a node's
+    data names like a dict method (a check status "get") must not take the method's place."""
     template = html_environment().from_string(
         "{{ d.host }}|{{ d.get('fail', 0) }}|{{ d.items()|list|length }}|{{ d.missing is defined }}|{{ d.x.y }}")
     data = {"host": "n1<b>", "get": "not a method", "items": 5, "fail": 2, "x": {"y": "&"}}

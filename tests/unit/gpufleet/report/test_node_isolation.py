@@ -21,7 +21,8 @@ import gpufleet.report.gpu_view
 from gpufleet.facts.gpu import build_inventory
 from gpufleet.parsers.registry import parse
 from gpufleet.report.model import ReportError, build_model, load_results
-from gpufleet.report.render import TEMPLATES_DIR, render_report
+from gpufleet.report.render import render_report
+from gpufleet.report.templating import TEMPLATES_DIR
 from gpufleet.results.store import RunDir
 
 H100_Q = "smi/gpud-nvidia-smi-q-8x-h100-535.161.08.txt"

@@ -22,7 +22,8 @@ from gpufleet.report.model import ReportError
 from gpufleet.report import render
 from gpufleet.report.junit import xml_text
 from gpufleet.report.gpu_view import GpuCell
-from gpufleet.report.render import md_escape, render_report
+from gpufleet.report.render import render_report
+from gpufleet.report.templating import gpu_rows_html, md_escape
 from gpufleet.results.compact import expand_document
 from gpufleet.results.store import safe_name
 
@@ -180,6 +181,6 @@ def test_the_collector_spares_the_records_while_files_are_written_and_is_given_b
 def test_gpu_rows_show_and_escape_each_value_as_the_template_does():
     rows = [[GpuCell("0", False, None, None), GpuCell('<b>"x"</b>\x1b\u202e', True, "a&b", "fleet")],
             [GpuCell("1", False, None, None), GpuCell("", False, None, None)]]
-    assert render.gpu_rows_html(rows) == ('<tr><td>0<td class="flag" title="fleet majority: a&amp;b">'
-                                          '&lt;b&gt;&#34;x&#34;&lt;/b&gt;\\x1b\\u202e<tr><td>1<td>')
-    assert render.gpu_rows_html([]) == ""
+    assert gpu_rows_html(rows) == ('<tr><td>0<td class="flag" title="fleet majority: a&amp;b">'
+                                   '&lt;b&gt;&#34;x&#34;&lt;/b&gt;\\x1b\\u202e<tr><td>1<td>')
+    assert gpu_rows_html([]) == ""
