@@ -226,25 +226,26 @@ def _ordered(results: dict[str, Any]) -> list[Record]:
     return sorted(records, key=lambda record: (VERDICT_ORDER[verdict_of(record)], str(record.get("host"))))
 
 
-def document_views(results: dict[str, Any], job: Any = None, problems: list[str] | None = None,
-                   ordered: list[Record] | None = None) -> View:
+def document_views(results: dict[str, Any], job: Any = None, ordered: list[Record] | None = None) -> View:
     """The views of the model results.json keeps (:func:`results_document`), ``cost`` and ``throughput``, made from
     the records alone: results.json can be written before the rest of the model is built (report/writers.py); and
-    ``cost_problem``, what was wrong with the reference job asked for. ``problems``: where a view left out is named."""
+    ``cost_problem``, what was wrong with the reference job asked for; ``problems``, each view left out, named."""
     ordered = _ordered(results) if ordered is None else ordered
     job, cost_problem = reference_job(results, job)
-    problems = [] if problems is None else problems
+    problems: list[str] = []
     return {"cost": _section(problems, "cost to train", lambda: cost_chart_view(ordered, job)),
             "cost_problem": cost_problem,
-            "throughput": _section(problems, "GPU throughput table", lambda: throughput_view(ordered))}
+            "throughput": _section(problems, "GPU throughput table", lambda: throughput_view(ordered)),
+            "problems": problems}
 
 
 def build_model(results: dict[str, Any], profiles: dict[str, Any] | None = None, title: str | None = None,
-                job: Any = None, rows: dict[str, View] | None = None) -> View:
+                job: Any = None, rows: dict[str, View] | None = None, views: View | None = None) -> View:
     """The render model of ``results`` (from :func:`load_results`); ``job``: the reference job of the cost view
     (report/cost.py), else run.json ``settings.reference_job``, else the defaults. ``problems`` names a view left
     out; a node's ``error`` what of it could not be shown (the module docstring). ``rows``: each host's row made as
-    its record was read (report/digest.py), ``results["hosts"]`` then holding the records as the views read them."""
+    its record was read (report/digest.py), ``results["hosts"]`` then holding the records as the views read them;
+    ``views``: :func:`document_views` already made (for ``job``)."""
     run = results.get("run") or {}
     ordered = _ordered(results)
     errors: NodeErrors = {}
@@ -254,7 +255,8 @@ def build_model(results: dict[str, Any], profiles: dict[str, Any] | None = None,
     benchmarks = _section(problems, "benchmark charts", lambda: benchmark_views(ordered, profiles, errors),
                           dict(NO_BENCHMARKS))
     topology = _section(problems, "topology matrices", lambda: topology_groups(ordered, errors), [])
-    kept = document_views(results, job, problems, ordered)
+    kept = document_views(results, job, ordered) if views is None else views
+    problems.extend(kept["problems"])
     _complete_nodes(nodes, results, gpu_rows, flagged, errors)
     fleet = fleet_view(results.get("fleet"), run, nodes)
     totals = status_totals(nodes)

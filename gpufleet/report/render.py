@@ -142,8 +142,10 @@ class ReportFiles:
     records (``digest``) and, once it is set, the render ``model``."""
 
     def __init__(self, out: str, results: dict[str, Any], digest: Digest, templates_dir: str | None,
-                 job: Any) -> None:
-        self.out, self.results, self.digest, self.templates_dir, self.job = out, results, digest, templates_dir, job
+                 views: dict[str, Any]) -> None:
+        self.out, self.results, self.digest, self.templates_dir = out, results, digest, templates_dir
+        # the views results.json keeps (model.py document_views), made before the copies that write it are
+        self.views = views
         self.unmade = digest.failed
         self.generated = utc_now()
         self.model: dict[str, Any] = {}
@@ -176,9 +178,8 @@ class ReportFiles:
             raise
 
     def _write_json(self) -> None:
-        # written before the model is built where it is shared (writers.py EARLY_FORMATS): its views made here
-        kept = self.model or document_views(self.results, self.job)
-        document = results_document(self.results, generated=self.generated, model=kept,
+        # written before the model is built where it is shared (writers.py EARLY_FORMATS): its views made already
+        document = results_document(self.results, generated=self.generated, model=self.views,
                                     compacted=self.digest.compacted())
         # compact: without indent json uses its C encoder (1,024 nodes: 0.3 s instead of 1.5 s, 31 MB instead of 44 MB)
         text = json.dumps(document, sort_keys=True, default=str, separators=(",", ":")) + "\n"
@@ -304,13 +305,15 @@ def _render(results: dict[str, Any], out: str, formats: Sequence[str], profiles_
     with _long_lived() as settled:
         # each host record read once, and only what the report shows of it kept (report/digest.py)
         digest = digest_run(results, formats, out)
-        maker = ReportFiles(out, results, digest, templates_dir, reference_job)
+        # made once, here, before a copy that writes results.json is started: that copy reads them as the model does
+        views = document_views(results, reference_job)
+        maker = ReportFiles(out, results, digest, templates_dir, views)
         held.append(maker)
         writing = Writing(maker, formats, len(digest.rows))
         try:
             writing.start_early()
             model = maker.model = build_model(results, profiles=load_profile_thresholds(profiles_dir), title=title,
-                                              job=reference_job, rows=digest.rows)
+                                              job=reference_job, rows=digest.rows, views=views)
             settled()
             model["generated"] = maker.generated
             outcome = writing.finish()

@@ -6,8 +6,9 @@
 
 Shared, so that neither CPU waits on the other (at 10,000 nodes the files take as long as reading the records):
 
-- junit.xml needs no render model: a copy writes it while this process builds the model (EARLY_FORMATS);
-- once the model is built, a second copy writes report.md and results.json, then renders HTML pages;
+- junit.xml and results.json need no render model: a copy writes them while this process builds the model
+  (EARLY_FORMATS; the two views of the model results.json keeps are made before the copy starts);
+- once the model is built, a second copy writes report.md, then renders HTML pages;
 - this process renders HTML pages meanwhile. The pages are taken one at a time, in order, by whichever process is free
   (beside.py ``TakeQueue``): report.html, the largest, first. Each is written under a temporary name as it is
   rendered, and all are put in place here once all are (results/store.py ``staged_write``), as one process puts them:
@@ -29,8 +30,8 @@ FORMATS = ("html", "md", "json", "junit")
 FILE_NAMES = {"html": "report.html", "md": "report.md", "json": "results.json", "junit": "junit.xml"}
 # Past this many nodes the files are written by this process and copies of it (the module docstring).
 BESIDE_NODES = 1000
-# what is written from the pass over the records alone, before the render model is built (results.json makes the two
-# views of the model it keeps: model.py document_views)
+# what is written from the pass over the records alone, before the render model is built (results.json with the two
+# views of the model it keeps, made before: model.py document_views)
 EARLY_FORMATS = ("json", "junit")
 
 # a page of the HTML: (file name, text)

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from gpufleet.report import beside, render, writers
+from gpufleet.report import beside, model, render, writers
 from gpufleet.report.beside import Beside
 from gpufleet.report.model import ReportError, load_results
 from gpufleet.report.render import render_report
@@ -74,6 +74,25 @@ def dies(*_args, **_kwargs):
 def test_files_written_shared_are_those_one_process_writes(views_run, tmp_path, alone, shared):
     outcome = render_report(views_run, output_dir=str(tmp_path / "shared"))
     assert list(outcome["files"]) == list(render.FORMATS)
+    assert files_of(tmp_path / "shared") == alone
+
+
+def test_the_views_results_json_keeps_are_made_once_before_the_copies(
+        views_run, tmp_path, alone, shared, monkeypatch):
+    """The cost and throughput views are made here before the copy that writes results.json starts: it reads them, as
+    the model does, and neither makes them again."""
+    made = tmp_path / "made"
+    real = model.document_views
+
+    def recording(*args, **kwargs):
+        with open(str(made), "a", encoding="utf-8") as handle:
+            handle.write("%d\n" % os.getpid())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(render, "document_views", recording)
+    monkeypatch.setattr(model, "document_views", recording)
+    render_report(views_run, output_dir=str(tmp_path / "shared"))
+    assert made.read_text(encoding="utf-8").split() == [str(os.getpid())]
     assert files_of(tmp_path / "shared") == alone
 
 
