@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, gpufleet engineers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Speed at fleet scale: validate_cluster.yml against a 5-trivial-task baseline, the report at
-1,024 nodes, and the bad-node search's rounds.
+1,024 and 10,000 nodes, and the bad-node search's rounds.
 
 One command (root for the SSH fleet; ``make timing`` runs it)::
 
@@ -23,8 +23,8 @@ Sections (``--sections``, default all three):
     included on the local fleet), peak RSS of the largest single process. A run counts only when it
     exits 0 with every host in the recap and unfailed, and (ours) ``fleet.json`` judged every host.
 ``report``
-    ``render_report`` alone (all four formats) over a SYNTHETIC results directory of
-    ``--report-nodes`` (default 1,024) host records cloned from a real run of the replayed fleet; then the time
+    ``render_report`` alone (all four formats) over SYNTHETIC results directories of ``--report-nodes``
+    (default 1,024 and 10,000) host records each, cloned from a real run of the replayed fleet; then the time
     headless Chromium takes to open its report.html (browser_load.py; ``--browser-timeout``, default 180 s).
 ``search``
     ``pair_search.simulate`` (SYNTHETIC figures): rounds the adaptive search needs to name k = 1..4
@@ -68,9 +68,9 @@ COLLECTIONS = os.path.join(REPO_ROOT, "collections")
 # pair_search.simulate measures good pairs at 100 and slow ones at 20 (+-3 %): the floor a profile would give.
 SEARCH_FLOOR = 50.0
 
-FULL = {"local_sizes": "16,64,256", "ssh_sizes": "8,32", "repeats": 3, "report_nodes": 1024,
+FULL = {"local_sizes": "16,64,256", "ssh_sizes": "8,32", "repeats": 3, "report_nodes": "1024,10000",
         "search_sizes": "8,16,32,64,128,256,512,1024", "search_seeds": 30, "rr_sizes": "8,16,32,64,128,256,512,1024"}
-QUICK = {"local_sizes": "4,8", "ssh_sizes": "4", "repeats": 1, "report_nodes": 64,
+QUICK = {"local_sizes": "4,8", "ssh_sizes": "4", "repeats": 1, "report_nodes": "64",
          "search_sizes": "8,16,32", "search_seeds": 5, "rr_sizes": "8,16"}
 
 
@@ -375,8 +375,12 @@ class Harness:
         return target
 
     def run_report(self):
-        nodes = self.args.report_nodes
         source = self.source_for_report()
+        for nodes in self.args.report_nodes:
+            self.report_one(source, nodes)
+
+    def report_one(self, source, nodes):
+        """``--repeats`` renders of ``nodes`` host records cloned from ``source``."""
         target = self.synthetic_run(source, nodes)
         self.log("report: rendering %d SYNTHETIC nodes (%s)" % (nodes, os.path.relpath(target, REPO_ROOT)))
         code = ("import sys\n"
@@ -606,7 +610,7 @@ def parse_args(argv):
     parser.add_argument("--strategy", help="e.g. mitogen_linear or free (default: ansible.cfg's)")
     parser.add_argument("--extra-vars", "-e", action="append", help="passed to both playbooks, e.g. gpufleet_fact_collector=separate")
     parser.add_argument("--ansible-env", action="append", metavar="NAME=VALUE", help="environment for ansible-playbook, e.g. ANSIBLE_PIPELINING=0")
-    parser.add_argument("--report-nodes", type=int, help="host records of the synthetic report run (default %d)" % FULL["report_nodes"])
+    parser.add_argument("--report-nodes", type=_sizes, help="host records of each synthetic report run (default %s)" % FULL["report_nodes"])
     parser.add_argument("--browser-timeout", type=float, default=180.0,
                         help="seconds headless Chromium may take to open each report.html (default 180)")
     parser.add_argument("--search-sizes", type=_sizes, help="N of the bad-node search (default %s)" % FULL["search_sizes"])
@@ -617,18 +621,20 @@ def parse_args(argv):
     parser.add_argument("--update-doc", metavar="FILE", help="rewrite FILE's fleet-scale section (e.g. docs/performance.md)")
     args = parser.parse_args(argv)
     defaults = QUICK if args.quick else FULL
-    for key in ("local_sizes", "ssh_sizes", "search_sizes", "rr_sizes"):
+    for key in ("local_sizes", "ssh_sizes", "report_nodes", "search_sizes", "rr_sizes"):
         if getattr(args, key) is None:
             setattr(args, key, _sizes(defaults[key]))
-    for key in ("repeats", "report_nodes", "search_seeds"):
+    for key in ("repeats", "search_seeds"):
         if getattr(args, key) is None:
             setattr(args, key, defaults[key])
     args.sections = [part.strip() for part in args.sections.split(",") if part.strip()]
     unknown = sorted(set(args.sections) - {"fleet", "report", "search"})
     if unknown:
         parser.error("unknown section(s) %s" % ", ".join(unknown))
-    if args.repeats < 1 or args.report_nodes < 1 or args.search_seeds < 1:
-        parser.error("--repeats, --report-nodes and --search-seeds must be at least 1")
+    if args.repeats < 1 or args.search_seeds < 1:
+        parser.error("--repeats and --search-seeds must be at least 1")
+    if "report" in args.sections and not args.report_nodes:
+        parser.error("--report-nodes names no size for the report section")
     args.command_line = " ".join([".venv/bin/python", os.path.relpath(os.path.abspath(__file__), REPO_ROOT)] + list(argv if argv is not None else sys.argv[1:]))
     return args
 

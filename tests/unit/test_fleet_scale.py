@@ -25,10 +25,13 @@ def test_quick_and_full_defaults():
     quick = fleet_scale.parse_args(["--quick"])
     assert (quick.local_sizes, quick.ssh_sizes, quick.repeats) == ([4, 8], [4], 1)
     full = fleet_scale.parse_args(["--ssh-sizes", ""])
-    assert (full.local_sizes, full.ssh_sizes, full.repeats, full.report_nodes) == ([16, 64, 256], [], 3, 1024)
+    assert (full.local_sizes, full.ssh_sizes, full.repeats, full.report_nodes) == ([16, 64, 256], [], 3, [1024, 10000])
+    assert fleet_scale.parse_args(["--report-nodes", "1024"]).report_nodes == [1024]
     assert full.sections == ["fleet", "report", "search"]
     with pytest.raises(SystemExit):
         fleet_scale.parse_args(["--sections", "fleet,speed"])
+    with pytest.raises(SystemExit):
+        fleet_scale.parse_args(["--sections", "report", "--report-nodes", ""])
 
 
 def _run(wall, cpu):
@@ -66,6 +69,29 @@ def test_synthetic_run_clones_records_round_robin(tmp_path):
     with open(os.path.join(target, "run.json"), encoding="utf-8") as handle:
         run = json.load(handle)
     assert run["hosts"] == names and run["inventory"][0].startswith("SYNTHETIC: 5 host records cloned from")
+
+
+def test_report_section_renders_each_size_of_report_nodes(tmp_path, monkeypatch):
+    source = tmp_path / "source"
+    (source / "hosts").mkdir(parents=True)
+    (source / "hosts" / "n0001-alpha.json").write_text(json.dumps({"host": "n0001-alpha", "verdict": "ACCEPT"}))
+    (source / "run.json").write_text(json.dumps({"run_id": "r", "hosts": []}))
+    (source / "fleet.json").write_text(json.dumps({"counts": {}, "node_verdicts": {}}))
+    rendered = []
+
+    def measured(argv, _env, _log_path, _timeout, cleanup=None):
+        rendered.append(os.path.basename(argv[-1]))
+        return {"wall_s": 1.0, "cpu_s": 1.5, "maxrss_mib": 50.0, "rc": 0, "timed_out": False}
+
+    monkeypatch.setattr(fleet_scale.tgf, "run_measured", measured)
+    harness = _harness(tmp_path, "--report-nodes", "3,5", "--repeats", "2")
+    harness.source_run = str(source)
+    monkeypatch.setattr(harness, "browser_load", lambda _page: "0.5")
+    harness.run_report()
+    assert rendered == ["report-synthetic-3"] * 2 + ["report-synthetic-5"] * 2
+    rows = [(row["nodes"], len(row["runs"]), row["failed"]) for row in harness.report_rows]
+    assert rows == [(3, 2, None), (5, 2, None)]
+    assert "| 5 (SYNTHETIC) | 1.0 (1.0–1.0) | 1.5 | 50 |" in harness.report_table()
 
 
 def test_search_section_names_bad_nodes_and_links_without_false_accusation(tmp_path):
