@@ -130,12 +130,11 @@ class ReportEnvironment(Environment):
 @functools.lru_cache(maxsize=65536)
 def _gpu_cell_html(cell: GpuCell) -> str:
     """A cell of the GPU table: ``<td>`` and its text, a flagged one's majority in its title; each value shown as the
-    environment shows one (html_visible, then escaped). Once per cell: a fleet's GPUs share most of their cells."""
-    text = str(escape(html_visible(cell.text)))
+    environment shows one (html_shown). Once per cell: a fleet's GPUs share most of their cells."""
+    text = str(html_shown(cell.text))
     if not cell.flag:
         return "<td>" + text
-    return '<td class="flag" title="%s majority: %s">%s' % (escape(html_visible(cell.scope)),
-                                                            escape(html_visible(cell.majority)), text)
+    return '<td class="flag" title="%s majority: %s">%s' % (html_shown(cell.scope), html_shown(cell.majority), text)
 
 
 def gpu_rows_html(rows: list[list[GpuCell]]) -> Markup:
