@@ -71,27 +71,50 @@ def test_synthetic_run_clones_records_round_robin(tmp_path):
     assert run["hosts"] == names and run["inventory"][0].startswith("SYNTHETIC: 5 host records cloned from")
 
 
-def test_report_section_renders_each_size_of_report_nodes(tmp_path, monkeypatch):
+def _one_host_run(tmp_path):
+    """A source run of one host record, for the report section to clone."""
     source = tmp_path / "source"
     (source / "hosts").mkdir(parents=True)
     (source / "hosts" / "n0001-alpha.json").write_text(json.dumps({"host": "n0001-alpha", "verdict": "ACCEPT"}))
     (source / "run.json").write_text(json.dumps({"run_id": "r", "hosts": []}))
     (source / "fleet.json").write_text(json.dumps({"counts": {}, "node_verdicts": {}}))
+    return str(source)
+
+
+def test_report_section_renders_each_size_of_report_nodes_after_an_unmeasured_render(tmp_path, monkeypatch):
     rendered = []
 
     def measured(argv, _env, _log_path, _timeout, cleanup=None):
+        first = os.path.basename(argv[-1]) not in rendered
         rendered.append(os.path.basename(argv[-1]))
-        return {"wall_s": 1.0, "cpu_s": 1.5, "maxrss_mib": 50.0, "rc": 0, "timed_out": False}
+        # the unmeasured first render of each size is the slow one
+        return {"wall_s": 9.0 if first else 1.0, "cpu_s": 1.5, "maxrss_mib": 50.0, "rc": 0, "timed_out": False}
 
     monkeypatch.setattr(fleet_scale.tgf, "run_measured", measured)
     harness = _harness(tmp_path, "--report-nodes", "3,5", "--repeats", "2")
-    harness.source_run = str(source)
+    harness.source_run = _one_host_run(tmp_path)
     monkeypatch.setattr(harness, "browser_load", lambda _page: "0.5")
     harness.run_report()
-    assert rendered == ["report-synthetic-3"] * 2 + ["report-synthetic-5"] * 2
-    rows = [(row["nodes"], len(row["runs"]), row["failed"]) for row in harness.report_rows]
-    assert rows == [(3, 2, None), (5, 2, None)]
+    assert rendered == ["report-synthetic-3"] * 3 + ["report-synthetic-5"] * 3
+    rows = [(row["nodes"], len(row["runs"]), row["failed"], row["warmup"]["wall_s"]) for row in harness.report_rows]
+    assert rows == [(3, 2, None, 9.0), (5, 2, None, 9.0)]
     assert "| 5 (SYNTHETIC) | 1.0 (1.0–1.0) | 1.5 | 50 |" in harness.report_table()
+
+
+def test_a_report_render_that_fails_fails_its_row_with_the_logs_last_line(tmp_path, monkeypatch):
+
+    def measured(_argv, _env, log_path, _timeout, cleanup=None):
+        with open(log_path, "w", encoding="utf-8") as handle:
+            handle.write("Traceback ...\nReportError: hosts/ is empty\n")
+        return {"wall_s": 0.1, "cpu_s": 0.1, "maxrss_mib": 20.0, "rc": 2, "timed_out": False}
+
+    monkeypatch.setattr(fleet_scale.tgf, "run_measured", measured)
+    harness = _harness(tmp_path, "--report-nodes", "3")
+    harness.source_run = _one_host_run(tmp_path)
+    harness.run_report()
+    assert [(row["nodes"], row["runs"], row["failed"]) for row in harness.report_rows] == [
+        (3, [], "rc 2: ReportError: hosts/ is empty")]
+    assert "| 3 (SYNTHETIC) | FAILED: rc 2: ReportError: hosts/ is empty |" in harness.report_table()
 
 
 def test_search_section_names_bad_nodes_and_links_without_false_accusation(tmp_path):
