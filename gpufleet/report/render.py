@@ -48,7 +48,7 @@ from gpufleet.report.junit import junit_document
 from gpufleet.report.model import (ReportError, build_model, document_views, load_profile_thresholds, load_run,
                                    results_document)
 from gpufleet.report.templating import html_environment, markdown_environment
-from gpufleet.report.writers import FILE_NAMES, FORMATS, Page, Staged, Writing
+from gpufleet.report.writers import FILE_NAMES, FORMATS, Page, Staged, Writing, commit_every_page
 from gpufleet.results.store import (RunDir, commit_staged, discard_staged, staged_write, utc_now,
                                     write_bytes_atomic, write_text_atomic)
 
@@ -156,7 +156,7 @@ class ReportFiles:
 
     def write(self, name: str) -> None:
         if name == "html":
-            self._write_html()
+            commit_every_page(self, self.page_count())
         elif name == "md":
             write_text_atomic(self.path(name), render_markdown(self.model, self.templates_dir))
         elif name == "json":
@@ -166,16 +166,6 @@ class ReportFiles:
         else:
             write_bytes_atomic(self.path(name), junit_document(self.results, self.digest.spool.totals(),
                                                                self.digest.spool.suites()))
-
-    def _write_html(self) -> None:
-        staged: list[Staged] = []
-        try:
-            for index in range(self.page_count()):
-                staged.append(self.stage_page(index))
-            self.commit_pages(staged)
-        except BaseException:
-            self.discard_pages(staged)
-            raise
 
     def _write_json(self) -> None:
         # written before the model is built where it is shared (writers.py EARLY_FORMATS): its views made already

@@ -92,6 +92,20 @@ def _stage_pages(maker: FileMaker, indexes: Iterable[int]) -> dict[int, Staged] 
     return pages
 
 
+def commit_every_page(maker: FileMaker, count: int, pages: dict[int, Staged] | None = None) -> None:
+    """The HTML's ``count`` pages put in place: each of ``pages`` as a process staged it, any other staged here. When
+    one cannot be, every page staged is removed (none is put in place) and the error raised."""
+    pages = {} if pages is None else pages
+    try:
+        for index in range(count):
+            if index not in pages:
+                pages[index] = maker.stage_page(index)
+        maker.commit_pages([pages[index] for index in range(count)])
+    except BaseException:
+        maker.discard_pages(list(pages.values()))
+        raise
+
+
 def _late_copy(maker: FileMaker, names: Sequence[str], queue: TakeQueue | None) -> tuple[Outcome, Any]:
     """In the second copy: ``names`` written, then the pages it takes from ``queue`` staged."""
     return write_each(maker, names), (_stage_pages(maker, queue.taken()) if queue is not None else {})
@@ -155,20 +169,13 @@ class Writing:
         for part in parts:
             if not isinstance(part, str):
                 pages.update(part)
-        committed = False
+        if failed:
+            self.maker.discard_pages(list(pages.values()))
+            return failed[0]
         try:
-            if failed:
-                return failed[0]
-            for index in range(count):
-                if index not in pages:
-                    pages[index] = self.maker.stage_page(index)
-            self.maker.commit_pages([pages[index] for index in range(count)])
-            committed = True
+            commit_every_page(self.maker, count, pages)
         except Exception as exc:  # pylint: disable=broad-exception-caught  # the other files are still written
             return error_words(exc)
-        finally:
-            if not committed:
-                self.maker.discard_pages(list(pages.values()))
         return None
 
 

@@ -142,6 +142,29 @@ def test_a_page_that_cannot_be_rendered_leaves_the_pages_there_as_they_were(view
     assert sorted(after) == sorted(before)  # no page staged by either process left under a temporary name
 
 
+def test_a_page_one_process_cannot_render_leaves_the_pages_there_as_they_were(
+        views_run, tmp_path, one_page_a_node, monkeypatch):
+    monkeypatch.setattr(render, "can_fork", lambda: False)
+    monkeypatch.setattr(writers, "can_fork", lambda: False)
+    out = tmp_path / "alone"
+    render_report(views_run, output_dir=str(out))
+    before = files_of(out)
+    render_one = render.HtmlPages.render
+
+    def fails_on_the_fifth(pages, index):
+        if index == 4:
+            raise ValueError("template broke on page 4")
+        return render_one(pages, index)
+
+    monkeypatch.setattr(render.HtmlPages, "render", fails_on_the_fifth)
+    with pytest.raises(ReportError, match="^not written: report.html: ValueError: template broke on page 4;"):
+        render_report(views_run, output_dir=str(out))
+    after = files_of(out)
+    assert {name: after[name] for name in after if name.endswith(".html")} == {
+        name: before[name] for name in before if name.endswith(".html")}
+    assert sorted(after) == sorted(before)  # the four pages staged before it are not left under a temporary name
+
+
 def test_a_file_a_copy_cannot_write_is_named_in_order(small_run, tmp_path, shared):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "results.json").mkdir()  # a directory where results.json goes: it cannot be replaced
